@@ -1,0 +1,122 @@
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
+
+/** Documented exit codes of every cairn command. */
+export const EXIT = {
+  /** The command did what was asked and every check passed. */
+  ok: 0,
+  /** A check failed or the request was refused (invalid plan, bad signature, unresolved outcome). */
+  refused: 1,
+  /** The command line was malformed. */
+  usage: 2,
+  /** cairn itself failed (a bug or an unexpected environment problem). */
+  internal: 3,
+} as const;
+
+/** Where a command writes and what it may read from its environment. */
+export interface CommandIO {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** True when colour may be used (a terminal and NO_COLOR unset). */
+  readonly color: boolean;
+  /** True when stdout is a terminal (progress displays). */
+  readonly tty: boolean;
+  /** Aborted on SIGINT/SIGTERM so long-running commands stop between steps. */
+  readonly signal: AbortSignal;
+}
+
+/** Parsed arguments handed to a command. */
+export interface ParsedArgs {
+  readonly values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  readonly positionals: string[];
+}
+
+/** One CLI command. `run` returns the exit code. */
+export interface Command {
+  /** Full command path, e.g. `["plan", "check"]`. */
+  readonly path: readonly string[];
+  readonly summary: string;
+  /** Usage line after `cairn <path>`, e.g. `FILE... [--output json]`. */
+  readonly usage: string;
+  /** Longer help text: what it does, its flags, its exit codes. */
+  readonly help: string;
+  readonly options: ParseArgsOptionsConfig;
+  /** Minimum and maximum number of positionals (max undefined = unbounded). */
+  readonly positionals?: { readonly min: number; readonly max?: number };
+  run(args: ParsedArgs, io: CommandIO): Promise<number>;
+}
+
+/** Common `--output` flag for commands that report. */
+export const OUTPUT_OPTION = { output: { type: "string", short: "o", default: "text" } } as const;
+
+/** Thrown for malformed command lines; main maps it to exit 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** Parses `argv` for `cmd`, enforcing positional counts and known flags. */
+export function parseCommandArgs(cmd: Command, argv: string[]): ParsedArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { ...cmd.options, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  const n = parsed.positionals.length;
+  const want = cmd.positionals ?? { min: 0, max: 0 };
+  if (!parsed.values.help) {
+    if (n < want.min) throw new UsageError(`expected at least ${want.min} argument(s), got ${n}`);
+    if (want.max !== undefined && n > want.max) {
+      throw new UsageError(`expected at most ${want.max} argument(s), got ${n}`);
+    }
+  }
+  const output = parsed.values["output"];
+  if (output !== undefined && output !== "text" && output !== "json") {
+    throw new UsageError(`--output must be text or json, got ${String(output)}`);
+  }
+  return { values: parsed.values, positionals: parsed.positionals };
+}
+
+/** True when the command was asked for JSON output. */
+export function wantsJson(args: ParsedArgs): boolean {
+  return args.values["output"] === "json";
+}
+
+/** Writes a value as pretty JSON on stdout. */
+export function printJson(io: CommandIO, value: unknown): void {
+  io.stdout(JSON.stringify(value, null, 2) + "\n");
+}
+
+/** ANSI styling that respects NO_COLOR and non-terminals. */
+export function style(io: CommandIO) {
+  const wrap = (code: string) => (s: string) => io.color ? `\x1b[${code}m${s}\x1b[0m` : s;
+  return { red: wrap("31"), green: wrap("32"), yellow: wrap("33"), bold: wrap("1"), dim: wrap("2") };
+}
+
+/** Reports problems on stderr (text) and returns the exit code for them. */
+export function reportProblems(io: CommandIO, problems: readonly Problem[]): number {
+  for (const p of problems) io.stderr(formatProblem(p) + "\n");
+  return problems.length === 0 ? EXIT.ok : EXIT.refused;
+}
+
+/** Converts a thrown CairnError into a problem; rethrows anything else. */
+export function asProblem(e: unknown): Problem {
+  if (e instanceof CairnError) return e.toProblem();
+  throw e;
+}
+
+/** Renders `cairn <path> --help`. */
+export function renderHelp(cmd: Command): string {
+  return `Usage: cairn ${cmd.path.join(" ")} ${cmd.usage}\n\n${cmd.summary}\n\n${cmd.help.trim()}\n\n` +
+    `Exit codes: 0 ok, 1 refused or check failed, 2 usage error, 3 internal error.\n`;
+}

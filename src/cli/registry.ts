@@ -1,0 +1,24 @@
+import type { Command } from "./command.ts";
+
+/**
+ * Every command, loaded lazily so that `cairn plan check` never pays for the Kubernetes client or
+ * gRPC. Command modules must not import heavy libraries at top level; they `await import()` them
+ * inside `run`.
+ */
+export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Promise<Command> }> = [
+  { path: ["plan", "check"], load: async () => (await import("./plan_check.ts")).command },
+  { path: ["plan", "sign"], load: async () => (await import("./plan_sign.ts")).command },
+  { path: ["plan", "verify"], load: async () => (await import("./plan_verify.ts")).command },
+  { path: ["demo"], load: async () => (await import("./demo.ts")).command },
+];
+
+/** Finds the command whose path is the longest prefix of `argv`. */
+export function findCommand(argv: readonly string[]) {
+  let best: (typeof COMMANDS)[number] | undefined;
+  for (const c of COMMANDS) {
+    if (c.path.every((p, i) => argv[i] === p) && (!best || c.path.length > best.path.length)) {
+      best = c;
+    }
+  }
+  return best;
+}

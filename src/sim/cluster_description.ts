@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+/**
+ * A cluster description (`fixtures/clusters/*.yaml`): what the twin starts from. Nodes carry both
+ * their Kubernetes and their Talos facts; `objects` are plain Kubernetes objects (as
+ * `kubectl get -o yaml` prints them, status included) that the Kubernetes simulator loads as-is.
+ */
+export const SimNodeSchema = z.strictObject({
+  name: z.string().min(1),
+  role: z.enum(["controlplane", "worker"]),
+  /** Informational address (the twin serves everything on loopback). */
+  address: z.string().optional(),
+  talosVersion: z.string().regex(/^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/),
+  kubeletVersion: z.string().regex(/^v\d+\.\d+\.\d+$/),
+  /** Image Factory schematic id (64 hex) running on the node. */
+  schematic: z.string().regex(/^[0-9a-f]{64}$/),
+  arch: z.enum(["amd64", "arm64"]).default("amd64"),
+  platform: z.string().default("metal"),
+  /** Virtual seconds from a reboot request until the node is back and Ready. */
+  rebootSeconds: z.number().int().positive().default(90),
+  /** Virtual seconds an install (LifecycleService.Upgrade) takes. */
+  installSeconds: z.number().int().positive().default(40),
+  /** Virtual seconds an image pull takes. */
+  pullSeconds: z.number().int().positive().default(15),
+  labels: z.record(z.string(), z.string()).default({}),
+  unschedulable: z.boolean().default(false),
+  ready: z.boolean().default(true),
+});
+
+export const ClusterDescriptionSchema = z.strictObject({
+  apiVersion: z.literal("cairn.dev/v1alpha1"),
+  kind: z.literal("ClusterDescription"),
+  metadata: z.strictObject({ name: z.string().min(1) }),
+  spec: z.strictObject({
+    /** Kubernetes version the API server reports. */
+    kubernetesVersion: z.string().regex(/^v\d+\.\d+\.\d+$/),
+    /** Start of virtual time (RFC 3339). */
+    startTime: z.string().default("2026-12-01T09:00:00Z"),
+    nodes: z.array(SimNodeSchema).min(1),
+    objects: z.array(z.record(z.string(), z.unknown())).default([]),
+  }),
+});
+
+export type SimNode = z.output<typeof SimNodeSchema>;
+export type ClusterDescription = z.output<typeof ClusterDescriptionSchema>;

@@ -1,0 +1,94 @@
+/**
+ * One fault schedule shared by the Kubernetes and Talos simulators. A fault is armed for a
+ * point (an operation name such as `talos.Reboot` or `kube.evict`), optionally for one node or
+ * object, and fires a bounded number of times. Simulators ask `take(point, target)` at each
+ * point; what a fault does there is the simulator's business, keyed by `kind`.
+ */
+export const FAULT_KINDS = [
+  /** The effect happens, but the response never reaches the client (the call hangs, then fails). */
+  "lose-response",
+  /** The request lands only after `delayMs`, after the client gave up. */
+  "delay-landing",
+  /** gRPC UNAVAILABLE / HTTP 503 before any effect. */
+  "unavailable",
+  /** gRPC DEADLINE_EXCEEDED before any effect. */
+  "deadline-exceeded",
+  /** HTTP 429 / 5xx storm for `count` calls. */
+  "http-storm",
+  /** An open watch is cut. */
+  "watch-disconnect",
+  /** Pods matched ignore SIGTERM and run their whole grace period. */
+  "ignore-sigterm",
+  /** The node does not come back from reboot. */
+  "no-return-from-reboot",
+  /** The node boots back into the old version after a completed install (loop-device pattern). */
+  "boots-old-version",
+  /** An install is still holding the lifecycle lock when the next request arrives. */
+  "install-lock-held",
+  /** The installer exits non-zero. */
+  "install-fails",
+  /** A service stays unhealthy for `durationMs` after boot. */
+  "service-unhealthy",
+] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** One armed fault. */
+export interface Fault {
+  readonly kind: FaultKind;
+  /** The operation point it fires at, e.g. `talos.Reboot`, `talos.LifecycleService.Upgrade`, `kube.evict`. */
+  readonly point: string;
+  /** Node or object name it is limited to; undefined = any. */
+  readonly target?: string;
+  /** How many times it fires (default 1). */
+  readonly count?: number;
+  /** Kind-specific parameters (delayMs, status, durationMs, ...). */
+  readonly params?: Readonly<Record<string, number | string>>;
+}
+
+/** A record of a fault having fired, for assertions and reports. */
+export interface FaultFiring {
+  readonly kind: FaultKind;
+  readonly point: string;
+  readonly target: string | undefined;
+  readonly atMs: number;
+}
+
+/** The mutable schedule. */
+export class FaultSchedule {
+  #armed: Array<{ fault: Fault; left: number }> = [];
+  readonly fired: FaultFiring[] = [];
+
+  constructor(faults: readonly Fault[] = []) {
+    for (const f of faults) this.arm(f);
+  }
+
+  arm(fault: Fault): void {
+    this.#armed.push({ fault, left: fault.count ?? 1 });
+  }
+
+  /** Returns the first armed fault matching the point and target and consumes one firing. */
+  take(point: string, target: string | undefined, nowMs: number): Fault | undefined {
+    const entry = this.#armed.find((e) =>
+      e.left > 0 && e.fault.point === point &&
+      (e.fault.target === undefined || e.fault.target === target)
+    );
+    if (!entry) return undefined;
+    entry.left--;
+    this.fired.push({ kind: entry.fault.kind, point, target, atMs: nowMs });
+    return entry.fault;
+  }
+
+  /** Like take, but does not consume (for faults that describe a standing condition). */
+  peek(point: string, target: string | undefined): Fault | undefined {
+    return this.#armed.find((e) =>
+      e.left > 0 && e.fault.point === point &&
+      (e.fault.target === undefined || e.fault.target === target)
+    )?.fault;
+  }
+
+  /** Armed faults that have not fired their full count. */
+  remaining(): readonly Fault[] {
+    return this.#armed.filter((e) => e.left > 0).map((e) => e.fault);
+  }
+}

@@ -1,0 +1,22 @@
+# Sourced by ./cairn, ./tools/test and .ci/run. Installs the pinned toolchain on first use and
+# exports DENO (the binary) and CAIRN_ROOT. Idempotent and quiet when everything is present.
+CAIRN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CAIRN_ROOT
+export DENO_TLS_CA_STORE=system
+export DENO_NO_UPDATE_CHECK=1
+DENO="$CAIRN_ROOT/tools/deno/node_modules/@deno/linux-x64-glibc/deno"
+if [ ! -x "$DENO" ]; then
+  echo "cairn: installing the pinned Deno (tools/deno/package-lock.json) ..." >&2
+  npm ci --prefix "$CAIRN_ROOT/tools/deno" --no-audit --no-fund --loglevel=error >&2 || {
+    echo "cairn: could not install Deno with npm" >&2; exit 3; }
+  [ -x "$DENO" ] || DENO="$CAIRN_ROOT/tools/deno/node_modules/.bin/deno"
+fi
+export DENO
+# npm dependencies, pinned by deno.lock; re-run only when the lock changed since the last install.
+stamp="$CAIRN_ROOT/node_modules/.cairn-lock-stamp"
+if [ ! -f "$stamp" ] || ! cmp -s "$stamp" "$CAIRN_ROOT/deno.lock"; then
+  echo "cairn: installing npm dependencies (deno.lock) ..." >&2
+  (cd "$CAIRN_ROOT" && "$DENO" install --frozen --quiet >&2) || {
+    echo "cairn: could not install npm dependencies" >&2; exit 3; }
+  cp "$CAIRN_ROOT/deno.lock" "$stamp"
+fi
