@@ -100,7 +100,13 @@ export function printJson(io: CommandIO, value: unknown): void {
 /** ANSI styling that respects NO_COLOR and non-terminals. */
 export function style(io: CommandIO) {
   const wrap = (code: string) => (s: string) => io.color ? `\x1b[${code}m${s}\x1b[0m` : s;
-  return { red: wrap("31"), green: wrap("32"), yellow: wrap("33"), bold: wrap("1"), dim: wrap("2") };
+  return {
+    red: wrap("31"),
+    green: wrap("32"),
+    yellow: wrap("33"),
+    bold: wrap("1"),
+    dim: wrap("2"),
+  };
 }
 
 /** Reports problems on stderr (text) and returns the exit code for them. */
@@ -117,6 +123,8 @@ export function asProblem(e: unknown): Problem {
 
 /** Renders `cairn <path> --help`. */
 export function renderHelp(cmd: Command): string {
-  return `Usage: cairn ${cmd.path.join(" ")} ${cmd.usage}\n\n${cmd.summary}\n\n${cmd.help.trim()}\n\n` +
+  return `Usage: cairn ${
+    cmd.path.join(" ")
+  } ${cmd.usage}\n\n${cmd.summary}\n\n${cmd.help.trim()}\n\n` +
     `Exit codes: 0 ok, 1 refused or check failed, 2 usage error, 3 internal error.\n`;
 }

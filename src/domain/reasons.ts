@@ -22,53 +22,268 @@ export interface ReasonInfo {
 /** Every reason code, grouped by area. Append within the area's block; never rename. */
 export const REASONS = [
   // --- usage and internal -------------------------------------------------------------------
-  { code: "UsageInvalid", area: "cli", retry: "never", meaning: "The command line is malformed (unknown command or flag, missing argument)." },
-  { code: "Internal", area: "cli", retry: "never", meaning: "A broken invariant inside cairn; a bug to report, never retried automatically." },
-  { code: "FileUnreadable", area: "cli", retry: "never", meaning: "A file named on the command line or in configuration cannot be read." },
-  { code: "ConfigInvalid", area: "cli", retry: "never", meaning: "A configuration file or flag value is invalid." },
+  {
+    code: "UsageInvalid",
+    area: "cli",
+    retry: "never",
+    meaning: "The command line is malformed (unknown command or flag, missing argument).",
+  },
+  {
+    code: "Internal",
+    area: "cli",
+    retry: "never",
+    meaning: "A broken invariant inside cairn; a bug to report, never retried automatically.",
+  },
+  {
+    code: "FileUnreadable",
+    area: "cli",
+    retry: "never",
+    meaning: "A file named on the command line or in configuration cannot be read.",
+  },
+  {
+    code: "ConfigInvalid",
+    area: "cli",
+    retry: "never",
+    meaning: "A configuration file or flag value is invalid.",
+  },
 
   // --- plan files: syntax and schema --------------------------------------------------------
-  { code: "PlanSyntaxInvalid", area: "plan", retry: "never", meaning: "The plan file is not well-formed YAML." },
-  { code: "PlanSchemaInvalid", area: "plan", retry: "never", meaning: "A plan field has the wrong type, is missing, or has a value outside its allowed set." },
-  { code: "UnknownField", area: "plan", retry: "never", meaning: "The plan contains a field cairn does not know; unknown fields are refused, never ignored." },
-  { code: "DuplicateKey", area: "plan", retry: "never", meaning: "A mapping in the plan file repeats a key." },
-  { code: "AliasBudgetExceeded", area: "plan", retry: "never", meaning: "YAML aliases in the plan would expand beyond the allowed budget (alias bomb)." },
-  { code: "MultipleDocuments", area: "plan", retry: "never", meaning: "The plan file holds more than one YAML document." },
-  { code: "PlanTooLarge", area: "plan", retry: "never", meaning: "The plan file exceeds the size limit." },
-  { code: "PlanEncodingInvalid", area: "plan", retry: "never", meaning: "The plan file is not valid UTF-8 text or contains control characters." },
+  {
+    code: "PlanSyntaxInvalid",
+    area: "plan",
+    retry: "never",
+    meaning: "The plan file is not well-formed YAML.",
+  },
+  {
+    code: "PlanSchemaInvalid",
+    area: "plan",
+    retry: "never",
+    meaning: "A plan field has the wrong type, is missing, or has a value outside its allowed set.",
+  },
+  {
+    code: "UnknownField",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The plan contains a field cairn does not know; unknown fields are refused, never ignored.",
+  },
+  {
+    code: "DuplicateKey",
+    area: "plan",
+    retry: "never",
+    meaning: "A mapping in the plan file repeats a key.",
+  },
+  {
+    code: "AliasBudgetExceeded",
+    area: "plan",
+    retry: "never",
+    meaning: "YAML aliases in the plan would expand beyond the allowed budget (alias bomb).",
+  },
+  {
+    code: "MultipleDocuments",
+    area: "plan",
+    retry: "never",
+    meaning: "The plan file holds more than one YAML document.",
+  },
+  {
+    code: "PlanTooLarge",
+    area: "plan",
+    retry: "never",
+    meaning: "The plan file exceeds the size limit.",
+  },
+  {
+    code: "PlanEncodingInvalid",
+    area: "plan",
+    retry: "never",
+    meaning: "The plan file is not valid UTF-8 text or contains control characters.",
+  },
 
   // --- plan files: semantics ----------------------------------------------------------------
-  { code: "VersionInvalid", area: "plan", retry: "never", meaning: "A version string is not a valid semantic version." },
-  { code: "VersionDowngrade", area: "plan", retry: "never", meaning: "A hop's target version is lower than its source version." },
-  { code: "VersionUnchanged", area: "plan", retry: "never", meaning: "A hop's target version equals its source version." },
-  { code: "SkippedMinor", area: "plan", retry: "never", meaning: "A hop skips a minor version; minors must be taken one at a time." },
-  { code: "MissingIntermediatePatch", area: "plan", retry: "never", meaning: "A minor hop starts from a patch that is not the latest patch of its minor in the catalogue." },
-  { code: "HopChainBroken", area: "plan", retry: "never", meaning: "A hop does not start where the previous hop ended." },
-  { code: "CatalogueMissing", area: "plan", retry: "wait", meaning: "The release catalogue snapshot the plan needs is missing or unreadable; the plan is held." },
-  { code: "CatalogueStale", area: "plan", retry: "wait", meaning: "The release catalogue snapshot is older than the allowed age; the plan is held." },
-  { code: "CatalogueDigestMismatch", area: "plan", retry: "never", meaning: "The catalogue snapshot differs from the digest the plan binds; it changed after the plan was written." },
-  { code: "CatalogueUnknownVersion", area: "plan", retry: "never", meaning: "A version named by the plan is not in the release catalogue snapshot." },
-  { code: "KubernetesUnsupported", area: "plan", retry: "never", meaning: "The Kubernetes version is outside the Talos support matrix for a hop." },
-  { code: "KubeletOutsideWindow", area: "plan", retry: "never", meaning: "The kubelet version is outside the target Talos version's support window." },
-  { code: "PlanExpired", area: "plan", retry: "never", meaning: "The plan's expiry time has passed." },
-  { code: "DeadlinesInconsistent", area: "plan", retry: "never", meaning: "A transport deadline exceeds its verification deadline, or a deadline is not positive." },
-  { code: "NodeListInvalid", area: "plan", retry: "never", meaning: "The node list repeats a node, orders control planes before workers, or runs more than one control plane at a time." },
-  { code: "DrainBoundTooShort", area: "plan", retry: "never", meaning: "The plan's drain bound is shorter than a pod's termination grace period, and no reviewed partial-drain recovery is bound." },
-  { code: "PlanSemanticInvalid", area: "plan", retry: "never", meaning: "The plan violates a semantic rule not covered by a more specific reason." },
+  {
+    code: "VersionInvalid",
+    area: "plan",
+    retry: "never",
+    meaning: "A version string is not a valid semantic version.",
+  },
+  {
+    code: "VersionDowngrade",
+    area: "plan",
+    retry: "never",
+    meaning: "A hop's target version is lower than its source version.",
+  },
+  {
+    code: "VersionUnchanged",
+    area: "plan",
+    retry: "never",
+    meaning: "A hop's target version equals its source version.",
+  },
+  {
+    code: "SkippedMinor",
+    area: "plan",
+    retry: "never",
+    meaning: "A hop skips a minor version; minors must be taken one at a time.",
+  },
+  {
+    code: "MissingIntermediatePatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A minor hop starts from a patch that is not the latest patch of its minor in the catalogue.",
+  },
+  {
+    code: "HopChainBroken",
+    area: "plan",
+    retry: "never",
+    meaning: "A hop does not start where the previous hop ended.",
+  },
+  {
+    code: "CatalogueMissing",
+    area: "plan",
+    retry: "wait",
+    meaning:
+      "The release catalogue snapshot the plan needs is missing or unreadable; the plan is held.",
+  },
+  {
+    code: "CatalogueStale",
+    area: "plan",
+    retry: "wait",
+    meaning: "The release catalogue snapshot is older than the allowed age; the plan is held.",
+  },
+  {
+    code: "CatalogueDigestMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The catalogue snapshot differs from the digest the plan binds; it changed after the plan was written.",
+  },
+  {
+    code: "CatalogueUnknownVersion",
+    area: "plan",
+    retry: "never",
+    meaning: "A version named by the plan is not in the release catalogue snapshot.",
+  },
+  {
+    code: "KubernetesUnsupported",
+    area: "plan",
+    retry: "never",
+    meaning: "The Kubernetes version is outside the Talos support matrix for a hop.",
+  },
+  {
+    code: "KubeletOutsideWindow",
+    area: "plan",
+    retry: "never",
+    meaning: "The kubelet version is outside the target Talos version's support window.",
+  },
+  {
+    code: "PlanExpired",
+    area: "plan",
+    retry: "never",
+    meaning: "The plan's expiry time has passed.",
+  },
+  {
+    code: "DeadlinesInconsistent",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A transport deadline exceeds its verification deadline, or a deadline is not positive.",
+  },
+  {
+    code: "NodeListInvalid",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The node list repeats a node, orders control planes before workers, or runs more than one control plane at a time.",
+  },
+  {
+    code: "DrainBoundTooShort",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The plan's drain bound is shorter than a pod's termination grace period, and no reviewed partial-drain recovery is bound.",
+  },
+  {
+    code: "PlanSemanticInvalid",
+    area: "plan",
+    retry: "never",
+    meaning: "The plan violates a semantic rule not covered by a more specific reason.",
+  },
 
   // --- signatures and approval policy -------------------------------------------------------
-  { code: "SignatureMissing", area: "trust", retry: "never", meaning: "The plan has no signature file beside it." },
-  { code: "SignatureMalformed", area: "trust", retry: "never", meaning: "A signature is not a well-formed armored SSHSIG blob." },
-  { code: "SignatureInvalid", area: "trust", retry: "never", meaning: "A signature does not verify over the plan bytes (tampered plan or wrong key)." },
-  { code: "SignatureNamespaceMismatch", area: "trust", retry: "never", meaning: "A signature was made for another namespace than cairn-plan." },
-  { code: "SignerNotTrusted", area: "trust", retry: "never", meaning: "No allowed_signers line accepts the signing key for this namespace and time." },
-  { code: "SignerOutsideValidity", area: "trust", retry: "never", meaning: "The signer's allowed_signers line is not valid at verification time (valid-after / valid-before)." },
-  { code: "AllowedSignersInvalid", area: "trust", retry: "never", meaning: "A line of the allowed_signers file is malformed; it is an error, never silently skipped." },
-  { code: "CertificateAuthorityUnsupported", area: "trust", retry: "never", meaning: "allowed_signers uses cert-authority, which cairn does not implement." },
-  { code: "UnsupportedKeyType", area: "trust", retry: "never", meaning: "The signature uses a key or signature algorithm cairn does not accept." },
-  { code: "AuthorSignatureMissing", area: "trust", retry: "never", meaning: "The plan's author has not signed it." },
-  { code: "ApprovalsInsufficient", area: "trust", retry: "never", meaning: "Fewer approvers than the policy requires (approvers must differ from the author)." },
-  { code: "PlanChangedAfterApproval", area: "trust", retry: "never", meaning: "A plan file changed after the journal bound its name to a digest; the change is refused." },
+  {
+    code: "SignatureMissing",
+    area: "trust",
+    retry: "never",
+    meaning: "The plan has no signature file beside it.",
+  },
+  {
+    code: "SignatureMalformed",
+    area: "trust",
+    retry: "never",
+    meaning: "A signature is not a well-formed armored SSHSIG blob.",
+  },
+  {
+    code: "SignatureInvalid",
+    area: "trust",
+    retry: "never",
+    meaning: "A signature does not verify over the plan bytes (tampered plan or wrong key).",
+  },
+  {
+    code: "SignatureNamespaceMismatch",
+    area: "trust",
+    retry: "never",
+    meaning: "A signature was made for another namespace than cairn-plan.",
+  },
+  {
+    code: "SignerNotTrusted",
+    area: "trust",
+    retry: "never",
+    meaning: "No allowed_signers line accepts the signing key for this namespace and time.",
+  },
+  {
+    code: "SignerOutsideValidity",
+    area: "trust",
+    retry: "never",
+    meaning:
+      "The signer's allowed_signers line is not valid at verification time (valid-after / valid-before).",
+  },
+  {
+    code: "AllowedSignersInvalid",
+    area: "trust",
+    retry: "never",
+    meaning:
+      "A line of the allowed_signers file is malformed; it is an error, never silently skipped.",
+  },
+  {
+    code: "CertificateAuthorityUnsupported",
+    area: "trust",
+    retry: "never",
+    meaning: "allowed_signers uses cert-authority, which cairn does not implement.",
+  },
+  {
+    code: "UnsupportedKeyType",
+    area: "trust",
+    retry: "never",
+    meaning: "The signature uses a key or signature algorithm cairn does not accept.",
+  },
+  {
+    code: "AuthorSignatureMissing",
+    area: "trust",
+    retry: "never",
+    meaning: "The plan's author has not signed it.",
+  },
+  {
+    code: "ApprovalsInsufficient",
+    area: "trust",
+    retry: "never",
+    meaning: "Fewer approvers than the policy requires (approvers must differ from the author).",
+  },
+  {
+    code: "PlanChangedAfterApproval",
+    area: "trust",
+    retry: "never",
+    meaning:
+      "A plan file changed after the journal bound its name to a digest; the change is refused.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */

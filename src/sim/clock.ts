@@ -86,7 +86,9 @@ export class SimClock implements Clock {
   }
 
   #insert(timer: Timer): void {
-    const i = this.#timers.findIndex((t) => t.at > timer.at || (t.at === timer.at && t.seq > timer.seq));
+    const i = this.#timers.findIndex((t) =>
+      t.at > timer.at || (t.at === timer.at && t.seq > timer.seq)
+    );
     if (i === -1) this.#timers.push(timer);
     else this.#timers.splice(i, 0, timer);
   }
