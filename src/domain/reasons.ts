@@ -284,6 +284,98 @@ export const REASONS = [
     meaning:
       "A plan file changed after the journal bound its name to a digest; the change is refused.",
   },
+
+  // --- evidence: pinned upstream sources ---------------------------------------------------
+  {
+    code: "EvidenceManifestInvalid",
+    area: "evidence",
+    retry: "never",
+    meaning: "The evidence manifest is not well-formed YAML or does not match the manifest schema.",
+  },
+  {
+    code: "EvidenceHashMismatch",
+    area: "evidence",
+    retry: "never",
+    meaning:
+      "A pinned file's SHA-256 (cached or downloaded) differs from the hash the manifest declares.",
+  },
+  {
+    code: "EvidenceFileMissing",
+    area: "evidence",
+    retry: "never",
+    meaning: "A pinned file is absent from the evidence cache; run the check with --fetch.",
+  },
+  {
+    code: "EvidenceFetchFailed",
+    area: "evidence",
+    retry: "backoff",
+    meaning: "git could not fetch a pinned file at its exact revision from the repository URL.",
+  },
+  {
+    code: "EvidenceAssertionFailed",
+    area: "evidence",
+    retry: "never",
+    meaning:
+      "A named assertion over pinned files does not hold (call order, independence, contents).",
+  },
+  {
+    code: "EvidenceControlUnexpectedlyPassed",
+    area: "evidence",
+    retry: "never",
+    meaning:
+      "A control that must fail passed; the checker cannot be trusted to detect the failure it guards.",
+  },
+  {
+    code: "EvidenceSecretDetected",
+    area: "evidence",
+    retry: "never",
+    meaning:
+      "Evidence results contain secret-looking content (private-key block, token); they are refused.",
+  },
+
+  // --- oci: installer image digests -------------------------------------------------------
+  {
+    code: "ImageReferenceInvalid",
+    area: "oci",
+    retry: "never",
+    meaning: "An image reference is not host/repository:tag or host/repository@sha256:digest.",
+  },
+  {
+    code: "ImageNotFound",
+    area: "oci",
+    retry: "never",
+    meaning:
+      "The registry reports the repository or manifest unknown; no tag or default is substituted.",
+  },
+  {
+    code: "ImagePlatformMissing",
+    area: "oci",
+    retry: "never",
+    meaning: "The image index has no manifest for the requested os/architecture[/variant].",
+  },
+  {
+    code: "RegistryUnreadable",
+    area: "oci",
+    retry: "backoff",
+    meaning:
+      "The registry could not be reached, refused authentication, or answered with an unexpected response.",
+  },
+  {
+    code: "DigestMismatch",
+    area: "oci",
+    retry: "never",
+    meaning:
+      "A manifest's SHA-256 differs from Docker-Content-Digest or from the digest pinned in the reference.",
+  },
+
+  // --- catalogue refresh -------------------------------------------------------------------
+  {
+    code: "CatalogueSourceUnreadable",
+    area: "catalogue",
+    retry: "backoff",
+    meaning:
+      "The releases API or support matrix could not be read or does not have the expected shape.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */
