@@ -376,6 +376,90 @@ export const REASONS = [
     meaning:
       "The releases API or support matrix could not be read or does not have the expected shape.",
   },
+
+  // --- kube: Kubernetes API boundary --------------------------------------------------------
+  {
+    code: "KubeUnreachable",
+    area: "kube",
+    retry: "backoff",
+    meaning: "The Kubernetes API server could not be reached or the connection broke mid-request.",
+  },
+  {
+    code: "KubeUnauthorized",
+    area: "kube",
+    retry: "never",
+    meaning: "The Kubernetes API server rejected the credentials (401).",
+  },
+  {
+    code: "KubeForbidden",
+    area: "kube",
+    retry: "never",
+    meaning: "The Kubernetes API server refused the request for these credentials (403).",
+  },
+  {
+    code: "KubeNotFound",
+    area: "kube",
+    retry: "never",
+    meaning: "The Kubernetes object or resource type does not exist (404).",
+  },
+  {
+    code: "KubeConflict",
+    area: "kube",
+    retry: "backoff",
+    meaning:
+      "The object changed since it was read (409, stale resourceVersion or field-manager conflict); re-read before deciding again.",
+  },
+  {
+    code: "KubeRateLimited",
+    area: "kube",
+    retry: "backoff",
+    meaning: "The Kubernetes API server asked the client to slow down (429 outside eviction).",
+  },
+  {
+    code: "KubeServerError",
+    area: "kube",
+    retry: "backoff",
+    meaning: "The Kubernetes API server answered with a 5xx error.",
+  },
+  {
+    code: "KubeInvalidRequest",
+    area: "kube",
+    retry: "never",
+    meaning: "The Kubernetes API server rejected the request as malformed or invalid (400/422).",
+  },
+  {
+    code: "KubeBadResponse",
+    area: "kube",
+    retry: "backoff",
+    meaning: "The Kubernetes API server answered with a body cairn cannot interpret.",
+  },
+  {
+    code: "KubeWatchExpired",
+    area: "kube",
+    retry: "backoff",
+    meaning: "A watch asked for a resourceVersion the server no longer keeps (410 Gone); re-list.",
+  },
+  {
+    code: "EvictionBlocked",
+    area: "kube",
+    retry: "wait",
+    meaning:
+      "A PodDisruptionBudget allows no disruption now, or its status is stale (429 on eviction).",
+  },
+  {
+    code: "EvictionMultiplePdbs",
+    area: "kube",
+    retry: "never",
+    meaning:
+      "More than one PodDisruptionBudget selects the pod; the API server refuses to evict it.",
+  },
+  {
+    code: "EvictionRefused",
+    area: "kube",
+    retry: "never",
+    meaning:
+      "The eviction was refused for a reason a retry will not fix (403, namespace terminating, invalid request).",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */

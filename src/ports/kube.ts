@@ -1,0 +1,234 @@
+/**
+ * The Kubernetes API as cairn's core sees it: domain-shaped reads and the three writes a safe
+ * drain needs (cordon, uncordon, evict). Types only. The adapter (`src/adapters/kube/`) turns
+ * HTTP failures into reason codes at this boundary, so the core never sees an HTTP library.
+ *
+ * Expected outcomes (a stale resourceVersion, a PDB that says "not now", a pod already gone) are
+ * returned as values. Transport and server failures (unreachable, 401/403, 5xx, malformed body)
+ * are thrown as `CairnError` with a `Kube*` reason from the `kube` area of the catalogue.
+ */
+import type { Reason } from "../domain/reasons.ts";
+
+/** A node, reduced to what upgrade gates and cordon/drain steps look at. */
+export interface KubeNode {
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly unschedulable: boolean;
+  /** Condition Ready == "True". */
+  readonly ready: boolean;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly taints: readonly KubeTaint[];
+  /** status.nodeInfo: what the kubelet reports after each boot. */
+  readonly kubeletVersion: string;
+  readonly osImage: string;
+  readonly bootID: string;
+  readonly controlPlane: boolean;
+}
+
+export interface KubeTaint {
+  readonly key: string;
+  readonly value?: string;
+  readonly effect: string;
+}
+
+/** The controller that owns a pod (ownerReferences entry with controller: true). */
+export interface KubeOwner {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** A pod, reduced to what drain filters and health gates need. */
+export interface KubePod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly nodeName: string | undefined;
+  /** status.phase: Pending | Running | Succeeded | Failed | Unknown. */
+  readonly phase: string;
+  /** Condition Ready == "True". */
+  readonly ready: boolean;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly owner: KubeOwner | undefined;
+  /** Owned by an apps/v1 DaemonSet. */
+  readonly daemonSet: boolean;
+  /** Static pod mirror (`kubernetes.io/config.mirror` annotation). */
+  readonly mirror: boolean;
+  /** Has at least one emptyDir volume. */
+  readonly emptyDir: boolean;
+  readonly terminationGracePeriodSeconds: number;
+  /** Set once deletion started (RFC 3339). */
+  readonly deletionTimestamp: string | undefined;
+}
+
+/** A PodDisruptionBudget with its status, as the eviction decision sees it. */
+export interface KubePdb {
+  readonly namespace: string;
+  readonly name: string;
+  readonly generation: number;
+  readonly observedGeneration: number;
+  readonly minAvailable: number | string | undefined;
+  readonly maxUnavailable: number | string | undefined;
+  /** spec.selector.matchLabels (matchExpressions are evaluated by the server, not summarised). */
+  readonly selector: KubeLabelSelector | undefined;
+  readonly unhealthyPodEvictionPolicy: string | undefined;
+  readonly disruptionsAllowed: number;
+  readonly currentHealthy: number;
+  readonly desiredHealthy: number;
+  readonly expectedPods: number;
+}
+
+export interface KubeLabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly {
+    readonly key: string;
+    readonly operator: string;
+    readonly values?: readonly string[];
+  }[];
+}
+
+/** Names any resource type, built-in or custom (e.g. `{group: "ceph.rook.io", version: "v1", plural: "cephclusters"}`). */
+export interface KubeResourceRef {
+  /** "" for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+/** An object as the API returns it (unstructured JSON). */
+export type KubeObject = Readonly<Record<string, unknown>> & {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+    readonly uid?: string;
+    readonly generation?: number;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly managedFields?: readonly Readonly<Record<string, unknown>>[];
+  };
+};
+
+export interface KubeListOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+}
+
+/** A complete list (the adapter follows `continue` tokens) and the collection's resourceVersion. */
+export interface KubeList<T> {
+  readonly items: readonly T[];
+  readonly resourceVersion: string;
+}
+
+export type KubeWatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
+
+export interface KubeWatchEvent {
+  readonly type: KubeWatchEventType;
+  readonly object: KubeObject;
+}
+
+export interface KubeWatchOptions extends KubeListOptions {
+  /** Start after this version; omitted = from now. */
+  readonly resourceVersion?: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * How a watch ended: `aborted` (the caller's signal), `closed` (the server ended the stream;
+ * re-watch from the last version), `expired` (410 Gone: the version is too old; re-list),
+ * `failed` (any other error, with its reason).
+ */
+export type KubeWatchEnd =
+  | { readonly kind: "aborted" }
+  | { readonly kind: "closed" }
+  | { readonly kind: "expired" }
+  | { readonly kind: "failed"; readonly reason: Reason; readonly message: string };
+
+/** Result of a cordon/uncordon with a resourceVersion precondition. */
+export type CordonOutcome =
+  | {
+    readonly kind: "applied";
+    /** spec.unschedulable before the write (from the object read as the precondition). */
+    readonly priorUnschedulable: boolean;
+    readonly resourceVersion: string;
+  }
+  /** The node changed since `expectedResourceVersion` (409): re-read and decide again. */
+  | { readonly kind: "conflict"; readonly message: string }
+  | { readonly kind: "not-found"; readonly message: string };
+
+/** Result of one eviction request (protocols B1). */
+export type EvictionOutcome =
+  /** 2xx and not a Failure Status: the pod is now terminating (watch it go). */
+  | { readonly kind: "accepted" }
+  /** 429: a PDB allows no disruption now (or its status is stale, or API rate limiting). */
+  | {
+    readonly kind: "blocked";
+    readonly httpStatus: number;
+    readonly message: string;
+    readonly retryAfterSeconds: number | undefined;
+    /** Status details.causes[].type, e.g. `DisruptionBudget`. */
+    readonly causes: readonly string[];
+  }
+  /** 404: the pod no longer exists. */
+  | { readonly kind: "gone" }
+  /** Refused for a reason retrying will not fix (multiple PDBs, 403, namespace terminating…). */
+  | {
+    readonly kind: "failed";
+    readonly reason: Reason;
+    readonly httpStatus: number;
+    readonly message: string;
+  };
+
+export interface KubeServerVersion {
+  readonly gitVersion: string;
+  readonly major: string;
+  readonly minor: string;
+}
+
+export interface EvictOptions {
+  /** Omitted = the pod's terminationGracePeriodSeconds. */
+  readonly gracePeriodSeconds?: number;
+  readonly dryRun?: boolean;
+}
+
+export interface PodRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** The Kubernetes port. */
+export interface Kube {
+  serverVersion(): Promise<KubeServerVersion>;
+  /** undefined when the node does not exist. */
+  getNode(name: string): Promise<KubeNode | undefined>;
+  listNodes(opts?: { readonly labelSelector?: string }): Promise<KubeList<KubeNode>>;
+  /** Pods bound to `onNode` (field selector spec.nodeName), or all pods when omitted. */
+  listPods(onNode?: string, opts?: KubeListOptions): Promise<KubeList<KubePod>>;
+  getPod(ref: PodRef): Promise<KubePod | undefined>;
+  listPdbs(opts?: KubeListOptions): Promise<KubeList<KubePdb>>;
+  /** Sets spec.unschedulable=true only if the node is still at `expectedResourceVersion`. */
+  cordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome>;
+  /** Clears spec.unschedulable only if the node is still at `expectedResourceVersion`. */
+  uncordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome>;
+  evict(pod: PodRef, opts?: EvictOptions): Promise<EvictionOutcome>;
+  /** Unstructured read of any resource (CephCluster, Kustomization, …); undefined = 404. */
+  getObject(
+    ref: KubeResourceRef,
+    name: string,
+    namespace?: string,
+  ): Promise<KubeObject | undefined>;
+  listObjects(ref: KubeResourceRef, opts?: KubeListOptions): Promise<KubeList<KubeObject>>;
+  /** Streams events until the watch ends; resolves with how it ended. */
+  watch(
+    ref: KubeResourceRef,
+    opts: KubeWatchOptions,
+    onEvent: (event: KubeWatchEvent) => void,
+  ): Promise<KubeWatchEnd>;
+}
