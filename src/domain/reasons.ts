@@ -207,6 +207,45 @@ export const REASONS = [
     retry: "never",
     meaning: "The plan violates a semantic rule not covered by a more specific reason.",
   },
+  {
+    code: "CatalogueInvalid",
+    area: "plan",
+    retry: "never",
+    meaning: "The release catalogue snapshot is not a well-formed catalogue file.",
+  },
+  {
+    code: "InstallerImageMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A hop's installer image does not match its target version, schematic or platform, or lacks a digest.",
+  },
+  {
+    code: "RpcPathMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A hop's RPC path (lifecycle or legacy) disagrees with the version range its source version is in.",
+  },
+  {
+    code: "ParallelismUnsupported",
+    area: "plan",
+    retry: "never",
+    meaning: "The plan asks for more than one node at a time; cairn upgrades one node at a time.",
+  },
+  {
+    code: "RecoveryActionInvalid",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "An authorised recovery action is repeated, or a partial drain lacks its explicit review entry.",
+  },
+  {
+    code: "ConfigApplyModeUnsupported",
+    area: "plan",
+    retry: "never",
+    meaning: "The ConfigApply mode is not accepted by the Talos version the plan targets.",
+  },
 
   // --- signatures and approval policy -------------------------------------------------------
   {
@@ -459,6 +498,202 @@ export const REASONS = [
     retry: "never",
     meaning:
       "The eviction was refused for a reason a retry will not fix (403, namespace terminating, invalid request).",
+  },
+
+  // --- health: policy, readers and rounds ---------------------------------------------------
+  {
+    code: "HealthPolicySyntaxInvalid",
+    area: "health",
+    retry: "never",
+    meaning: "The health policy file is not well-formed YAML (or holds more than one document).",
+  },
+  {
+    code: "HealthPolicyInvalid",
+    area: "health",
+    retry: "never",
+    meaning:
+      "A health policy field is missing, has the wrong type, is unknown, or breaks a policy rule (duplicate binding names, a CEL expression that does not parse).",
+  },
+  {
+    code: "HealthCheckPassed",
+    area: "health",
+    retry: "wait",
+    meaning: "The health check passed on fresh evidence in this round (informational).",
+  },
+  {
+    code: "HealthCheckFailed",
+    area: "health",
+    retry: "wait",
+    meaning: "A health check's predicate is false on fresh evidence.",
+  },
+  {
+    code: "HealthObjectNotFound",
+    area: "health",
+    retry: "wait",
+    meaning: "The object a binding names does not exist; a missing object is never healthy.",
+  },
+  {
+    code: "HealthSelectionEmpty",
+    area: "health",
+    retry: "wait",
+    meaning: "The binding's selection matched fewer objects than its required coverage.",
+  },
+  {
+    code: "HealthStatusMissing",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "The object has no status (its controller has not reported); unreadable, never a pass.",
+  },
+  {
+    code: "HealthGenerationStale",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "The object's status.observedGeneration is older than metadata.generation; its status describes an older spec.",
+  },
+  {
+    code: "HealthCelError",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "The CEL predicate raised an error or did not return a boolean on this object (e.g. an absent field without has()).",
+  },
+  {
+    code: "HealthCacheStale",
+    area: "health",
+    retry: "backoff",
+    meaning:
+      "The watch cache behind this reader is disconnected or not yet synced; the reading is unreadable until it resyncs.",
+  },
+  {
+    code: "HealthObservationTooOld",
+    area: "health",
+    retry: "backoff",
+    meaning: "The newest evidence is older than the binding's freshness bound.",
+  },
+  {
+    code: "HealthReadTimedOut",
+    area: "health",
+    retry: "backoff",
+    meaning:
+      "The read did not finish within the binding timeout or the round's remaining time; unreadable, not a failed check.",
+  },
+  {
+    code: "HealthReadFailed",
+    area: "health",
+    retry: "backoff",
+    meaning: "The reader could not obtain evidence (API error, unreachable endpoint).",
+  },
+  {
+    code: "HealthRoundLate",
+    area: "health",
+    retry: "backoff",
+    meaning:
+      "A result arrived after the round's collection interval closed; it cannot count for the round.",
+  },
+  {
+    code: "HealthResultMissing",
+    area: "health",
+    retry: "backoff",
+    meaning: "A binding produced no result in the round; the round cannot pass.",
+  },
+  {
+    code: "NodeNotReady",
+    area: "health",
+    retry: "wait",
+    meaning: "A node's Ready condition is not True.",
+  },
+  {
+    code: "NodeCordoned",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "A node is unschedulable and the cordon is not the named target's operation-owned cordon.",
+  },
+  {
+    code: "WorkloadNotReady",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "A Deployment, StatefulSet or DaemonSet has fewer ready/updated/available replicas than desired.",
+  },
+  {
+    code: "PdbBlocksPermanently",
+    area: "health",
+    retry: "never",
+    meaning:
+      "A PodDisruptionBudget can never allow an eviction of the node's pods as specified (minAvailable equals the matched pods, maxUnavailable 0).",
+  },
+  {
+    code: "PdbBlocksTemporarily",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "A PodDisruptionBudget currently allows 0 disruptions for a pod on the node (e.g. another matched pod is unready).",
+  },
+  {
+    code: "PdbMultipleMatch",
+    area: "health",
+    retry: "never",
+    meaning:
+      "More than one PodDisruptionBudget selects one pod on the node; the Eviction API refuses such a pod.",
+  },
+  {
+    code: "PdbPolicyUnknown",
+    area: "health",
+    retry: "never",
+    meaning:
+      "A PodDisruptionBudget names an unhealthyPodEvictionPolicy cairn does not recognise; unhealthy pods are treated as not evictable.",
+  },
+  {
+    code: "EtcdMemberUnhealthy",
+    area: "health",
+    retry: "wait",
+    meaning: "An etcd member is not healthy, or the member list and member statuses disagree.",
+  },
+  {
+    code: "EtcdLearnerPresent",
+    area: "health",
+    retry: "wait",
+    meaning: "The etcd cluster has a learner member; membership is changing.",
+  },
+  {
+    code: "EtcdAlarmActive",
+    area: "health",
+    retry: "wait",
+    meaning: "An etcd alarm (NOSPACE, CORRUPT) is raised.",
+  },
+  {
+    code: "EtcdQuorumAtRisk",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "Removing the target node's etcd member would leave fewer healthy members than a quorum.",
+  },
+  {
+    code: "TalosServiceUnhealthy",
+    area: "health",
+    retry: "wait",
+    meaning: "A Talos service is not running or not healthy on a node.",
+  },
+  {
+    code: "NodeVersionMismatch",
+    area: "health",
+    retry: "wait",
+    meaning: "A node runs a Talos version other than the expected one.",
+  },
+  {
+    code: "NodeSchematicMismatch",
+    area: "health",
+    retry: "wait",
+    meaning: "A node runs an Image Factory schematic other than the expected one.",
+  },
+  {
+    code: "NodeKubeletMismatch",
+    area: "health",
+    retry: "wait",
+    meaning: "A node's kubelet version differs from the expected one.",
   },
 ] as const satisfies readonly ReasonInfo[];
 
