@@ -695,6 +695,58 @@ export const REASONS = [
     retry: "wait",
     meaning: "A node's kubelet version differs from the expected one.",
   },
+  // --- git: plan source and report branch ---------------------------------------------------
+  {
+    code: "PlanPathInvalid",
+    area: "git",
+    retry: "never",
+    meaning:
+      "A plan or report path is unsafe (parent or absolute path, control character, leading dot, over 100 characters); it is refused, never read or written.",
+  },
+  {
+    code: "GitUnavailable",
+    area: "git",
+    retry: "never",
+    meaning: "The git program cannot be started (not installed or not on PATH).",
+  },
+  {
+    code: "GitFetchFailed",
+    area: "git",
+    retry: "backoff",
+    meaning:
+      "Fetching from the watched Git remote failed (unreachable, refused, or not a repository).",
+  },
+  {
+    code: "GitBranchMissing",
+    area: "git",
+    retry: "wait",
+    meaning: "The watched branch does not exist on the Git remote.",
+  },
+  {
+    code: "GitObjectMissing",
+    area: "git",
+    retry: "never",
+    meaning: "A commit or file cairn asked for is not in the fetched history.",
+  },
+  {
+    code: "GitPushRejected",
+    area: "git",
+    retry: "backoff",
+    meaning:
+      "The report branch kept moving: every bounded rebase-and-retry was rejected as non-fast-forward. Never force-pushed.",
+  },
+  {
+    code: "GitPushFailed",
+    area: "git",
+    retry: "backoff",
+    meaning: "Pushing a report commit failed for a reason other than a non-fast-forward rejection.",
+  },
+  {
+    code: "GitCommandFailed",
+    area: "git",
+    retry: "backoff",
+    meaning: "A local git command on cairn's private cache repository failed.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */
