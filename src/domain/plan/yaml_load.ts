@@ -1,0 +1,223 @@
+/**
+ * Safe YAML loading for untrusted, reviewed files (plans, catalogue snapshots): size checked on
+ * the bytes before parsing, strict UTF-8, one document only, duplicate keys refused, alias
+ * expansion bounded, and every problem located as line:column.
+ */
+import {
+  type Document,
+  isMap,
+  isScalar,
+  LineCounter,
+  type Node as YamlNode,
+  parseAllDocuments,
+  visit,
+  YAMLError,
+} from "yaml";
+import type { Problem } from "../errors.ts";
+import type { Reason } from "../reasons.ts";
+
+/** Default size limit: plans are small; a 500-node plan is well under 200 KiB. */
+export const MAX_YAML_BYTES = 1024 * 1024;
+/** Default alias budget passed to the `yaml` package's expansion check. */
+export const MAX_ALIAS_COUNT = 16;
+
+/** A successfully loaded single YAML document. */
+export interface LoadedYaml {
+  readonly file: string;
+  readonly text: string;
+  readonly value: unknown;
+  readonly doc: Document.Parsed;
+  readonly lineCounter: LineCounter;
+}
+
+/** Result of {@link loadYaml}. */
+export type LoadYamlResult =
+  | { readonly ok: true; readonly loaded: LoadedYaml }
+  | { readonly ok: false; readonly problems: readonly Problem[] };
+
+/** Options of {@link loadYaml}. */
+export interface LoadYamlOptions {
+  readonly file: string;
+  readonly maxBytes?: number;
+  readonly maxAliasCount?: number;
+}
+
+/** A field path as zod and the `yaml` package spell it. */
+export type FieldPath = readonly PropertyKey[];
+
+/** Renders `["spec", "nodes", 2, "name"]` as `spec.nodes[2].name`. */
+export function formatPath(path: FieldPath): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else out += out === "" ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+function problem(
+  reason: Reason,
+  message: string,
+  at: { file: string; line: number; column: number; path?: string },
+): Problem {
+  return { reason, message, location: at };
+}
+
+function decodeStrict(bytes: Uint8Array, file: string): string | Problem {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8Line(bytes);
+    return problem("PlanEncodingInvalid", "File is not valid UTF-8", { file, ...at });
+  }
+  // deno-lint-ignore no-control-regex
+  const bad = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.exec(text);
+  if (bad) {
+    const before = text.slice(0, bad.index).split("\n");
+    return problem("PlanEncodingInvalid", "File contains a control character", {
+      file,
+      line: before.length,
+      column: before[before.length - 1]!.length + 1,
+    });
+  }
+  return text;
+}
+
+function firstInvalidUtf8Line(bytes: Uint8Array): { line: number; column: number } {
+  const dec = new TextDecoder("utf-8", { fatal: true });
+  let line = 1, start = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i === bytes.length || bytes[i] === 0x0a) {
+      try {
+        dec.decode(bytes.subarray(start, i));
+      } catch {
+        return { line, column: 1 };
+      }
+      line++;
+      start = i + 1;
+    }
+  }
+  return { line: 1, column: 1 };
+}
+
+function yamlErrorProblem(e: YAMLError, file: string): Problem {
+  const reason: Reason = e.code === "DUPLICATE_KEY" ? "DuplicateKey" : "PlanSyntaxInvalid";
+  const pos = e.linePos?.[0] ?? { line: 1, col: 1 };
+  const first = e.message.split("\n")[0] ?? e.message;
+  return problem(reason, first.replace(/ at line \d+, column \d+:?$/, ""), {
+    file,
+    line: pos.line,
+    column: pos.col,
+  });
+}
+
+function firstAliasOffset(doc: Document.Parsed): number {
+  let offset = 0;
+  visit(doc, {
+    Alias(_key, node) {
+      offset = node.range?.[0] ?? 0;
+      return visit.BREAK;
+    },
+  });
+  return offset;
+}
+
+/**
+ * Loads exactly one YAML document from `bytes`. Never throws for bad input: every problem is
+ * returned with its reason and location.
+ */
+export function loadYaml(bytes: Uint8Array, options: LoadYamlOptions): LoadYamlResult {
+  const file = options.file;
+  const maxBytes = options.maxBytes ?? MAX_YAML_BYTES;
+  if (bytes.length > maxBytes) {
+    return {
+      ok: false,
+      problems: [
+        problem("PlanTooLarge", `File is ${bytes.length} bytes; the limit is ${maxBytes}`, {
+          file,
+          line: 1,
+          column: 1,
+        }),
+      ],
+    };
+  }
+  const text = decodeStrict(bytes, file);
+  if (typeof text !== "string") return { ok: false, problems: [text] };
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
+  const list = Array.isArray(docs) ? docs : [];
+  const loc = (offset: number) => {
+    const p = lineCounter.linePos(offset);
+    return { file, line: p.line, column: p.col };
+  };
+  if (list.length > 1) {
+    const second = list[1]!;
+    return {
+      ok: false,
+      problems: [problem("MultipleDocuments", "File holds more than one YAML document", {
+        ...loc(second.range[0]),
+      })],
+    };
+  }
+  const doc = list[0];
+  if (!doc || doc.contents === null) {
+    return {
+      ok: false,
+      problems: [problem("PlanSyntaxInvalid", "File holds no YAML document", loc(0))],
+    };
+  }
+  const errors = [...doc.errors, ...doc.warnings];
+  if (errors.length > 0) {
+    return { ok: false, problems: errors.map((e) => yamlErrorProblem(e, file)) };
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: options.maxAliasCount ?? MAX_ALIAS_COUNT });
+  } catch (e) {
+    if (e instanceof ReferenceError && /alias/i.test(e.message)) {
+      return {
+        ok: false,
+        problems: [problem(
+          "AliasBudgetExceeded",
+          "YAML aliases expand beyond the allowed budget",
+          loc(firstAliasOffset(doc)),
+        )],
+      };
+    }
+    return {
+      ok: false,
+      problems: [problem("PlanSyntaxInvalid", e instanceof Error ? e.message : String(e), loc(0))],
+    };
+  }
+  return { ok: true, loaded: { file, text, value, doc, lineCounter } };
+}
+
+/**
+ * The 1-based line:column of the node at `path`, or of its nearest existing ancestor when the
+ * path does not exist (a missing field is reported where its parent is). With `key`, the
+ * location of that key inside the mapping at `path` (unknown fields point at the key).
+ */
+export function locate(
+  loaded: LoadedYaml,
+  path: FieldPath,
+  key?: string,
+): { line: number; column: number } {
+  const at = (offset: number) => {
+    const p = loaded.lineCounter.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0
+      ? loaded.doc.contents
+      : loaded.doc.getIn(path.slice(0, n) as unknown[], true) as YamlNode | undefined;
+    if (!node || typeof node !== "object" || !("range" in node) || !node.range) continue;
+    if (key !== undefined && n === path.length && isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+      const k = pair?.key;
+      if (isScalar(k) && k.range) return at(k.range[0]);
+    }
+    return at(node.range[0]);
+  }
+  return { line: 1, column: 1 };
+}
