@@ -747,6 +747,108 @@ export const REASONS = [
     retry: "backoff",
     meaning: "A local git command on cairn's private cache repository failed.",
   },
+  // --- journal: ER operations, fencing, evidence chain ---------------------------------------
+  {
+    code: "JournalSchemaTooNew",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "The journal was written by a newer cairn (its schema version is unknown to this one); it is left untouched.",
+  },
+  {
+    code: "JournalUnmigrated",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "The journal has pending migrations and was opened without migrating; run `cairn journal migrate`.",
+  },
+  {
+    code: "JournalUnavailable",
+    area: "journal",
+    retry: "backoff",
+    meaning: "The journal database cannot be opened or a statement failed.",
+  },
+  {
+    code: "JournalChainBroken",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "An event row's hash does not match the chain recomputed from the first row: the timeline was rewritten.",
+  },
+  {
+    code: "OperationNotFound",
+    area: "journal",
+    retry: "never",
+    meaning: "No operation, attempt, observation or plan has the given id in this journal.",
+  },
+  {
+    code: "TransitionIllegal",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "The requested operation state change is not in ER's transition table, or the evidence it needs is not recorded.",
+  },
+  {
+    code: "OwnerFenced",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "The caller's owner, generation or epoch no longer matches the operation (a takeover or recovery entry happened); the caller must stop.",
+  },
+  {
+    code: "EpochSuperseded",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "The caller's epoch is not the journal's current epoch (recovery mode was entered); the process must restart.",
+  },
+  {
+    code: "CommitmentRefused",
+    area: "journal",
+    retry: "wait",
+    meaning:
+      "The commitment transaction refused to create an operation; the comparison and cause are recorded.",
+  },
+  {
+    code: "AttemptRefused",
+    area: "journal",
+    retry: "wait",
+    meaning:
+      "The attempt transaction refused; nothing may be sent. The comparison and cause are recorded.",
+  },
+  {
+    code: "RecoveryDecisionRefused",
+    area: "journal",
+    retry: "wait",
+    meaning:
+      "A recovery-admin decision lacks what ER requires (executor stopped or taken over, settle floor elapsed, a later observation).",
+  },
+  {
+    code: "SettleFloorTooShort",
+    area: "journal",
+    retry: "never",
+    meaning: "The configured settle floor is below 30 seconds.",
+  },
+  {
+    code: "CancellationRefused",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "No-attempt cancellation is not allowed: an attempt exists or no ER ground holds (a closed gate is not a ground).",
+  },
+  {
+    code: "RoleNotPermitted",
+    area: "journal",
+    retry: "never",
+    meaning: "The acting identity's role may not perform this journal act.",
+  },
+  {
+    code: "RecoveryScopesOpen",
+    area: "journal",
+    retry: "wait",
+    meaning:
+      "Recovery mode cannot be left while a machine scope is not released in the current epoch.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */
