@@ -323,6 +323,13 @@ export const REASONS = [
     meaning:
       "A plan file changed after the journal bound its name to a digest; the change is refused.",
   },
+  {
+    code: "SigningFailed",
+    area: "trust",
+    retry: "never",
+    meaning:
+      "ssh-keygen could not sign the plan (missing or unreadable key, wrong passphrase, no ssh-keygen).",
+  },
 
   // --- evidence: pinned upstream sources ---------------------------------------------------
   {
