@@ -856,6 +856,91 @@ export const REASONS = [
     meaning:
       "Recovery mode cannot be left while a machine scope is not released in the current epoch.",
   },
+  // --- talos: Talos machine API boundary ------------------------------------------------------
+  {
+    code: "TalosUnavailable",
+    area: "talos",
+    retry: "backoff",
+    meaning:
+      "apid or the target node could not be reached (gRPC UNAVAILABLE); a mutation's effect is unknown.",
+  },
+  {
+    code: "TalosDeadlineExceeded",
+    area: "talos",
+    retry: "backoff",
+    meaning:
+      "A Talos call got no answer within its deadline; a mutation may still have taken effect.",
+  },
+  {
+    code: "TalosCancelled",
+    area: "talos",
+    retry: "backoff",
+    meaning: "A Talos call was cancelled before its answer arrived; a mutation's effect is unknown.",
+  },
+  {
+    code: "TalosPermissionDenied",
+    area: "talos",
+    retry: "never",
+    meaning:
+      "The client certificate's role (its O= values) may not call this Talos method; use an os:admin talosconfig for upgrades.",
+  },
+  {
+    code: "TalosInvalidArgument",
+    area: "talos",
+    retry: "never",
+    meaning: "Talos refused the request as malformed (bad image reference, routing, mode).",
+  },
+  {
+    code: "TalosPreconditionFailed",
+    area: "talos",
+    retry: "wait",
+    meaning:
+      "Talos refused because of machine state, e.g. another installation is still holding the lifecycle lock.",
+  },
+  {
+    code: "TalosNotControlPlane",
+    area: "talos",
+    retry: "never",
+    meaning: "An etcd call was sent to a node that is not a control plane.",
+  },
+  {
+    code: "TalosUnimplemented",
+    area: "talos",
+    retry: "never",
+    meaning: "The node's Talos version does not implement this method or mode.",
+  },
+  {
+    code: "TalosNotFound",
+    area: "talos",
+    retry: "never",
+    meaning: "The file or object asked of Talos does not exist on the node.",
+  },
+  {
+    code: "TalosInternal",
+    area: "talos",
+    retry: "backoff",
+    meaning: "Talos answered with an internal error (e.g. installer image missing from containerd).",
+  },
+  {
+    code: "TalosStreamIncomplete",
+    area: "talos",
+    retry: "backoff",
+    meaning:
+      "A Talos stream ended without its final item (no image name, no installer exit code); the outcome is unknown.",
+  },
+  {
+    code: "TalosInstallFailed",
+    area: "talos",
+    retry: "never",
+    meaning: "The Talos installer exited with a non-zero exit code; nothing was written to boot.",
+  },
+  {
+    code: "TalosconfigInvalid",
+    area: "talos",
+    retry: "never",
+    meaning:
+      "The talosconfig is unreadable or lacks the context, endpoints, CA, certificate or key cairn needs.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */
