@@ -1,0 +1,175 @@
+import { dirname, join, resolve } from "node:path";
+import { type Catalogue, parseCatalogue } from "../domain/catalogue.ts";
+import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
+import { checkPlan } from "../domain/plan/checks.ts";
+import { located, safeParsePlan } from "../domain/plan/parse.ts";
+import type { Plan } from "../domain/plan/schema.ts";
+import {
+  type Command,
+  type CommandIO,
+  EXIT,
+  OUTPUT_OPTION,
+  UsageError,
+  wantsJson,
+} from "./command.ts";
+
+/** Outcome of checking one plan file. */
+export interface PlanCheckResult {
+  readonly file: string;
+  readonly ok: boolean;
+  readonly kind?: string;
+  readonly name?: string;
+  readonly sha256?: string;
+  readonly nodes?: number;
+  readonly problems: readonly Problem[];
+}
+
+/** Options of {@link checkPlanFile}. */
+export interface PlanCheckOptions {
+  readonly nowMs: number;
+  /** Absolute catalogue path overriding the one the plan binds. */
+  readonly catalogueOverride?: string;
+  readonly cwd: string;
+}
+
+type CatalogueLoad = { catalogue: Catalogue } | { problem: Problem } | { missing: true };
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The bound catalogue path is repository-relative: it is resolved against the plan file's
+ * directory and then each ancestor in turn; the first that holds the file wins.
+ */
+async function resolveCatalogue(planPath: string, rel: string): Promise<string | undefined> {
+  let dir = dirname(planPath);
+  for (;;) {
+    const candidate = join(dir, rel);
+    if (await exists(candidate)) return candidate;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+async function loadCatalogue(path: string | undefined, cache: Map<string, CatalogueLoad>) {
+  if (path === undefined) return { missing: true } as const;
+  const hit = cache.get(path);
+  if (hit) return hit;
+  let load: CatalogueLoad;
+  try {
+    load = { catalogue: await parseCatalogue(await Deno.readFile(path), path) };
+  } catch (e) {
+    if (e instanceof CairnError) load = { problem: e.toProblem() };
+    else if (e instanceof Deno.errors.NotFound) load = { missing: true };
+    else throw e;
+  }
+  cache.set(path, load);
+  return load;
+}
+
+function nodeCount(plan: Plan): number {
+  return plan.kind === "ComponentUpgrade" ? 0 : plan.spec.nodes.length;
+}
+
+/** Reads, parses and checks one plan file; never throws for bad input. */
+export async function checkPlanFile(
+  file: string,
+  options: PlanCheckOptions,
+  cache: Map<string, CatalogueLoad> = new Map(),
+): Promise<PlanCheckResult> {
+  const abs = resolve(options.cwd, file);
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(abs);
+  } catch (e) {
+    const message = `Cannot read plan file: ${e instanceof Error ? e.message : String(e)}`;
+    return { file, ok: false, problems: [{ reason: "FileUnreadable", message }] };
+  }
+  const parsed = await safeParsePlan(bytes, { file });
+  if (!parsed.ok) return { file, ok: false, problems: parsed.problems };
+  const { plan, sha256, source } = parsed.parsed;
+  const bound = plan.spec.catalogue;
+  const catPath = options.catalogueOverride ??
+    (bound ? await resolveCatalogue(abs, bound.path) : undefined);
+  const load = bound ? await loadCatalogue(catPath, cache) : { missing: true as const };
+  const problems = "problem" in load ? [load.problem] : located(
+    source,
+    checkPlan(plan, {
+      nowMs: options.nowMs,
+      catalogue: "catalogue" in load ? load.catalogue : undefined,
+    }),
+  );
+  const meta = { kind: plan.kind, name: plan.metadata.name, sha256, nodes: nodeCount(plan) };
+  return { file, ok: problems.length === 0, ...meta, problems };
+}
+
+function parseNow(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text)
+    ? Date.parse(text)
+    : NaN;
+  if (Number.isNaN(ms)) throw new UsageError(`--now must be an RFC 3339 time, got ${text}`);
+  return ms;
+}
+
+async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<number> {
+  const nowMs = parseNow(args.values["now"] as string | undefined) ?? Date.now();
+  const cat = args.values["catalogue"] as string | undefined;
+  const options = {
+    nowMs,
+    cwd: io.cwd,
+    ...(cat ? { catalogueOverride: resolve(io.cwd, cat) } : {}),
+  };
+  const cache = new Map<string, CatalogueLoad>();
+  const results: PlanCheckResult[] = [];
+  for (const file of args.positionals) results.push(await checkPlanFile(file, options, cache));
+  if (wantsJson(args)) io.stdout(JSON.stringify(results, null, 2) + "\n");
+  else {
+    for (const r of results) {
+      if (r.ok) {
+        io.stdout(`ok ${r.file} ${r.kind} ${r.name} sha256:${r.sha256} (${r.nodes} nodes)\n`);
+      } else for (const p of r.problems) io.stderr(formatProblem(p) + "\n");
+    }
+  }
+  return results.every((r) => r.ok) ? EXIT.ok : EXIT.refused;
+}
+
+export const command: Command = {
+  path: ["plan", "check"],
+  summary: "Check plan files offline: syntax, schema, versions, catalogue, nodes, deadlines",
+  usage: "FILE... [--catalogue F] [--now RFC3339] [--output json]",
+  help: `
+Validates each plan file without touching a cluster: YAML safety (size, encoding, duplicate
+keys, alias budget, one document), the schema of its kind (unknown fields refused), and the
+semantic rules: no downgrade or skipped minor, latest patch before a minor hop, Kubernetes and
+kubelet inside the Talos support matrix, RPC path, installer image, expiry, deadlines
+(transport <= verification), node order (workers first, control planes last, one at a time).
+
+The release catalogue is the file the plan binds under spec.catalogue.path, resolved against
+the plan file's directory and then each parent directory in turn (so a repository-relative
+path works from anywhere inside the repository). Its SHA-256 must match spec.catalogue.sha256
+and its snapshot must be at most 30 days old.
+
+Prints "ok FILE KIND NAME sha256:DIGEST (N nodes)" per valid plan; problems go to stderr as
+"file:line:column: Reason: message (at field.path)".
+
+Options:
+  --catalogue F     use this catalogue file instead of the one the plan names
+  --now T           check as of this RFC 3339 time instead of the system clock
+  --output json     print a JSON array of results on stdout
+`,
+  options: {
+    ...OUTPUT_OPTION,
+    catalogue: { type: "string" },
+    now: { type: "string" },
+  },
+  positionals: { min: 1 },
+  run,
+};

@@ -1,0 +1,414 @@
+/**
+ * Offline semantic checks of a schema-valid plan: pure functions of the plan, the release
+ * catalogue snapshot and the current time (passed in). They return issues at field paths;
+ * `located()` in parse.ts turns them into file:line:column problems.
+ */
+import {
+  type Catalogue,
+  CATALOGUE_MAX_AGE_MS,
+  formatWindow,
+  hasRelease,
+  inWindow,
+  isCatalogueStale,
+  latestPatch,
+  supportRow,
+} from "../catalogue.ts";
+import {
+  compareVersions,
+  formatVersion,
+  isLifecycleApiVersion,
+  parseVersion,
+  type Version,
+} from "../version.ts";
+import type { PlanIssue } from "./parse.ts";
+import type {
+  ComponentUpgradePlan,
+  ConfigApplyPlan,
+  KubernetesUpgradePlan,
+  Plan,
+  PlanNode,
+  RecoveryAction,
+  TalosUpgradePlan,
+} from "./schema.ts";
+import type { FieldPath } from "./yaml_load.ts";
+
+/** What the checks need besides the plan. */
+export interface CheckContext {
+  /** Current time, epoch milliseconds UTC. */
+  readonly nowMs: number;
+  /** The catalogue at the plan's bound path, or undefined when it is missing or unreadable. */
+  readonly catalogue: Catalogue | undefined;
+  readonly catalogueMaxAgeMs?: number;
+}
+
+type Issues = PlanIssue[];
+const SPEC = ["spec"] as const;
+
+function issue(reason: PlanIssue["reason"], message: string, path: FieldPath): PlanIssue {
+  return { reason, message, path };
+}
+
+/** Every semantic issue of `plan`; empty when the plan may proceed to signatures and preview. */
+export function checkPlan(plan: Plan, ctx: CheckContext): PlanIssue[] {
+  const out: Issues = [];
+  checkExpiry(plan, ctx.nowMs, out);
+  switch (plan.kind) {
+    case "TalosUpgrade":
+      checkTalosUpgrade(plan, ctx, out);
+      break;
+    case "KubernetesUpgrade":
+      checkKubernetesUpgrade(plan, ctx, out);
+      break;
+    case "ConfigApply":
+      checkConfigApply(plan, ctx, out);
+      break;
+    case "ComponentUpgrade":
+      checkComponentUpgrade(plan, ctx, out);
+      break;
+  }
+  return out;
+}
+
+function checkExpiry(plan: Plan, nowMs: number, out: Issues): void {
+  if (Date.parse(plan.metadata.expires) <= nowMs) {
+    out.push(issue("PlanExpired", `Plan expired at ${plan.metadata.expires}`, [
+      "metadata",
+      "expires",
+    ]));
+  }
+}
+
+/** Catalogue presence, digest and age; returns the catalogue only when it may be used. */
+function usableCatalogue(
+  bound: { sha256: string; path: string },
+  ctx: CheckContext,
+  out: Issues,
+): Catalogue | undefined {
+  const cat = ctx.catalogue;
+  if (!cat) {
+    out.push(issue("CatalogueMissing", `Release catalogue "${bound.path}" is missing`, [
+      ...SPEC,
+      "catalogue",
+      "path",
+    ]));
+    return undefined;
+  }
+  if (cat.sha256 !== bound.sha256) {
+    out.push(issue(
+      "CatalogueDigestMismatch",
+      `Release catalogue "${bound.path}" has digest ${cat.sha256}, the plan binds ${bound.sha256}`,
+      [...SPEC, "catalogue", "sha256"],
+    ));
+    return undefined;
+  }
+  const maxAge = ctx.catalogueMaxAgeMs ?? CATALOGUE_MAX_AGE_MS;
+  if (isCatalogueStale(cat, ctx.nowMs, maxAge)) {
+    out.push(issue(
+      "CatalogueStale",
+      `Release catalogue snapshot of ${cat.file.metadata.snapshotAt} is older than ${
+        Math.round(maxAge / 86_400_000)
+      } days`,
+      [...SPEC, "catalogue", "path"],
+    ));
+    return undefined;
+  }
+  return cat;
+}
+
+/** Downgrade / unchanged / skipped minor between two versions. True when the step is sound. */
+function checkStep(from: Version, to: Version, toPath: FieldPath, out: Issues): boolean {
+  const c = compareVersions(to, from);
+  const names = `${formatVersion(from)} to ${formatVersion(to)}`;
+  if (c < 0) out.push(issue("VersionDowngrade", `Cannot go from ${names}: a downgrade`, toPath));
+  else if (c === 0) {
+    out.push(
+      issue("VersionUnchanged", `Source and target are both ${names.split(" to ")[0]}`, toPath),
+    );
+  } else if (to.major !== from.major || to.minor > from.minor + 1) {
+    out.push(
+      issue("SkippedMinor", `Cannot go from ${names}: minors must be taken one at a time`, toPath),
+    );
+  } else return true;
+  return false;
+}
+
+function checkKnown(cat: Catalogue, v: Version, path: FieldPath, out: Issues): boolean {
+  if (hasRelease(cat, v)) return true;
+  out.push(
+    issue(
+      "CatalogueUnknownVersion",
+      `Talos ${formatVersion(v)} is not in the release catalogue`,
+      path,
+    ),
+  );
+  return false;
+}
+
+function checkTalosUpgrade(plan: TalosUpgradePlan, ctx: CheckContext, out: Issues): void {
+  const spec = plan.spec;
+  const cat = usableCatalogue(spec.catalogue, ctx, out);
+  spec.hops.forEach((hop, i) => {
+    const at = [...SPEC, "hops", i] as const;
+    const from = parseVersion(hop.from), to = parseVersion(hop.to);
+    const prev = spec.hops[i - 1];
+    if (prev && compareVersions(parseVersion(prev.to), from) !== 0) {
+      out.push(
+        issue(
+          "HopChainBroken",
+          `Hop ${i} starts at ${hop.from}, the previous hop ends at ${prev.to}`,
+          [...at, "from"],
+        ),
+      );
+    }
+    const sound = checkStep(from, to, [...at, "to"], out);
+    if (isLifecycleApiVersion(from) !== (hop.rpcPath === "lifecycle")) {
+      const want = isLifecycleApiVersion(from) ? "lifecycle" : "legacy";
+      out.push(
+        issue(
+          "RpcPathMismatch",
+          `A node running ${hop.from} is upgraded through the ${want} path, not ${hop.rpcPath}`,
+          [...at, "rpcPath"],
+        ),
+      );
+    }
+    checkInstaller(plan, i, out);
+    if (cat && sound) checkHopAgainstCatalogue(plan, i, cat, out);
+  });
+  commonRollout(spec, "workersFirst", out);
+}
+
+function checkInstaller(plan: TalosUpgradePlan, i: number, out: Issues): void {
+  const hop = plan.spec.hops[i]!;
+  const [name = "", tag = ""] = hop.installer.image.split("@")[0]!.split(/:(?=[^:/]+$)/);
+  const segments = name.split("/");
+  const want = `${plan.spec.platform}-installer/${hop.installer.schematic}`;
+  const problem = tag !== hop.to
+    ? `tag ${tag} is not the hop target ${hop.to}`
+    : segments.slice(-2).join("/") !== want
+    ? `path does not end in ${plan.spec.platform}-installer/<schematic> with the hop's schematic`
+    : undefined;
+  if (problem) {
+    out.push(
+      issue("InstallerImageMismatch", `Installer image ${problem}`, [
+        ...SPEC,
+        "hops",
+        i,
+        "installer",
+        "image",
+      ]),
+    );
+  }
+}
+
+function checkHopAgainstCatalogue(plan: TalosUpgradePlan, i: number, cat: Catalogue, out: Issues) {
+  const hop = plan.spec.hops[i]!;
+  const at = [...SPEC, "hops", i] as const;
+  const from = parseVersion(hop.from), to = parseVersion(hop.to);
+  if (!checkKnown(cat, from, [...at, "from"], out) || !checkKnown(cat, to, [...at, "to"], out)) {
+    return;
+  }
+  const latest = latestPatch(cat, from);
+  if (to.minor !== from.minor && latest && compareVersions(from, latest) !== 0) {
+    out.push(
+      issue(
+        "MissingIntermediatePatch",
+        `Upgrade to ${
+          formatVersion(latest)
+        }, the latest patch of ${from.major}.${from.minor}, before the minor hop to ${hop.to}`,
+        [...at, "from"],
+      ),
+    );
+  }
+  const k8s = parseVersion(plan.spec.kubernetes.version);
+  for (const v of [from, to]) {
+    const row = supportRow(cat, v)!;
+    if (!inWindow(row.kubernetes, k8s)) {
+      out.push(
+        issue(
+          "KubernetesUnsupported",
+          `Kubernetes ${plan.spec.kubernetes.version} is outside Talos ${row.minor}'s supported ${
+            formatWindow(row.kubernetes)
+          } (hop ${i})`,
+          [...SPEC, "kubernetes", "version"],
+        ),
+      );
+      break;
+    }
+  }
+  const targetRow = supportRow(cat, to)!;
+  if (!inWindow(targetRow.kubelet, parseVersion(plan.spec.kubernetes.kubelet))) {
+    out.push(
+      issue(
+        "KubeletOutsideWindow",
+        `Kubelet ${plan.spec.kubernetes.kubelet} is outside Talos ${targetRow.minor}'s window ${
+          formatWindow(targetRow.kubelet)
+        }`,
+        [...SPEC, "kubernetes", "kubelet"],
+      ),
+    );
+  }
+}
+
+/** Ordering, uniqueness, parallelism, deadlines and recovery; shared by the node-touching kinds. */
+function commonRollout(
+  spec: {
+    nodes: readonly PlanNode[];
+    rollout: { maxParallel: number };
+    phases: {
+      deadlines: Record<string, { transportSeconds: number; verificationSeconds: number }>;
+    };
+    recovery: readonly RecoveryAction[];
+  },
+  order: "workersFirst" | "controlPlanesFirst",
+  out: Issues,
+): void {
+  checkNodes(spec.nodes, order, out);
+  checkParallelism(spec.nodes, spec.rollout.maxParallel, out);
+  checkDeadlines(spec.phases.deadlines, out);
+  checkRecovery(spec.recovery, out);
+}
+
+function checkNodes(nodes: readonly PlanNode[], order: string, out: Issues): void {
+  const names = new Set<string>(), addresses = new Set<string>();
+  const first = order === "workersFirst" ? "worker" : "controlplane";
+  let sawSecond = false;
+  nodes.forEach((n, i) => {
+    const at = [...SPEC, "nodes", i] as const;
+    if (names.has(n.name)) {
+      out.push(issue("NodeListInvalid", `Node "${n.name}" is listed twice`, [...at, "name"]));
+    } else if (addresses.has(n.address)) {
+      out.push(
+        issue("NodeListInvalid", `Address ${n.address} is listed twice`, [...at, "address"]),
+      );
+    }
+    names.add(n.name);
+    addresses.add(n.address);
+    if (n.role !== first) sawSecond = true;
+    else if (sawSecond) {
+      const rule = first === "worker"
+        ? "workers first, control planes last"
+        : "control planes first, then workers";
+      out.push(
+        issue("NodeListInvalid", `Node "${n.name}" is out of order: ${rule}`, [...at, "role"]),
+      );
+    }
+  });
+}
+
+function checkParallelism(nodes: readonly PlanNode[], maxParallel: number, out: Issues): void {
+  if (maxParallel === 1) return;
+  const path = [...SPEC, "rollout", "maxParallel"];
+  const cps = nodes.filter((n) => n.role === "controlplane").length;
+  if (cps > 1) {
+    out.push(
+      issue(
+        "NodeListInvalid",
+        `maxParallel ${maxParallel} would run ${
+          Math.min(cps, maxParallel)
+        } control planes at once; at most one at a time`,
+        path,
+      ),
+    );
+  } else {
+    out.push(
+      issue(
+        "ParallelismUnsupported",
+        `maxParallel ${maxParallel} is not supported; cairn changes one node at a time`,
+        path,
+      ),
+    );
+  }
+}
+
+function checkDeadlines(
+  deadlines: Record<string, { transportSeconds: number; verificationSeconds: number }>,
+  out: Issues,
+): void {
+  for (const [phase, d] of Object.entries(deadlines)) {
+    if (d.transportSeconds > d.verificationSeconds) {
+      out.push(
+        issue(
+          "DeadlinesInconsistent",
+          `Phase ${phase}: transport deadline ${d.transportSeconds}s exceeds verification deadline ${d.verificationSeconds}s`,
+          [...SPEC, "phases", "deadlines", phase, "transportSeconds"],
+        ),
+      );
+    }
+  }
+}
+
+function checkRecovery(actions: readonly RecoveryAction[], out: Issues): void {
+  const seen = new Set<string>();
+  actions.forEach((a, i) => {
+    if (seen.has(a.action)) {
+      out.push(
+        issue("RecoveryActionInvalid", `Recovery action ${a.action} is listed twice`, [
+          ...SPEC,
+          "recovery",
+          i,
+          "action",
+        ]),
+      );
+    }
+    seen.add(a.action);
+  });
+}
+
+function checkKubernetesUpgrade(plan: KubernetesUpgradePlan, ctx: CheckContext, out: Issues) {
+  const spec = plan.spec;
+  const sound = checkStep(parseVersion(spec.from), parseVersion(spec.to), [...SPEC, "to"], out);
+  const cat = usableCatalogue(spec.catalogue, ctx, out);
+  const talos = parseVersion(spec.talosVersion);
+  if (cat && checkKnown(cat, talos, [...SPEC, "talosVersion"], out) && sound) {
+    const row = supportRow(cat, talos)!;
+    if (!inWindow(row.kubernetes, parseVersion(spec.to))) {
+      out.push(
+        issue(
+          "KubernetesUnsupported",
+          `Kubernetes ${spec.to} is outside Talos ${row.minor}'s supported ${
+            formatWindow(row.kubernetes)
+          }`,
+          [...SPEC, "to"],
+        ),
+      );
+    }
+  }
+  // Kubernetes upgrades the control plane before kubelets (kubelet may not be newer).
+  commonRollout(spec, "controlPlanesFirst", out);
+}
+
+function checkConfigApply(plan: ConfigApplyPlan, ctx: CheckContext, out: Issues) {
+  const spec = plan.spec;
+  const cat = usableCatalogue(spec.catalogue, ctx, out);
+  const talos = parseVersion(spec.talosVersion);
+  if (cat) checkKnown(cat, talos, [...SPEC, "talosVersion"], out);
+  // Talos 1.14 rejects ApplyConfiguration mode REBOOT.
+  if (spec.mode === "reboot" && compareVersions(talos, parseVersion("1.14.0-0")) >= 0) {
+    out.push(
+      issue("ConfigApplyModeUnsupported", `Talos ${spec.talosVersion} rejects apply mode reboot`, [
+        ...SPEC,
+        "mode",
+      ]),
+    );
+  }
+  commonRollout(spec, "workersFirst", out);
+}
+
+function checkComponentUpgrade(plan: ComponentUpgradePlan, ctx: CheckContext, out: Issues) {
+  const spec = plan.spec;
+  const from = parseVersion(spec.from), to = parseVersion(spec.to);
+  const c = compareVersions(to, from);
+  if (c < 0) {
+    out.push(
+      issue("VersionDowngrade", `Cannot go from ${spec.from} to ${spec.to}: a downgrade`, [
+        ...SPEC,
+        "to",
+      ]),
+    );
+  }
+  if (c === 0) {
+    out.push(issue("VersionUnchanged", `Source and target are both ${spec.from}`, [...SPEC, "to"]));
+  }
+  if (spec.catalogue) usableCatalogue(spec.catalogue, ctx, out);
+  checkDeadlines(spec.phases.deadlines, out);
+}

@@ -1,0 +1,112 @@
+/**
+ * Builds TalosUpgrade plan YAML text for tests, fixtures and benchmarks (e.g. a 500-node plan).
+ * The defaults are the shared world: cluster home-ops, v1.13.9 → v1.14.2, workers first.
+ */
+
+/** The home-ops schematic (world facts). */
+export const HOME_OPS_SCHEMATIC =
+  "30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b";
+/** Installer digest of the v1.14.2 metal installer for that schematic (world facts). */
+export const HOME_OPS_INSTALLER_DIGEST =
+  "27d61ccaa31333b22b54e0bc1653c6b54a2a56f3354050aac6eeca584cf196b1";
+/** Placeholder digest of the home-ops health policy file. */
+export const HOME_OPS_HEALTH_POLICY_SHA256 =
+  "5f0c6e1b8d3a47c29e1f7b6a0d4c8e2f9a3b5d7c1e0f2a4b6c8d0e1f3a5b7c9d";
+
+/** Options of {@link buildTalosUpgradePlanYaml}. */
+export interface TalosPlanOptions {
+  /** SHA-256 of the catalogue file the plan binds (required: it depends on the snapshot). */
+  readonly catalogueSha256: string;
+  /** Total nodes; the last three are control planes (at least 1 worker when > 3). Default 7. */
+  readonly nodes?: number;
+  readonly name?: string;
+  readonly expires?: string;
+  readonly author?: string;
+}
+
+function nodeList(total: number): string[] {
+  const cps = Math.min(3, total);
+  const workers = total - cps;
+  const lines: string[] = [];
+  for (let i = 1; i <= workers; i++) {
+    lines.push(`    - name: worker-${i}`, "      role: worker", `      address: ${address(3 + i)}`);
+  }
+  for (let i = 1; i <= cps; i++) {
+    lines.push(`    - name: cp-${i}`, "      role: controlplane", `      address: ${address(i)}`);
+  }
+  return lines;
+}
+
+function address(n: number): string {
+  return `10.5.${Math.floor(n / 250)}.${(n % 250) + 2}`;
+}
+
+const PHASES = ["pull", "install", "cordon", "drain", "reboot", "verify", "uncordon"] as const;
+const DEADLINES: Record<(typeof PHASES)[number], [number, number]> = {
+  pull: [300, 600],
+  install: [600, 900],
+  cordon: [30, 60],
+  drain: [600, 900],
+  reboot: [60, 900],
+  verify: [60, 1200],
+  uncordon: [30, 60],
+};
+
+/**
+ * Renders a valid TalosUpgrade plan (schema and semantics) for the shipped catalogue.
+ *
+ * @example
+ * ```ts ignore
+ * const yaml = buildTalosUpgradePlanYaml({ catalogueSha256: cat.sha256, nodes: 500 });
+ * ```
+ */
+export function buildTalosUpgradePlanYaml(options: TalosPlanOptions): string {
+  const image = `factory.talos.dev/metal-installer/${HOME_OPS_SCHEMATIC}:v1.14.2` +
+    `@sha256:${HOME_OPS_INSTALLER_DIGEST}`;
+  return [
+    "apiVersion: cairn.dev/v1alpha1",
+    "kind: TalosUpgrade",
+    "metadata:",
+    `  name: ${options.name ?? "talos-v1.14.2"}`,
+    "  cluster: home-ops",
+    `  author: ${options.author ?? "alice@example.com"}`,
+    `  expires: ${options.expires ?? "2026-12-20T00:00:00Z"}`,
+    "spec:",
+    "  catalogue:",
+    "    path: catalogue/talos.yaml",
+    `    sha256: ${options.catalogueSha256}`,
+    "  healthPolicy:",
+    "    path: policies/home-ops.yaml",
+    `    sha256: ${HOME_OPS_HEALTH_POLICY_SHA256}`,
+    "  retry:",
+    "    maxAttempts: 3",
+    "  platform: metal",
+    "  arch: amd64",
+    "  kubernetes:",
+    "    version: v1.35.2",
+    "    kubelet: v1.35.2",
+    "  hops:",
+    "    - from: v1.13.9",
+    "      to: v1.14.2",
+    "      rpcPath: lifecycle",
+    "      installer:",
+    `        image: ${image}`,
+    `        schematic: ${HOME_OPS_SCHEMATIC}`,
+    "  nodes:",
+    ...nodeList(options.nodes ?? 7),
+    "  rollout:",
+    "    maxParallel: 1",
+    "  phases:",
+    "    drainTimeoutSeconds: 600",
+    "    rebootMode: default",
+    "    deadlines:",
+    ...PHASES.map((p) =>
+      `      ${p}: { transportSeconds: ${DEADLINES[p][0]}, verificationSeconds: ${
+        DEADLINES[p][1]
+      } }`
+    ),
+    "  recovery:",
+    "    - action: uncordonOwnedCordon",
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,223 @@
+/**
+ * zod schemas of the four plan kinds as written (design §1). Every object is strict: an unknown
+ * field is refused, never ignored. Everything that reaches a mutation is bound here; changing any
+ * of it is a new plan, a new digest and a new approval. Semantic rules that relate fields to each
+ * other or to the release catalogue live in `checks.ts`.
+ */
+import { z } from "zod";
+import { tryParseVersion } from "../version.ts";
+
+/** The only plan API version cairn reads. */
+export const PLAN_API_VERSION = "cairn.dev/v1alpha1";
+/** The plan kinds, as a closed vocabulary. */
+export const PLAN_KINDS = [
+  "TalosUpgrade",
+  "KubernetesUpgrade",
+  "ConfigApply",
+  "ComponentUpgrade",
+] as const;
+/** One of {@link PLAN_KINDS}. */
+export type PlanKind = (typeof PLAN_KINDS)[number];
+
+const SHA256 = /^[0-9a-f]{64}$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** A `v`-prefixed semantic version string (`v1.14.2`, `v1.14.0-beta.0`). */
+export const VersionString = z.string().refine(
+  (s) => s.startsWith("v") && tryParseVersion(s) !== undefined,
+  { message: "expected a v-prefixed semantic version like v1.14.2" },
+);
+/** Lower-case hex SHA-256. */
+export const Sha256 = z.string().regex(SHA256, "expected 64 lower-case hex characters");
+const Name = z.string().max(63).regex(DNS_LABEL, "expected a DNS label (a-z, 0-9, -)");
+const PositiveSeconds = z.number().int().positive().max(7 * 24 * 3600);
+const RelativePath = z.string().min(1).max(512).refine(
+  (p) => !p.startsWith("/") && !p.split("/").includes(".."),
+  { message: "expected a repository-relative path without '..'" },
+);
+
+/** A file the plan binds by path and content digest. */
+export const BoundFile = z.strictObject({ path: RelativePath, sha256: Sha256 });
+
+/** Common envelope metadata. `expires` is RFC 3339 UTC. */
+export const Metadata = z.strictObject({
+  /** Also the file name: `plans/<name>.yaml`. */
+  name: z.string().max(253).regex(DNS_SUBDOMAIN, "expected lower-case a-z, 0-9, '-' and '.'"),
+  cluster: Name,
+  /** An SSH principal (as in allowed_signers), e.g. `alice@example.com`. */
+  author: z.string().min(3).max(256).regex(/^[^\s,]+$/, "expected an SSH principal"),
+  expires: z.string().regex(RFC3339_UTC, "expected an RFC 3339 UTC time like 2026-12-20T00:00:00Z")
+    .refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected a real date and time" }),
+});
+
+/** A node in rollout order. `address` is the Talos API endpoint of the node (IP or hostname). */
+export const PlanNode = z.strictObject({
+  name: z.string().max(253).regex(DNS_SUBDOMAIN, "expected a Kubernetes node name"),
+  role: z.enum(["worker", "controlplane"]),
+  address: z.string().min(1).max(253).regex(/^[0-9A-Za-z.:-]+$/, "expected an IP or hostname"),
+});
+
+/** Transport deadline (one RPC) and verification deadline (postconditions) of a phase. */
+export const PhaseDeadline = z.strictObject({
+  transportSeconds: PositiveSeconds,
+  verificationSeconds: PositiveSeconds,
+});
+
+/** Per-phase deadlines of a Talos node step (design §4). */
+export const TalosDeadlines = z.strictObject({
+  pull: PhaseDeadline,
+  install: PhaseDeadline,
+  cordon: PhaseDeadline,
+  drain: PhaseDeadline,
+  reboot: PhaseDeadline,
+  verify: PhaseDeadline,
+  uncordon: PhaseDeadline,
+});
+
+/** Rollout shape. Only one node at a time is supported; the field makes that explicit. */
+export const Rollout = z.strictObject({ maxParallel: z.number().int().positive() });
+
+/** Retry limits for reads and unattempted phases; never permission to repeat a mutation. */
+export const RetryPolicy = z.strictObject({ maxAttempts: z.number().int().min(1).max(10) });
+
+/** A recovery action the approvers authorise in advance (seed §5). */
+export const RecoveryAction = z.discriminatedUnion("action", [
+  z.strictObject({ action: z.literal("uncordonOwnedCordon") }),
+  z.strictObject({ action: z.literal("retryImagePull") }),
+  z.strictObject({
+    action: z.literal("partialDrain"),
+    /** Principal who reviewed leaving pods behind. */
+    reviewedBy: z.string().min(3).regex(/^[^\s,]+$/, "expected an SSH principal"),
+    /** Pods allowed to remain when the drain bound passes, at most. */
+    maxRemainingPods: z.number().int().min(1),
+    justification: z.string().min(1).max(1000),
+  }),
+]);
+
+/** One Talos hop: source → target with the installer bound by digest. */
+export const TalosHop = z.strictObject({
+  from: VersionString,
+  to: VersionString,
+  /** `lifecycle` = LifecycleService.Upgrade; `legacy` = MachineService.Upgrade. */
+  rpcPath: z.enum(["lifecycle", "legacy"]),
+  installer: z.strictObject({
+    /** `<registry>/<platform>-installer/<schematic>:<to>@sha256:<digest>` */
+    image: z.string().regex(
+      /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)+:[A-Za-z0-9._+-]+@sha256:[0-9a-f]{64}$/,
+      "expected an image reference with tag and @sha256 digest",
+    ),
+    schematic: Sha256,
+  }),
+});
+
+const Envelope = { apiVersion: z.literal(PLAN_API_VERSION), metadata: Metadata } as const;
+const Shared = {
+  /** Release catalogue snapshot the checks used, bound by digest. */
+  catalogue: BoundFile,
+  healthPolicy: BoundFile,
+  retry: RetryPolicy,
+} as const;
+
+/** TalosUpgrade: node-by-node OS upgrade along validated hops. */
+export const TalosUpgradeSchema = z.strictObject({
+  ...Envelope,
+  kind: z.literal("TalosUpgrade"),
+  spec: z.strictObject({
+    ...Shared,
+    platform: z.enum(["metal", "aws", "azure", "gcp", "vmware", "nocloud", "openstack"]),
+    arch: z.enum(["amd64", "arm64"]),
+    /** Kubernetes and kubelet versions running across the rollout (support matrix checks). */
+    kubernetes: z.strictObject({ version: VersionString, kubelet: VersionString }),
+    hops: z.array(TalosHop).min(1).max(8),
+    nodes: z.array(PlanNode).min(1).max(5000),
+    rollout: Rollout,
+    phases: z.strictObject({
+      /** Drain bound, compared with termination grace periods at plan time. */
+      drainTimeoutSeconds: PositiveSeconds,
+      rebootMode: z.enum(["default", "powercycle"]),
+      deadlines: TalosDeadlines,
+    }),
+    recovery: z.array(RecoveryAction).max(8),
+  }),
+});
+
+/** KubernetesUpgrade: control-plane components and kubelets to a target version. */
+export const KubernetesUpgradeSchema = z.strictObject({
+  ...Envelope,
+  kind: z.literal("KubernetesUpgrade"),
+  spec: z.strictObject({
+    ...Shared,
+    /** Talos version every node must run (mixed versions hold the plan). */
+    talosVersion: VersionString,
+    from: VersionString,
+    to: VersionString,
+    nodes: z.array(PlanNode).min(1).max(5000),
+    rollout: Rollout,
+    phases: z.strictObject({
+      deadlines: z.strictObject({ controlPlane: PhaseDeadline, kubelet: PhaseDeadline }),
+    }),
+    recovery: z.array(RecoveryAction).max(8),
+  }),
+});
+
+/** ConfigApply: a machine config applied with an explicit mode. */
+export const ConfigApplySchema = z.strictObject({
+  ...Envelope,
+  kind: z.literal("ConfigApply"),
+  spec: z.strictObject({
+    ...Shared,
+    talosVersion: VersionString,
+    /** Talos ApplyConfiguration mode, never `auto`: the plan states what it expects. */
+    mode: z.enum(["noReboot", "reboot", "staged", "try"]),
+    /** Activation classification of the whole effective diff; `unknown` holds the plan. */
+    activation: z.enum(["immediate", "explicitActivation", "installUpgradeOnly"]),
+    config: BoundFile,
+    nodes: z.array(PlanNode).min(1).max(5000),
+    rollout: Rollout,
+    phases: z.strictObject({ deadlines: z.strictObject({ apply: PhaseDeadline }) }),
+    recovery: z.array(RecoveryAction).max(8),
+  }),
+});
+
+/** ComponentUpgrade: a Flux-delivered bump of a protected component (observed, not mutated). */
+export const ComponentUpgradeSchema = z.strictObject({
+  ...Envelope,
+  kind: z.literal("ComponentUpgrade"),
+  spec: z.strictObject({
+    catalogue: BoundFile.optional(),
+    healthPolicy: BoundFile,
+    retry: RetryPolicy,
+    component: z.enum(["cilium", "rook-ceph", "flux", "cert-manager", "cnpg", "external-secrets"]),
+    flux: z.strictObject({
+      kind: z.enum(["HelmRelease", "Kustomization"]),
+      namespace: Name,
+      name: Name,
+    }),
+    from: VersionString,
+    to: VersionString,
+    /** Playbook after-merge checks run as health rounds until this deadline. */
+    phases: z.strictObject({ deadlines: z.strictObject({ rollout: PhaseDeadline }) }),
+  }),
+});
+
+/** Any plan, discriminated by `kind`. */
+export const PlanSchema = z.discriminatedUnion("kind", [
+  TalosUpgradeSchema,
+  KubernetesUpgradeSchema,
+  ConfigApplySchema,
+  ComponentUpgradeSchema,
+]);
+
+export type TalosUpgradePlan = z.infer<typeof TalosUpgradeSchema>;
+export type KubernetesUpgradePlan = z.infer<typeof KubernetesUpgradeSchema>;
+export type ConfigApplyPlan = z.infer<typeof ConfigApplySchema>;
+export type ComponentUpgradePlan = z.infer<typeof ComponentUpgradeSchema>;
+/** A schema-valid plan of any kind. */
+export type Plan = z.infer<typeof PlanSchema>;
+export type PlanNode = z.infer<typeof PlanNode>;
+export type TalosHop = z.infer<typeof TalosHop>;
+export type PhaseDeadline = z.infer<typeof PhaseDeadline>;
+export type RecoveryAction = z.infer<typeof RecoveryAction>;
+export type BoundFile = z.infer<typeof BoundFile>;
