@@ -1,0 +1,292 @@
+/**
+ * `GitRemote`: the watched repository seen through a private bare cache clone. Fetches are
+ * incremental (git only transfers objects it lacks; plan introductions can walk from a known
+ * commit), reads go through `ls-tree` and one `cat-file --batch` per listing.
+ */
+import { CairnError } from "../../domain/errors.ts";
+import type {
+  BranchHead,
+  FetchResult,
+  PlanFile,
+  PlanIntroduction,
+  PlanListing,
+  PlanSource,
+  RefusedPlanPath,
+} from "../../ports/plan_source.ts";
+import { parseCatFileBatch, parseLsTree, parseNameOnlyLog, type TreeEntry } from "./git_parse.ts";
+import { checkPlanName, checkRepoPath, showPath } from "./plan_paths.ts";
+import { gitOrThrow, gitText, runGit } from "./run_git.ts";
+
+/** How to reach and cache the watched repository. */
+export interface GitRemoteOptions {
+  /** Any URL git understands (`file://`, `git://`, `https://`, `ssh://`, a path). */
+  readonly url: string;
+  /** Private cache directory (created as a bare repository when missing). */
+  readonly cacheDir: string;
+  /** The branch whose merged plans are executed, e.g. `main`. */
+  readonly watchedBranch: string;
+  /** Plan or signature files larger than this are refused unread (default 1 MiB). */
+  readonly maxPlanBytes?: number;
+}
+
+const TRACKING = "refs/remotes/origin/";
+const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+const BRANCH_NAME = /^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/-]{1,200}(?<![./])$/;
+
+/** The git side of the reconcile loop; also the base the report sink pushes through. */
+export class GitRemote implements PlanSource {
+  readonly #opts: GitRemoteOptions;
+  #lastHeads = new Map<string, string>();
+
+  private constructor(opts: GitRemoteOptions) {
+    this.#opts = opts;
+  }
+
+  /** Opens (initialising when needed) the cache repository for `opts.url`. */
+  static async open(opts: GitRemoteOptions): Promise<GitRemote> {
+    checkBranch(opts.watchedBranch);
+    await Deno.mkdir(opts.cacheDir, { recursive: true });
+    const probe = await runGit(["rev-parse", "--is-bare-repository"], { gitDir: opts.cacheDir });
+    if (probe.code !== 0) await gitOrThrow(["init", "--bare", "--quiet", opts.cacheDir]);
+    const remote = new GitRemote(opts);
+    await remote.#git(["config", "remote.origin.url", opts.url]);
+    await remote.#git(["config", "remote.origin.fetch", `+refs/heads/*:${TRACKING}*`]);
+    await remote.#git(["config", "gc.auto", "0"]);
+    return remote;
+  }
+
+  /** The cache repository's path (for the report sink and tools). */
+  get gitDir(): string {
+    return this.#opts.cacheDir;
+  }
+
+  /** The watched branch name. */
+  get watchedBranch(): string {
+    return this.#opts.watchedBranch;
+  }
+
+  async fetch(): Promise<FetchResult> {
+    const out = await runGit(["fetch", "--prune", "--no-tags", "--quiet", "origin"], {
+      gitDir: this.gitDir,
+    });
+    if (out.code !== 0) throw fetchError(out.stderr, out.code);
+    const heads = await this.#trackingHeads();
+    const watchedCommit = heads.get(this.watchedBranch);
+    if (!watchedCommit) {
+      throw new CairnError({
+        reason: "GitBranchMissing",
+        message: `the watched branch '${this.watchedBranch}' does not exist on the remote`,
+      });
+    }
+    const changed = [...heads].filter(([b, c]) => this.#lastHeads.get(b) !== c).map(([b]) => b);
+    this.#lastHeads = heads;
+    const branches: BranchHead[] = [...heads]
+      .filter(([b]) => b !== this.watchedBranch)
+      .map(([branch, commit]) => ({ branch, commit }));
+    return { watched: { branch: this.watchedBranch, commit: watchedCommit }, branches, changed };
+  }
+
+  /** Fetches one branch; its tip, or `undefined` when the remote has no such branch. */
+  async fetchBranch(branch: string): Promise<string | undefined> {
+    checkBranch(branch);
+    const ref = `refs/heads/${branch}`;
+    const out = await runGit([
+      "fetch",
+      "--no-tags",
+      "--quiet",
+      "origin",
+      `+${ref}:${TRACKING}${branch}`,
+    ], {
+      gitDir: this.gitDir,
+    });
+    if (out.code !== 0) {
+      if (!/couldn't find remote ref/i.test(out.stderr)) throw fetchError(out.stderr, out.code);
+      await runGit(["update-ref", "-d", `${TRACKING}${branch}`], { gitDir: this.gitDir });
+      return undefined;
+    }
+    return await this.#git(["rev-parse", "--verify", `${TRACKING}${branch}^{commit}`]);
+  }
+
+  async listPlans(commit: string): Promise<PlanListing> {
+    await this.#requireCommit(commit);
+    const listing = await gitOrThrow(["ls-tree", "-z", "--long", commit, "--", "plans/"], {
+      gitDir: this.gitDir,
+    });
+    const sorted = sortPlanEntries(parseLsTree(listing), this.#maxBytes);
+    const wanted = [
+      ...sorted.plans.flatMap((p) => (p.sig ? [p.entry.oid, p.sig.oid] : [p.entry.oid])),
+    ];
+    const blobs = await this.#readBlobs(wanted);
+    const plans: PlanFile[] = sorted.plans.map(({ name, entry, sig }) => {
+      const signature = sig ? blobs.get(sig.oid) : undefined;
+      return {
+        name,
+        path: entry.path,
+        blob: entry.oid,
+        bytes: blobs.get(entry.oid) ?? new Uint8Array(),
+        ...(signature ? { signature } : {}),
+      };
+    });
+    return { commit, plans, refused: sorted.refused };
+  }
+
+  async introductions(commit: string, since?: string): Promise<readonly PlanIntroduction[]> {
+    await this.#requireCommit(commit);
+    if (since !== undefined) await this.#requireCommit(since);
+    const range = since ? `${since}..${commit}` : commit;
+    const log = await gitOrThrow([
+      "log",
+      "--first-parent",
+      "--diff-merges=first-parent",
+      "--reverse",
+      "--diff-filter=A",
+      "--no-renames",
+      "--name-only",
+      "-z",
+      "--format=%x01%H %ct",
+      range,
+      "--",
+      ":(glob)plans/*.yaml",
+    ], { gitDir: this.gitDir });
+    const seen = new Set<string>();
+    const result: PlanIntroduction[] = [];
+    for (const c of parseNameOnlyLog(log)) {
+      const names = c.paths.map((p) => planNameOf(p.path, p.utf8)).filter((n): n is string => !!n);
+      for (const name of [...new Set(names)].sort()) {
+        if (seen.has(name)) continue;
+        seen.add(name);
+        result.push({ name, commit: c.commit, committedAt: c.committedAt, order: result.length });
+      }
+    }
+    return result;
+  }
+
+  async readFile(commit: string, path: string): Promise<Uint8Array | undefined> {
+    await this.#requireCommit(commit);
+    const check = checkRepoPath(path);
+    if (!check.ok) {
+      throw new CairnError({
+        reason: "PlanPathInvalid",
+        message: `${showPath(path)}: ${check.why}`,
+      });
+    }
+    const out = await runGit(["rev-parse", "--verify", "--quiet", `${commit}:${path}`], {
+      gitDir: this.gitDir,
+    });
+    if (out.code !== 0) return undefined;
+    const oid = new TextDecoder().decode(out.stdout).trim();
+    return await gitOrThrow(["cat-file", "blob", oid], { gitDir: this.gitDir });
+  }
+
+  get #maxBytes(): number {
+    return this.#opts.maxPlanBytes ?? 1024 * 1024;
+  }
+
+  async #git(args: string[]): Promise<string> {
+    return await gitText(args, { gitDir: this.gitDir });
+  }
+
+  async #trackingHeads(): Promise<Map<string, string>> {
+    const text = await this.#git(["for-each-ref", "--format=%(objectname) %(refname)", TRACKING]);
+    const heads = new Map<string, string>();
+    for (const line of text.split("\n").filter((l) => l.length > 0).sort()) {
+      const [oid = "", ref = ""] = line.split(" ");
+      const branch = ref.slice(TRACKING.length);
+      if (branch !== "HEAD") heads.set(branch, oid);
+    }
+    return new Map([...heads].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
+
+  async #requireCommit(commit: string): Promise<void> {
+    const exists = COMMIT_ID.test(commit) &&
+      (await runGit(["cat-file", "-e", `${commit}^{commit}`], { gitDir: this.gitDir })).code === 0;
+    if (!exists) {
+      throw new CairnError({
+        reason: "GitObjectMissing",
+        message: `commit ${commit.slice(0, 80)} is not in the fetched history`,
+      });
+    }
+  }
+
+  async #readBlobs(oids: readonly string[]): Promise<Map<string, Uint8Array>> {
+    if (oids.length === 0) return new Map();
+    const stdin = new TextEncoder().encode(oids.map((o) => `${o}\n`).join(""));
+    return parseCatFileBatch(
+      await gitOrThrow(["cat-file", "--batch"], { gitDir: this.gitDir, stdin }),
+    );
+  }
+}
+
+interface PlanEntry {
+  readonly name: string;
+  readonly entry: TreeEntry;
+  readonly sig: TreeEntry | undefined;
+}
+
+/** Pairs plans with signatures; refuses unsafe, non-regular or oversized entries. */
+export function sortPlanEntries(
+  entries: readonly TreeEntry[],
+  maxBytes: number,
+): { plans: PlanEntry[]; refused: RefusedPlanPath[] } {
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  const plans: PlanEntry[] = [];
+  const refused: RefusedPlanPath[] = [];
+  for (const entry of entries) {
+    if (!entry.path.endsWith(".yaml")) continue;
+    const name = entry.path.slice("plans/".length, -".yaml".length);
+    const why = entryProblem(entry, name, maxBytes);
+    const sig = byPath.get(`${entry.path}.sig`);
+    const sigWhy = sig && (sig.type !== "blob" || sig.mode === "120000" || sig.size > maxBytes)
+      ? "its signature file is not a regular file within the size limit"
+      : undefined;
+    const problem = why ?? (sigWhy ? { reason: "PlanTooLarge" as const, why: sigWhy } : undefined);
+    if (problem) {
+      refused.push({ path: showPath(entry.path), reason: problem.reason, message: problem.why });
+    } else {
+      plans.push({ name, entry, sig });
+    }
+  }
+  plans.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { plans, refused };
+}
+
+function entryProblem(
+  entry: TreeEntry,
+  name: string,
+  maxBytes: number,
+): { reason: "PlanPathInvalid" | "PlanTooLarge"; why: string } | undefined {
+  if (!entry.utf8) return { reason: "PlanPathInvalid", why: "the file name is not valid UTF-8" };
+  const check = checkPlanName(name);
+  if (!check.ok) return { reason: "PlanPathInvalid", why: check.why };
+  if (entry.type !== "blob" || entry.mode === "120000") {
+    return { reason: "PlanPathInvalid", why: "the plan is not a regular file (symlink or tree)" };
+  }
+  if (entry.size > maxBytes) {
+    return { reason: "PlanTooLarge", why: `the file has ${entry.size} bytes (limit ${maxBytes})` };
+  }
+  return undefined;
+}
+
+function planNameOf(path: string, utf8: boolean): string | undefined {
+  if (!utf8 || !path.startsWith("plans/") || !path.endsWith(".yaml")) return undefined;
+  const name = path.slice("plans/".length, -".yaml".length);
+  return checkPlanName(name).ok ? name : undefined;
+}
+
+function checkBranch(branch: string): void {
+  if (!BRANCH_NAME.test(branch) || branch.endsWith(".lock")) {
+    throw new CairnError({
+      reason: "ConfigInvalid",
+      message: `'${showPath(branch).slice(0, 200)}' is not an acceptable branch name`,
+    });
+  }
+}
+
+function fetchError(stderr: string, code: number): CairnError {
+  const detail = stderr.trim().split("\n").slice(0, 3).join(" / ").slice(0, 400);
+  return new CairnError({
+    reason: "GitFetchFailed",
+    message: `fetching the remote failed (exit ${code})${detail ? `: ${detail}` : ""}`,
+    details: { exitCode: code },
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * The one place cairn starts `git`: argument vectors only (never a shell), a fixed environment
+ * (no prompts, no system config, C locale), and URL credentials scrubbed from anything that
+ * could reach a log or an error message.
+ */
+import { CairnError } from "../../domain/errors.ts";
+import type { Reason } from "../../domain/reasons.ts";
+
+/** How to run one git command. */
+export interface GitRunOptions {
+  /** `--git-dir` for commands on the private cache repository. */
+  readonly gitDir?: string;
+  /** Working directory (defaults to the process's). */
+  readonly cwd?: string;
+  readonly stdin?: Uint8Array;
+  /** Extra environment (author identity, `GIT_INDEX_FILE`, …). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** What a git command returned. */
+export interface GitOutput {
+  readonly code: number;
+  readonly stdout: Uint8Array;
+  readonly stderr: string;
+}
+
+const BASE_ENV: Readonly<Record<string, string>> = {
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_ASKPASS: "",
+  SSH_ASKPASS: "",
+  LC_ALL: "C",
+};
+
+const decoder = new TextDecoder();
+
+/** Runs git and returns its exit code and output; throws only when git cannot start. */
+export async function runGit(
+  args: readonly string[],
+  opts: GitRunOptions = {},
+): Promise<GitOutput> {
+  const fullArgs = opts.gitDir ? [`--git-dir=${opts.gitDir}`, ...args] : [...args];
+  const command = new Deno.Command("git", {
+    args: fullArgs,
+    env: { ...BASE_ENV, ...opts.env },
+    stdin: opts.stdin ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+  });
+  let child: Deno.ChildProcess;
+  try {
+    child = command.spawn();
+  } catch (err) {
+    throw new CairnError({
+      reason: "GitUnavailable",
+      message: `cannot start git: ${err instanceof Error ? err.message : String(err)}`,
+    }, { cause: err });
+  }
+  if (opts.stdin) {
+    const writer = child.stdin.getWriter();
+    // A command that exits early closes its stdin; its exit status tells the real story.
+    await writer.write(opts.stdin).catch(() => {});
+    await writer.close().catch(() => {});
+  }
+  const out = await child.output();
+  return {
+    code: out.code,
+    stdout: out.stdout,
+    stderr: scrubCredentials(decoder.decode(out.stderr)),
+  };
+}
+
+/** Runs git and returns stdout; a non-zero exit becomes a `CairnError` with `reason`. */
+export async function gitOrThrow(
+  args: readonly string[],
+  opts: GitRunOptions & { readonly reason?: Reason; readonly what?: string } = {},
+): Promise<Uint8Array> {
+  const out = await runGit(args, opts);
+  if (out.code !== 0) throw gitError(out, opts.reason ?? "GitCommandFailed", opts.what ?? args[0]);
+  return out.stdout;
+}
+
+/** Same as {@link gitOrThrow}, decoded as UTF-8 with the trailing newline removed. */
+export async function gitText(
+  args: readonly string[],
+  opts: GitRunOptions & { readonly reason?: Reason; readonly what?: string } = {},
+): Promise<string> {
+  return decoder.decode(await gitOrThrow(args, opts)).replace(/\n$/, "");
+}
+
+/** Builds the error for a failed git command, keeping the first lines of its stderr. */
+export function gitError(out: GitOutput, reason: Reason, what = "git"): CairnError {
+  const detail = out.stderr.trim().split("\n").slice(0, 4).join(" / ").slice(0, 500);
+  return new CairnError({
+    reason,
+    message: `${what} failed (exit ${out.code})${detail ? `: ${detail}` : ""}`,
+    details: { exitCode: out.code },
+  });
+}
+
+/** Removes `user:password@` from URLs so a token in a remote URL never reaches a log. */
+export function scrubCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi, "$1***@");
+}

@@ -1,0 +1,34 @@
+/**
+ * Where reports go: `reports/<plan>/preview.md` and `reports/<plan>/execution.md` on the
+ * report branch. Implementations never force-push; a moving branch is re-fetched, rebuilt on
+ * the new tip and retried a bounded number of times (`GitPushRejected` when they run out).
+ */
+
+/** The two report kinds, one file each per plan. */
+export type ReportKind = "preview" | "execution";
+
+/** One rendered report to publish. */
+export interface ReportDocument {
+  /** Plan name; must pass the plan path rules (else `PlanPathInvalid`). */
+  readonly plan: string;
+  readonly kind: ReportKind;
+  readonly markdown: string;
+}
+
+/** What a publish did. */
+export interface PublishResult {
+  /** `unchanged` when every document already had these bytes: no commit was made. */
+  readonly status: "committed" | "unchanged";
+  /** The report branch tip after publishing (the new commit, or the unchanged tip). */
+  readonly commit: string;
+  /** Push attempts used (0 when unchanged). */
+  readonly attempts: number;
+  /** Wall time spent, ms, for the commit-latency metric. */
+  readonly durationMs: number;
+}
+
+/** Commits reports. */
+export interface ReportSink {
+  /** Writes all `documents` in one commit with `message`. */
+  publish(documents: readonly ReportDocument[], message: string): Promise<PublishResult>;
+}

@@ -1,0 +1,236 @@
+import { deepStrictEqual as assertEquals, ok, rejects } from "node:assert/strict";
+import { CairnError } from "../../../src/domain/errors.ts";
+import { GitRemote } from "../../../src/adapters/git/git_remote.ts";
+import {
+  createBareRepo,
+  git,
+  type GitDaemon,
+  GitWorkTree,
+  startGitDaemon,
+} from "../../_helpers/git_daemon.ts";
+
+const td = new TextDecoder();
+
+interface Fixture {
+  readonly root: string;
+  readonly daemon: GitDaemon;
+  readonly url: string;
+  readonly work: GitWorkTree;
+  close(): Promise<void>;
+}
+
+async function fixture(): Promise<Fixture> {
+  const root = await Deno.makeTempDir({ prefix: "cairn-git-" });
+  await Deno.mkdir(`${root}/srv`);
+  await createBareRepo(`${root}/srv`, "plans.git");
+  const daemon = await startGitDaemon(`${root}/srv`);
+  const url = daemon.url("plans.git");
+  const seed = await GitWorkTree.clone(`file://${root}/srv/plans.git`, `${root}/seed`);
+  await seed.run("checkout", "--quiet", "-b", "main");
+  await seed.commit({ "README.md": "plans live here\n" }, "initial");
+  await seed.push("main");
+  const work = await GitWorkTree.clone(url, `${root}/work`);
+  return {
+    root,
+    daemon,
+    url,
+    work,
+    close: async () => {
+      await daemon.stop();
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+async function openRemote(f: Fixture, url = f.url): Promise<GitRemote> {
+  return await GitRemote.open({ url, cacheDir: `${f.root}/cache`, watchedBranch: "main" });
+}
+
+function reasonOf(err: unknown): string {
+  return err instanceof CairnError ? err.reason : `not a CairnError: ${String(err)}`;
+}
+
+Deno.test("GitRemote.fetch() over git:// picks up a commit pushed after the previous fetch", async () => {
+  const f = await fixture();
+  try {
+    const remote = await openRemote(f);
+    const first = await remote.fetch();
+    assertEquals(first.watched.commit, await f.work.run("rev-parse", "HEAD"));
+    assertEquals(first.changed, ["main"]);
+    const again = await remote.fetch();
+    assertEquals(again.changed, [], "an idle remote reports no change");
+    const next = await f.work.commit({ "plans/a.yaml": "kind: A\n" }, "add a");
+    await f.work.push("main");
+    const second = await remote.fetch();
+    assertEquals(second.watched.commit, next);
+    assertEquals(second.changed, ["main"]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitRemote lists plan branches and the plans with signatures at their tips", async () => {
+  const f = await fixture();
+  try {
+    await f.work.checkout("plan/talos", true);
+    const tip = await f.work.commit({
+      "plans/talos-v1.14.2.yaml": "kind: TalosUpgrade\n",
+      "plans/talos-v1.14.2.yaml.sig": "-----BEGIN SSH SIGNATURE-----\n",
+      "plans/notes.txt": "ignored\n",
+    }, "propose talos");
+    await f.work.push("plan/talos");
+    const remote = await openRemote(f);
+    const fetched = await remote.fetch();
+    assertEquals(fetched.branches, [{ branch: "plan/talos", commit: tip }]);
+    const listing = await remote.listPlans(tip);
+    assertEquals(listing.refused, []);
+    assertEquals(listing.plans.map((p) => p.name), ["talos-v1.14.2"]);
+    const plan = listing.plans[0]!;
+    assertEquals(plan.path, "plans/talos-v1.14.2.yaml");
+    assertEquals(td.decode(plan.bytes), "kind: TalosUpgrade\n");
+    assertEquals(td.decode(plan.signature!), "-----BEGIN SSH SIGNATURE-----\n");
+    assertEquals(plan.blob, await f.work.run("rev-parse", `${tip}:plans/talos-v1.14.2.yaml`));
+    const onMain = await remote.listPlans(fetched.watched.commit);
+    assertEquals(onMain.plans, [], "the plan is not on the watched branch yet");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitRemote.introductions() gives merge order and the merge commit that added each plan", async () => {
+  const f = await fixture();
+  try {
+    const w = f.work;
+    await w.checkout("plan/b", true);
+    await w.commit({ "plans/b.yaml": "b\n", "plans/b.yaml.sig": "sig\n" }, "propose b");
+    await w.checkout("main");
+    await w.checkout("plan/a", true);
+    await w.commit({ "plans/a.yaml": "a\n" }, "propose a");
+    await w.checkout("main");
+    const mergeB = await w.merge("plan/b");
+    const mergeA = await w.merge("plan/a");
+    await w.push("main");
+    const remote = await openRemote(f);
+    const head = (await remote.fetch()).watched.commit;
+    const intro = await remote.introductions(head);
+    assertEquals(intro.map((i) => [i.name, i.commit, i.order]), [["b", mergeB, 0], [
+      "a",
+      mergeA,
+      1,
+    ]]);
+    ok(intro.every((i) => i.committedAt > 1_600_000_000_000), "committer time in epoch ms");
+    const later = await w.commit({ "plans/c.yaml": "c\n", "plans/a.yaml": "a changed\n" }, "c");
+    await w.push("main");
+    const head2 = (await remote.fetch()).watched.commit;
+    const incremental = await remote.introductions(head2, head);
+    assertEquals(incremental.map((i) => [i.name, i.commit]), [["c", later]]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitRemote.listPlans() refuses hidden, oversized, symlinked and oddly named plan files", async () => {
+  const f = await fixture();
+  try {
+    const long = "x".repeat(101);
+    const tip = await f.work.commit({
+      "plans/.hidden.yaml": "h\n",
+      "plans/ok.yaml": "ok\n",
+      [`plans/${long}.yaml`]: "long\n",
+      "plans/sp ace.yaml": "s\n",
+      "plans/big.yaml": "y".repeat(2048),
+    }, "odd names");
+    await Deno.writeTextFile(`${f.work.dir}/plans/evil\nname.yaml`, "nl\n");
+    await Deno.symlink("/etc/passwd", `${f.work.dir}/plans/link.yaml`);
+    await f.work.run("add", "--", "plans");
+    await f.work.run("commit", "--quiet", "-m", "more odd names");
+    await f.work.push("main");
+    const remote = await GitRemote.open({
+      url: f.url,
+      cacheDir: `${f.root}/cache`,
+      watchedBranch: "main",
+      maxPlanBytes: 1024,
+    });
+    const head = (await remote.fetch()).watched.commit;
+    ok(head !== tip);
+    const listing = await remote.listPlans(head);
+    assertEquals(listing.plans.map((p) => p.name), ["ok"]);
+    const refused = Object.fromEntries(listing.refused.map((r) => [r.path, r.reason]));
+    assertEquals(refused, {
+      "plans/.hidden.yaml": "PlanPathInvalid",
+      [`plans/${long}.yaml`]: "PlanPathInvalid",
+      "plans/big.yaml": "PlanTooLarge",
+      "plans/evil\\u000aname.yaml": "PlanPathInvalid",
+      "plans/link.yaml": "PlanPathInvalid",
+      "plans/sp ace.yaml": "PlanPathInvalid",
+    });
+    const intro = await remote.introductions(head);
+    // Names that are unsafe as paths never surface; `link` does (its name is fine), and
+    // listPlans() is what refuses its content.
+    assertEquals(intro.map((i) => i.name), ["big", "ok", "link"]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitRemote.readFile() returns bytes, undefined for a missing path, and refuses path tricks", async () => {
+  const f = await fixture();
+  try {
+    const remote = await openRemote(f);
+    const head = (await remote.fetch()).watched.commit;
+    assertEquals(td.decode((await remote.readFile(head, "README.md"))!), "plans live here\n");
+    assertEquals(await remote.readFile(head, "plans/none.yaml"), undefined);
+    for (const path of ["../etc/passwd", "/etc/passwd", "plans/../README.md", "a\0b"]) {
+      await rejects(remote.readFile(head, path), (e) => reasonOf(e) === "PlanPathInvalid");
+    }
+    await rejects(
+      remote.readFile("0".repeat(40), "README.md"),
+      (e) => reasonOf(e) === "GitObjectMissing",
+    );
+    await rejects(remote.listPlans("HEAD"), (e) => reasonOf(e) === "GitObjectMissing");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitRemote.fetch() translates failures: unreachable remote, missing watched branch", async () => {
+  const f = await fixture();
+  try {
+    const gone = await GitRemote.open({
+      url: `file://${f.root}/srv/absent.git`,
+      cacheDir: `${f.root}/cache-gone`,
+      watchedBranch: "main",
+    });
+    await rejects(gone.fetch(), (e) => reasonOf(e) === "GitFetchFailed");
+    const wrong = await GitRemote.open({
+      url: f.url,
+      cacheDir: `${f.root}/cache-b`,
+      watchedBranch: "trunk",
+    });
+    await rejects(wrong.fetch(), (e) => reasonOf(e) === "GitBranchMissing");
+    await rejects(
+      GitRemote.open({
+        url: f.url,
+        cacheDir: `${f.root}/cache-c`,
+        watchedBranch: "--upload-pack=x",
+      }),
+      (e) => reasonOf(e) === "ConfigInvalid",
+    );
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitRemote works over file:// as well as git://", async () => {
+  const f = await fixture();
+  try {
+    const remote = await openRemote(f, `file://${f.root}/srv/plans.git`);
+    const fetched = await remote.fetch();
+    assertEquals(
+      fetched.watched.commit,
+      await git(["rev-parse", "main"], `${f.root}/srv/plans.git`),
+    );
+  } finally {
+    await f.close();
+  }
+});
