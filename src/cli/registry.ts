@@ -9,6 +9,10 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["plan", "check"], load: async () => (await import("./plan_check.ts")).command },
   { path: ["plan", "sign"], load: async () => (await import("./plan_sign.ts")).command },
   { path: ["plan", "verify"], load: async () => (await import("./plan_verify.ts")).command },
+  {
+    path: ["evidence", "check"],
+    load: async () => (await import("./evidence_check.ts")).command,
+  },
   { path: ["demo"], load: async () => (await import("./demo.ts")).command },
 ];
 

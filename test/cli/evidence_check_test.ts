@@ -1,0 +1,165 @@
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { command } from "../../src/cli/evidence_check.ts";
+import { parseCommandArgs } from "../../src/cli/command.ts";
+import type { EvidenceCheckResult } from "../../src/domain/evidence/result.ts";
+import {
+  buildUpstreamRepos,
+  FIXTURES,
+  type UpstreamRepos,
+} from "../adapters/evidence/upstream_repos.ts";
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function run(argv: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  let stdout = "";
+  let stderr = "";
+  const io = {
+    stdout: (t: string) => void (stdout += t),
+    stderr: (t: string) => void (stderr += t),
+    env,
+    cwd,
+    color: false,
+    tty: false,
+    signal: new AbortController().signal,
+  };
+  const code = await command.run(parseCommandArgs(command, argv), io);
+  return { code, stdout, stderr };
+}
+
+async function withUpstream(fn: (repos: UpstreamRepos, dir: string) => Promise<void>) {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(await buildUpstreamRepos(join(dir, "repos")), dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const SAMPLE = join(FIXTURES, "upgrade-order.yaml");
+const json = (r: Run) => JSON.parse(r.stdout) as EvidenceCheckResult;
+
+Deno.test("evidence check: a clean fetch and an offline re-check both exit 0", async () => {
+  await withUpstream(async (repos, dir) => {
+    const cache = join(dir, "cache");
+    assertEquals(
+      repos.talos[0],
+      "9684195043cd45bfc1ee12802bc1117c4ae08fde",
+      "fixture commit id drifted",
+    );
+    const fetched = await run(
+      [SAMPLE, "--cache", cache, "--fetch", "--output", "json"],
+      repos.gitEnv,
+      dir,
+    );
+    assertEquals(fetched.code, 0, fetched.stdout + fetched.stderr);
+    const r = json(fetched);
+    assertEquals(r.mode, "fetch");
+    assert(r.sources.every((s) => s.fetchedSha256 === s.expectedSha256 && s.verdict === "pass"));
+    assertEquals(r.counts, {
+      sources: { passed: 3, failed: 0 },
+      assertions: { passed: 5, failed: 0 },
+      controls: { passed: 2, failed: 0 },
+    });
+    // Offline: no git URL rewriting, so any attempt to reach the network would fail.
+    const offline = await run([SAMPLE, "--cache", cache], {}, dir);
+    assertEquals(offline.code, 0, offline.stdout + offline.stderr);
+    assert(offline.stdout.includes("PASS reversed-phase-order [reversed-order] observed fail"));
+    assert(offline.stdout.includes("ok: sources 3/3, assertions 5/5, controls 2/2 as declared"));
+  });
+});
+
+Deno.test("evidence check: a corrupted cache entry exits 1 at the hash check", async () => {
+  await withUpstream(async (repos, dir) => {
+    const cache = join(dir, "cache");
+    assertEquals((await run([SAMPLE, "--cache", cache, "--fetch"], repos.gitEnv, dir)).code, 0);
+    const entry = join(
+      cache,
+      "git.example.invalid_siderolabs_talos.git",
+      repos.talos[0],
+      "cmd/talosctl/cmd/talos/upgrade.go",
+    );
+    await Deno.writeTextFile(entry, "synthetic replacement text\n");
+    const r = await run([SAMPLE, "--cache", cache, "--output", "json"], {}, dir);
+    assertEquals(r.code, 1);
+    const bad = json(r).sources.find((s) => s.id === "talos-upgrade")!;
+    assertEquals([bad.verdict, bad.reason], ["fail", "EvidenceHashMismatch"]);
+    assert(bad.message.includes(`@${repos.talos[0]}:cmd/talosctl/cmd/talos/upgrade.go`));
+    assert(
+      bad.message.includes(`expected sha256 ${bad.expectedSha256}, actual ${bad.cachedSha256}`),
+    );
+    const dependent = json(r).assertions.find((a) => a.name === "install-precedes-drain")!;
+    assertEquals(dependent.verdict, "fail");
+  });
+});
+
+Deno.test("evidence check: a manifest whose reversed-order control passes exits 1", async () => {
+  await withUpstream(async (repos, dir) => {
+    const cache = join(dir, "cache");
+    const text = (await Deno.readTextFile(SAMPLE)).replace(
+      "    assertion: install-precedes-drain\n",
+      "    assertion: install-precedes-drain\n    calls: [pullImage, upgradeInternal, drainNodes]\n",
+    );
+    const manifest = join(dir, "control-passes.yaml");
+    await Deno.writeTextFile(manifest, text);
+    const r = await run(
+      [manifest, "--cache", cache, "--fetch", "--output", "json"],
+      repos.gitEnv,
+      dir,
+    );
+    assertEquals(r.code, 1);
+    const c = json(r).controls.find((x) => x.name === "reversed-phase-order")!;
+    assertEquals([c.observed, c.verdict, c.reason], [
+      "pass",
+      "fail",
+      "EvidenceControlUnexpectedlyPassed",
+    ]);
+    assert(json(r).sources.every((s) => s.verdict === "pass"));
+  });
+});
+
+Deno.test("evidence check: a tampered revision is caught at the download hash", async () => {
+  await withUpstream(async (repos, dir) => {
+    const cache = join(dir, "cache");
+    const text = (await Deno.readTextFile(SAMPLE)).replaceAll(repos.talos[0], repos.talos[1]);
+    const manifest = join(dir, "tampered.yaml");
+    await Deno.writeTextFile(manifest, text);
+    const r = await run(
+      [manifest, "--cache", cache, "--fetch", "--output", "json"],
+      repos.gitEnv,
+      dir,
+    );
+    assertEquals(r.code, 1);
+    const s = json(r).sources.find((x) => x.id === "talos-upgrade")!;
+    assertEquals([s.verdict, s.reason], ["fail", "EvidenceHashMismatch"]);
+    assert(
+      s.message.startsWith(
+        `download of https://git.example.invalid/siderolabs/talos.git@${repos.talos[1]}`,
+      ),
+    );
+    assert(s.fetchedSha256 !== s.expectedSha256);
+    // The mismatching bytes never enter the cache, so the offline re-check fails too.
+    const offline = await run([manifest, "--cache", cache, "--output", "json"], {}, dir);
+    assertEquals(offline.code, 1);
+    assertEquals(
+      json(offline).sources.find((x) => x.id === "talos-upgrade")!.reason,
+      "EvidenceFileMissing",
+    );
+  });
+});
+
+Deno.test("evidence check: an invalid manifest is refused with a located reason", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "m.yaml"), "apiVersion: cairn.dev/v1alpha1\nkind: Other\n");
+    const r = await run(["m.yaml", "--cache", "c"], {}, dir);
+    assertEquals(r.code, 1);
+    assert(r.stderr.startsWith("m.yaml:2:7: EvidenceManifestInvalid"), r.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
