@@ -1,0 +1,56 @@
+import type { Clock } from "../../ports/clock.ts";
+import type { Talos } from "../../ports/talos.ts";
+import type { Binding } from "../../domain/health/policy_schema.ts";
+import { selectNodes } from "../../domain/health/readers/common.ts";
+import type { HealthEvidence, KubeView, TalosView } from "../../domain/health/types.ts";
+import { KubeEvidence } from "./kube_evidence.ts";
+import { TalosEvidence } from "./talos_evidence.ts";
+import type { ListWatch } from "./watch_cache.ts";
+
+const CP_LABEL = "node-role.kubernetes.io/control-plane";
+
+/** Kubernetes watch caches and Talos reads behind one `HealthEvidence`. */
+export class ClusterEvidence implements HealthEvidence {
+  readonly kube: KubeEvidence;
+  readonly talos: TalosEvidence | undefined;
+
+  constructor(
+    kube: ListWatch,
+    talos: Pick<Talos, "version" | "serviceList" | "etcdMembers" | "etcdStatus"> | undefined,
+    private readonly clock: Clock,
+  ) {
+    this.kube = new KubeEvidence(kube, clock);
+    this.talos = talos ? new TalosEvidence(talos, clock, (b) => this.#nodesFor(b)) : undefined;
+  }
+
+  async prepare(b: Binding, deadlineMs: number, signal: AbortSignal): Promise<void> {
+    await this.kube.prepare(b);
+    if (signal.aborted) return;
+    await this.talos?.prepare(b, deadlineMs, signal);
+  }
+
+  kubeView(): KubeView {
+    return this.kube.view();
+  }
+
+  talosView(): TalosView {
+    return this.talos?.view() ?? { node: () => undefined };
+  }
+
+  stop(): void {
+    this.kube.stop();
+  }
+
+  #nodesFor(b: Binding): string[] {
+    if (!("selection" in b) || b.reader === "pdb-feasibility" || b.reader === "workloads") {
+      return [];
+    }
+    const sel = b.selection as { names?: string[]; labelSelector?: object };
+    const nodes = this.kube.view().resource("v1/Node")?.items ?? [];
+    let chosen = selectNodes(nodes, sel);
+    if (b.reader === "talos-etcd" && !sel.names && !sel.labelSelector) {
+      chosen = chosen.filter((n) => n.metadata?.labels?.[CP_LABEL] !== undefined);
+    }
+    return chosen.map((n) => n.metadata?.name ?? "");
+  }
+}

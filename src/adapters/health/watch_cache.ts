@@ -1,0 +1,160 @@
+import type {
+  Kube,
+  KubeObject,
+  KubeResourceRef,
+  KubeWatchEnd,
+  KubeWatchEvent,
+} from "../../ports/kube.ts";
+import type { Clock } from "../../ports/clock.ts";
+import type { CacheFreshness, ResourceSnapshot } from "../../domain/health/types.ts";
+
+/** The two Kube port calls a cache needs. */
+export type ListWatch = Pick<Kube, "listObjects" | "watch">;
+
+/** Request counters, for the benchmark and for tests that assert "no LIST per round". */
+export interface WatchCacheStats {
+  lists: number;
+  watches: number;
+  events: number;
+  disconnects: number;
+}
+
+/**
+ * All objects of one resource type, listed once and then kept current by a watch. When the
+ * watch ends for any reason but our own abort, the cache is marked stale and its snapshot says
+ * so; readers then report `unreadable` until `sync()` re-lists. A watch that the server closes
+ * cleanly is resumed from the last resourceVersion and the cache becomes live again with the
+ * first event that arrives on it.
+ */
+export class WatchCache {
+  readonly stats: WatchCacheStats = { lists: 0, watches: 0, events: 0, disconnects: 0 };
+  #objects = new Map<string, KubeObject>();
+  #items: readonly KubeObject[] | undefined;
+  #memo = new Map<string, unknown>();
+  #state: CacheFreshness["state"] = "unsynced";
+  #syncedAtMs: number | undefined;
+  #confirmedAtMs: number | undefined;
+  #staleSinceMs: number | undefined;
+  #rv: string | undefined;
+  #abort: AbortController | undefined;
+  #syncing: Promise<void> | undefined;
+  #lastEnd: KubeWatchEnd | undefined;
+
+  constructor(
+    private readonly kube: ListWatch,
+    readonly ref: KubeResourceRef,
+    private readonly clock: Clock,
+  ) {}
+
+  /** How the cache stands now; a live watch is confirmed as of now. */
+  get freshness(): CacheFreshness {
+    const now = this.clock.now();
+    return {
+      state: this.#state,
+      ...(this.#syncedAtMs !== undefined ? { syncedAtMs: this.#syncedAtMs } : {}),
+      ...(this.#state === "live"
+        ? { confirmedAtMs: now }
+        : this.#confirmedAtMs !== undefined
+        ? { confirmedAtMs: this.#confirmedAtMs }
+        : {}),
+      ...(this.#staleSinceMs !== undefined ? { staleSinceMs: this.#staleSinceMs } : {}),
+      ...(this.#rv !== undefined ? { resourceVersion: this.#rv } : {}),
+    };
+  }
+
+  /** How the last watch ended (for evidence and tests). */
+  get lastWatchEnd(): KubeWatchEnd | undefined {
+    return this.#lastEnd;
+  }
+
+  /** The cached objects; the array and the memo map stay the same until the content changes. */
+  snapshot(): ResourceSnapshot {
+    this.#items ??= [...this.#objects.values()];
+    return { items: this.#items, freshness: this.freshness, memo: this.#memo };
+  }
+
+  /** Lists and starts watching unless the cache is already live. Concurrent calls share one list. */
+  sync(): Promise<void> {
+    if (this.#state === "live") return Promise.resolve();
+    this.#syncing ??= this.#relist().finally(() => (this.#syncing = undefined));
+    return this.#syncing;
+  }
+
+  /** Stops the watch; the cache keeps its content but is no longer live. */
+  stop(): void {
+    this.#abort?.abort();
+    this.#abort = undefined;
+    this.#markStale();
+  }
+
+  async #relist(): Promise<void> {
+    this.#abort?.abort();
+    this.stats.lists++;
+    const list = await this.kube.listObjects(this.ref);
+    this.#objects = new Map(list.items.map((o) => [key(o), o]));
+    this.#changed();
+    this.#rv = list.resourceVersion;
+    const now = this.clock.now();
+    this.#state = "live";
+    this.#syncedAtMs = now;
+    this.#confirmedAtMs = now;
+    this.#staleSinceMs = undefined;
+    this.#startWatch();
+  }
+
+  #startWatch(): void {
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.stats.watches++;
+    const opts = { signal: abort.signal, ...(this.#rv ? { resourceVersion: this.#rv } : {}) };
+    this.kube.watch(this.ref, opts, (ev) => this.#apply(ev, abort)).then(
+      (end) => this.#ended(end, abort),
+      (e) => this.#ended({ kind: "failed", reason: "KubeUnreachable", message: String(e) }, abort),
+    );
+  }
+
+  #apply(ev: KubeWatchEvent, abort: AbortController): void {
+    if (abort !== this.#abort) return;
+    this.stats.events++;
+    const rv = ev.object.metadata?.resourceVersion;
+    if (rv) this.#rv = rv;
+    this.#confirmedAtMs = this.clock.now();
+    if (this.#state === "stale" && this.#resuming) {
+      this.#state = "live";
+      this.#staleSinceMs = undefined;
+    }
+    if (ev.type === "BOOKMARK") return;
+    if (ev.type === "DELETED") this.#objects.delete(key(ev.object));
+    else this.#objects.set(key(ev.object), ev.object);
+    this.#changed();
+  }
+
+  #resuming = false;
+
+  #ended(end: KubeWatchEnd, abort: AbortController): void {
+    if (abort !== this.#abort) return;
+    this.#lastEnd = end;
+    if (end.kind === "aborted") return;
+    this.stats.disconnects++;
+    this.#markStale();
+    // A clean close loses nothing: resume from the last version; it turns live on the next event.
+    this.#resuming = end.kind === "closed";
+    if (this.#resuming) this.#startWatch();
+  }
+
+  #markStale(): void {
+    if (this.#state !== "live") return;
+    this.#state = "stale";
+    this.#staleSinceMs = this.clock.now();
+  }
+
+  #changed(): void {
+    this.#items = undefined;
+    this.#memo = new Map();
+  }
+}
+
+function key(o: KubeObject): string {
+  const m = o.metadata ?? {};
+  return `${m.namespace ?? ""}/${m.name ?? ""}`;
+}

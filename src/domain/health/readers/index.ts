@@ -1,0 +1,27 @@
+import type { Binding } from "../policy_schema.ts";
+import type { BindingResult, ReadInputs } from "../types.ts";
+import { readKubeObject } from "./kube_object.ts";
+import { readNodes } from "./nodes.ts";
+import { readPdbFeasibility } from "./pdb.ts";
+import { readNodeVersions, readTalosEtcd, readTalosServices } from "./talos.ts";
+import { readWorkloads } from "./workloads.ts";
+
+/** Evaluates one binding over the evidence in `inputs` (pure). */
+export function readBinding(b: Binding, inputs: ReadInputs, startedAtMs: number): BindingResult {
+  switch (b.reader) {
+    case "nodes":
+      return readNodes(b, inputs, startedAtMs);
+    case "workloads":
+      return readWorkloads(b, inputs, startedAtMs);
+    case "pdb-feasibility":
+      return readPdbFeasibility(b, inputs, startedAtMs);
+    case "kube-object":
+      return readKubeObject(b, inputs, startedAtMs);
+    case "talos-etcd":
+      return readTalosEtcd(b, inputs, startedAtMs);
+    case "talos-services":
+      return readTalosServices(b, inputs, startedAtMs);
+    case "node-versions":
+      return readNodeVersions(b, inputs, startedAtMs);
+  }
+}

@@ -1,0 +1,155 @@
+import type { Reason } from "../reasons.ts";
+
+/** The three outcomes a reader may report. `unreadable` is never a pass and never a failure. */
+export type Verdict = "pass" | "fail" | "unreadable";
+
+/** A Kubernetes object as the API returns it (unstructured JSON), structurally typed. */
+export type KubeObjectLike = Readonly<Record<string, unknown>> & {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly resourceVersion?: string;
+    readonly generation?: number;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+};
+
+/**
+ * How fresh a watch cache is. `live`: listed, then watched without a break since; `stale`: the
+ * watch ended and the cache has not re-listed; `unsynced`: never listed.
+ * `confirmedAtMs` is the last moment the server confirmed the cache (list, event or bookmark).
+ */
+export interface CacheFreshness {
+  readonly state: "live" | "stale" | "unsynced";
+  readonly syncedAtMs?: number;
+  readonly confirmedAtMs?: number;
+  readonly staleSinceMs?: number;
+  readonly resourceVersion?: string;
+}
+
+/** All objects of one kind as a watch cache holds them, plus memoised derived indexes. */
+export interface ResourceSnapshot {
+  readonly items: readonly KubeObjectLike[];
+  readonly freshness: CacheFreshness;
+  /**
+   * Derived data keyed by name, valid for exactly this content. The cache hands out a new map
+   * whenever its content changes, so readers can reuse indexes across rounds of a quiet cluster.
+   */
+  readonly memo?: Map<string, unknown>;
+}
+
+/** Kubernetes evidence by resource key (`v1/Node`, `apps/v1/Deployment`, `ceph.rook.io/v1/CephCluster`). */
+export interface KubeView {
+  resource(key: string): ResourceSnapshot | undefined;
+}
+
+/** One etcd member as the member list reports it. */
+export interface EtcdMember {
+  readonly id: string;
+  readonly hostname: string;
+  readonly isLearner: boolean;
+}
+
+/** What one control-plane node's Talos API said about etcd (EtcdStatus/EtcdAlarmList are local). */
+export interface EtcdObservation {
+  readonly members: readonly EtcdMember[];
+  /** The local member's id, from EtcdStatus. */
+  readonly memberId: string;
+  /** EtcdStatus errors (empty = healthy). */
+  readonly errors: readonly string[];
+  readonly alarms: readonly string[];
+}
+
+export interface TalosServiceObservation {
+  readonly id: string;
+  readonly state: string;
+  /** health.healthy; undefined when the service has no health check. */
+  readonly healthy: boolean | undefined;
+}
+
+/** Everything read from one node's Talos API in one round. */
+export interface TalosNodeObservation {
+  readonly node: string;
+  readonly observedAtMs: number;
+  readonly version?: string;
+  readonly schematic?: string;
+  readonly services?: readonly TalosServiceObservation[];
+  readonly etcd?: EtcdObservation;
+  /** Set when the read failed or timed out; the node's evidence is then unreadable. */
+  readonly error?: { readonly reason: Reason; readonly message: string };
+}
+
+export interface TalosView {
+  node(name: string): TalosNodeObservation | undefined;
+}
+
+/** The named target of the running operation, whose own cordon is expected. */
+export interface HealthTarget {
+  readonly node: string;
+  /** True when the journal records that this operation cordoned the node. */
+  readonly operationOwnedCordon: boolean;
+}
+
+/** Inputs a pure reader evaluates. */
+export interface ReadInputs {
+  readonly nowMs: number;
+  readonly kube: KubeView;
+  readonly talos: TalosView;
+  readonly target?: HealthTarget;
+}
+
+/** Identity, version and freshness of one piece of evidence. */
+export interface ObservationBasis {
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly generation?: number;
+  readonly observedGeneration?: number;
+  readonly observedAtMs: number;
+  readonly source: "watch-cache" | "talos";
+  readonly cache?: CacheFreshness;
+}
+
+/** A per-subject finding (a node, a workload, a PDB on a node, an etcd member). */
+export interface Finding {
+  readonly subject: string;
+  readonly verdict: Verdict;
+  readonly reason: Reason;
+  readonly message: string;
+  /** PDB feasibility: a blocker that no waiting will clear vs one that may clear. */
+  readonly blocker?: "permanent" | "temporary";
+}
+
+/** One binding's result in one round. */
+export interface BindingResult {
+  readonly binding: string;
+  readonly reader: string;
+  readonly verdict: Verdict;
+  readonly reason: Reason;
+  readonly message: string;
+  readonly coverage: { readonly required: number; readonly observed: number };
+  /** Non-passing findings, plus passing ones when the reader has few subjects. */
+  readonly findings: readonly Finding[];
+  readonly basis: readonly ObservationBasis[];
+  readonly startedAtMs: number;
+  readonly completedAtMs: number;
+}
+
+/**
+ * Where a round's evidence comes from (implemented by `src/adapters/health/`). `prepare` makes
+ * the evidence a binding needs current (sync caches, call Talos) and may be aborted when the
+ * binding's time is up; `inputs` then exposes what is held.
+ */
+export interface HealthEvidence {
+  prepare(
+    binding: import("./policy_schema.ts").Binding,
+    deadlineMs: number,
+    signal: AbortSignal,
+  ): Promise<void>;
+  kubeView(): KubeView;
+  talosView(): TalosView;
+}
