@@ -1,0 +1,355 @@
+/**
+ * The control loops the drain path depends on, run on the virtual clock: pod termination over
+ * the grace period, ReplicaSet/StatefulSet/operator pods recreated on another schedulable node,
+ * DaemonSet pods kept one per node, PDB status recomputed from pod readiness, and node
+ * readiness/nodeInfo driven by the Talos side of the twin.
+ */
+import type { SimClock } from "../clock.ts";
+import type { FaultSchedule } from "../faults.ts";
+import { matchesSelector } from "./selectors.ts";
+import { isoSeconds, type Obj, type ResourceType, Store } from "./store.ts";
+import { clone } from "./patch.ts";
+import type { KubeLabelSelector } from "../../ports/kube.ts";
+
+type R = Record<string, unknown>;
+const rec = (v: unknown): R => (v && typeof v === "object" ? v as R : {});
+
+/** Virtual seconds a pod takes to exit after SIGTERM unless it ignores it. */
+const DEFAULT_SHUTDOWN_S = 2;
+/** Virtual seconds from pod creation to Ready. */
+const DEFAULT_START_S = 5;
+/** Virtual delay before the disruption controller observes a changed PDB spec. */
+export const PDB_SYNC_MS = 1000;
+
+export class Controllers {
+  readonly pods: ResourceType;
+  readonly nodes: ResourceType;
+  readonly pdbs: ResourceType;
+  #dirtyNs = new Set<string>();
+  #flushQueued = false;
+  #nameSeq = 0;
+
+  constructor(
+    readonly store: Store,
+    readonly clock: SimClock,
+    readonly faults: FaultSchedule,
+  ) {
+    this.pods = store.findType("", "v1", "pods")!;
+    this.nodes = store.findType("", "v1", "nodes")!;
+    this.pdbs = store.findType("policy", "v1", "poddisruptionbudgets")!;
+    store.watch(this.pods, (e) => this.#markDirty(e.object.metadata.namespace ?? ""));
+    store.watch(this.pdbs, (e) => {
+      const o = e.object, st = rec(o.status);
+      if (e.type === "DELETED") return;
+      if ((st.observedGeneration as number | undefined) !== o.metadata.generation) {
+        clock.schedule(PDB_SYNC_MS, () => this.syncPdbs(o.metadata.namespace ?? ""));
+      }
+    });
+  }
+
+  // ---- pods -----------------------------------------------------------------------------
+
+  /** Graceful delete: deletionTimestamp now, removal once the container exits or grace ends. */
+  deletePod(pod: Obj, graceSeconds?: number): Obj | undefined {
+    const spec = rec(pod.spec), status = rec(pod.status);
+    const grace = graceSeconds ?? (spec.terminationGracePeriodSeconds as number | undefined) ?? 30;
+    const phase = status.phase as string | undefined;
+    const unscheduled = !spec.nodeName;
+    if (grace <= 0 || unscheduled || phase === "Succeeded" || phase === "Failed") {
+      return this.#removePod(pod);
+    }
+    if (pod.metadata.deletionTimestamp) return pod;
+    const next = clone(pod);
+    next.metadata.deletionTimestamp = isoSeconds(this.clock.now() + grace * 1000);
+    next.metadata.deletionGracePeriodSeconds = grace;
+    const stays = this.faults.take("kube.pod", pod.metadata.name, this.clock.now())?.kind ===
+        "ignore-sigterm"
+      ? grace
+      : Math.min(
+        grace,
+        Number(pod.metadata.annotations?.["sim.cairn.dev/shutdown-seconds"] ?? DEFAULT_SHUTDOWN_S),
+      );
+    const uid = pod.metadata.uid;
+    this.clock.schedule(stays * 1000, () => {
+      const cur = this.store.get(this.pods, pod.metadata.namespace, pod.metadata.name);
+      if (cur && cur.metadata.uid === uid) this.#removePod(cur);
+    });
+    return this.store.put(this.pods, next);
+  }
+
+  #removePod(pod: Obj): Obj | undefined {
+    const gone = this.store.remove(this.pods, pod.metadata.namespace, pod.metadata.name);
+    if (gone) this.#replace(gone);
+    return gone;
+  }
+
+  /** Recreates a pod that its controller wants back. */
+  #replace(gone: Obj): void {
+    const owner = (gone.metadata.ownerReferences ?? []).find((o) => o.controller === true);
+    if (!owner) return;
+    const kind = owner.kind as string;
+    if (kind === "DaemonSet") {
+      const node = rec(gone.spec).nodeName as string | undefined;
+      if (node && this.store.get(this.nodes, undefined, node)) this.createPod(gone, node);
+      return;
+    }
+    const name = kind === "ReplicaSet" ? undefined : gone.metadata.name;
+    const node = this.pickNode(gone, rec(gone.spec).nodeName as string | undefined);
+    this.createPod(gone, node, name);
+  }
+
+  /** Creates a pod from a template pod (or a workload template) and starts it on `node`. */
+  createPod(template: Obj, node: string | undefined, name?: string): Obj | undefined {
+    const prefix = (template.metadata.generateName as string | undefined) ??
+      `${ownerName(template) ?? template.metadata.name}-`;
+    const pod: Obj = {
+      metadata: {
+        name: name ?? `${prefix}${this.#suffix(prefix)}`,
+        namespace: template.metadata.namespace ?? "default",
+        labels: { ...template.metadata.labels },
+        annotations: { ...template.metadata.annotations },
+        ownerReferences: clone(template.metadata.ownerReferences ?? []),
+      },
+      spec: { ...clone(rec(template.spec)), ...(node ? { nodeName: node } : {}) },
+      status: { phase: "Pending", conditions: podConditions(false, node !== undefined) },
+    };
+    if (!node) delete rec(pod.spec).nodeName;
+    delete pod.metadata.annotations!["kubernetes.io/config.mirror"];
+    const created = this.store.create(this.pods, pod);
+    if (created && node) {
+      const start = Number(
+        template.metadata.annotations?.["sim.cairn.dev/start-seconds"] ?? DEFAULT_START_S,
+      );
+      const uid = created.metadata.uid;
+      this.clock.schedule(
+        start * 1000,
+        () => this.#startPod(pod.metadata.namespace!, pod.metadata.name, uid),
+      );
+    }
+    return created;
+  }
+
+  #startPod(ns: string, name: string, uid: string | undefined): void {
+    const cur = this.store.get(this.pods, ns, name);
+    if (!cur || cur.metadata.uid !== uid || cur.metadata.deletionTimestamp) return;
+    const node = this.store.get(this.nodes, undefined, rec(cur.spec).nodeName as string);
+    const ready = node !== undefined && nodeReady(node);
+    this.store.put(this.pods, {
+      ...cur,
+      status: {
+        ...rec(cur.status),
+        phase: "Running",
+        startTime: isoSeconds(this.clock.now()),
+        conditions: podConditions(ready, true),
+      },
+    });
+  }
+
+  #suffix(prefix: string): string {
+    const alphabet = "bcdfghjklmnpqrstvwxz2456789";
+    let n = (this.#nameSeq++ * 7919 + prefix.length * 104729) % 14348907;
+    let s = "";
+    for (let i = 0; i < 5; i++) {
+      s += alphabet[n % alphabet.length];
+      n = Math.floor(n / alphabet.length) + i * 3;
+    }
+    return s;
+  }
+
+  /** The least-loaded schedulable node that tolerates the pod, preferring spreading from siblings. */
+  pickNode(pod: Obj, avoid?: string): string | undefined {
+    const spec = rec(pod.spec);
+    const selector = rec(spec.nodeSelector) as Record<string, string>;
+    const tolerations = (spec.tolerations ?? []) as R[];
+    const counts = new Map<string, number>(), siblings = new Map<string, number>();
+    const ownerUid = (pod.metadata.ownerReferences ?? [])[0]?.uid;
+    for (const p of this.store.list(this.pods)) {
+      const n = rec(p.spec).nodeName as string | undefined;
+      if (!n) continue;
+      counts.set(n, (counts.get(n) ?? 0) + 1);
+      if (ownerUid && p.metadata.ownerReferences?.[0]?.uid === ownerUid) {
+        siblings.set(n, (siblings.get(n) ?? 0) + 1);
+      }
+    }
+    const candidates = this.store.list(this.nodes).filter((n) =>
+      n.metadata.name !== avoid && !rec(n.spec).unschedulable && nodeReady(n) &&
+      Object.entries(selector).every(([k, v]) => n.metadata.labels?.[k] === v) &&
+      tolerates(tolerations, (rec(n.spec).taints ?? []) as R[])
+    );
+    candidates.sort((a, b) =>
+      (siblings.get(a.metadata.name) ?? 0) - (siblings.get(b.metadata.name) ?? 0) ||
+      (counts.get(a.metadata.name) ?? 0) - (counts.get(b.metadata.name) ?? 0) ||
+      (a.metadata.name < b.metadata.name ? -1 : 1)
+    );
+    return candidates[0]?.metadata.name;
+  }
+
+  // ---- nodes ------------------------------------------------------------------------------
+
+  /** The Talos side reports a node down (reboot) or back up. Pods on it follow. */
+  setNodeReady(name: string, ready: boolean): void {
+    const node = this.store.get(this.nodes, undefined, name);
+    if (!node) return;
+    const status = rec(node.status);
+    const now = isoSeconds(this.clock.now());
+    const conditions = ((status.conditions ?? []) as R[]).filter((c) => c.type !== "Ready");
+    conditions.push({
+      type: "Ready",
+      status: ready ? "True" : "Unknown",
+      reason: ready ? "KubeletReady" : "NodeStatusUnknown",
+      message: ready ? "kubelet is posting ready status" : "Kubelet stopped posting node status.",
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    });
+    this.store.put(this.nodes, { ...node, status: { ...status, conditions } });
+    for (const p of this.store.list(this.pods)) {
+      if (rec(p.spec).nodeName !== name || p.metadata.deletionTimestamp) continue;
+      if (!ready) {
+        this.store.put(this.pods, {
+          ...p,
+          status: { ...rec(p.status), conditions: podConditions(false, true) },
+        });
+      } else {this.clock.schedule(DEFAULT_START_S * 1000, () =>
+          this.#startPod(p.metadata.namespace!, p.metadata.name, p.metadata.uid));}
+    }
+  }
+
+  /** The Talos side reports what the kubelet says after a boot. */
+  setNodeInfo(
+    name: string,
+    info: { osImage?: string; kubeletVersion?: string; bootID?: string },
+  ): void {
+    const node = this.store.get(this.nodes, undefined, name);
+    if (!node) return;
+    const status = rec(node.status);
+    const nodeInfo: R = { ...rec(status.nodeInfo), ...info };
+    if (info.kubeletVersion) nodeInfo.kubeProxyVersion = info.kubeletVersion;
+    this.store.put(this.nodes, { ...node, status: { ...status, nodeInfo } });
+  }
+
+  // ---- PDBs -------------------------------------------------------------------------------
+
+  #markDirty(ns: string): void {
+    this.#dirtyNs.add(ns);
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      const dirty = [...this.#dirtyNs];
+      this.#dirtyNs.clear();
+      for (const n of dirty) this.syncPdbs(n);
+    });
+  }
+
+  /** Recomputes the status of every PDB in a namespace (the disruption controller). */
+  syncPdbs(ns: string): void {
+    const pdbs = this.store.list(this.pdbs, ns);
+    if (pdbs.length === 0) return;
+    const pods = this.store.list(this.pods, ns);
+    for (const pdb of pdbs) {
+      const status = computePdbStatus(pdb, pods, (kind, name) => this.#scale(ns, kind, name));
+      const old = rec(pdb.status);
+      this.store.put(this.pdbs, { ...pdb, status: { ...old, ...status } });
+    }
+  }
+
+  #scale(ns: string, kind: string, name: string): number | undefined {
+    const plural = kind === "ReplicaSet"
+      ? "replicasets"
+      : kind === "StatefulSet"
+      ? "statefulsets"
+      : undefined;
+    if (!plural) return undefined;
+    const t = this.store.findType("apps", "v1", plural)!;
+    const o = this.store.get(t, ns, name);
+    return o ? Number(rec(o.spec).replicas ?? 1) : undefined;
+  }
+}
+
+function ownerName(o: Obj): string | undefined {
+  return (o.metadata.ownerReferences ?? []).find((r) => r.controller === true)?.name as
+    | string
+    | undefined;
+}
+
+export function nodeReady(node: Obj): boolean {
+  return ((rec(node.status).conditions ?? []) as R[]).some((c) =>
+    c.type === "Ready" && c.status === "True"
+  );
+}
+
+export function podReady(pod: Obj): boolean {
+  return ((rec(pod.status).conditions ?? []) as R[]).some((c) =>
+    c.type === "Ready" && c.status === "True"
+  );
+}
+
+export function podConditions(ready: boolean, scheduled: boolean): R[] {
+  const s = (b: boolean) => (b ? "True" : "False");
+  return [
+    { type: "PodScheduled", status: s(scheduled) },
+    { type: "Initialized", status: s(scheduled) },
+    { type: "ContainersReady", status: s(ready) },
+    { type: "Ready", status: s(ready) },
+  ];
+}
+
+function tolerates(tolerations: R[], taints: R[]): boolean {
+  return taints.filter((t) => t.effect === "NoSchedule" || t.effect === "NoExecute").every((t) =>
+    tolerations.some((tol) =>
+      (tol.operator === "Exists" && (tol.key === undefined || tol.key === t.key)) ||
+      (tol.key === t.key && (tol.operator === "Exists" || tol.value === t.value))
+    )
+  );
+}
+
+function scaled(v: unknown, total: number, roundUp: boolean): number {
+  if (typeof v === "number") return v;
+  const pct = Number(String(v).replace("%", ""));
+  const x = (pct * total) / 100;
+  return roundUp ? Math.ceil(x) : Math.floor(x);
+}
+
+/** The disruption controller's arithmetic (protocols B2). */
+export function computePdbStatus(
+  pdb: Obj,
+  podsInNs: readonly Obj[],
+  scaleOf: (kind: string, name: string) => number | undefined,
+): R {
+  const spec = rec(pdb.spec);
+  const selector = spec.selector as KubeLabelSelector | undefined;
+  const pods = podsInNs.filter((p) => matchesSelector(selector, p.metadata.labels ?? {}));
+  const live = pods.filter((p) => !p.metadata.deletionTimestamp);
+  const healthy = live.filter(podReady).length;
+  let expected = 0;
+  const seen = new Set<string>();
+  for (const p of pods) {
+    const ref = (p.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+    const scale = ref ? scaleOf(ref.kind as string, ref.name as string) : undefined;
+    if (scale === undefined) {
+      if (!p.metadata.deletionTimestamp) expected++;
+    } else if (!seen.has(ref!.uid as string)) {
+      seen.add(ref!.uid as string);
+      expected += scale;
+    }
+  }
+  let desired: number;
+  if (spec.minAvailable !== undefined) desired = scaled(spec.minAvailable, expected, true);
+  else if (spec.maxUnavailable !== undefined) {
+    desired = Math.max(0, expected - scaled(spec.maxUnavailable, expected, true));
+  } else desired = expected;
+  const allowed = Math.max(0, healthy - desired);
+  return {
+    observedGeneration: pdb.metadata.generation ?? 1,
+    currentHealthy: healthy,
+    desiredHealthy: desired,
+    expectedPods: expected,
+    disruptionsAllowed: allowed,
+    conditions: [{
+      type: "DisruptionAllowed",
+      status: allowed > 0 ? "True" : "False",
+      reason: allowed > 0 ? "SufficientPods" : "InsufficientPods",
+      observedGeneration: pdb.metadata.generation ?? 1,
+    }],
+  };
+}

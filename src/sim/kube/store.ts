@@ -1,0 +1,380 @@
+/**
+ * The simulator's object store: one resourceVersion counter for all objects (as etcd's revision),
+ * uid/generation/creationTimestamp stamped on create, a bounded event history that watches
+ * replay from (older versions get 410 Gone), and fan-out to open watches.
+ */
+import { createHash } from "node:crypto";
+import { clone } from "./patch.ts";
+
+export type Obj = Record<string, unknown> & { metadata: Meta };
+export interface Meta extends Record<string, unknown> {
+  name: string;
+  namespace?: string;
+  uid?: string | undefined;
+  resourceVersion?: string | undefined;
+  generation?: number;
+  creationTimestamp?: string | undefined;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: Array<Record<string, unknown>>;
+  managedFields?: Array<Record<string, unknown>>;
+}
+
+/** One served resource type. */
+export interface ResourceType {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  readonly shortNames?: readonly string[];
+  readonly subresources?: readonly string[];
+  readonly verbs?: readonly string[];
+}
+
+export const groupVersion = (t: { group: string; version: string }): string =>
+  t.group === "" ? t.version : `${t.group}/${t.version}`;
+
+export type EventType = "ADDED" | "MODIFIED" | "DELETED";
+
+export interface StoredEvent {
+  readonly rv: number;
+  readonly type: EventType;
+  readonly type_key: string;
+  readonly object: Obj;
+}
+
+export type Watcher = (event: StoredEvent) => void;
+
+/** Thrown when a watch or list asks for a version older than the history keeps. */
+export class GoneError extends Error {}
+
+const BUILTIN: ResourceType[] = [
+  {
+    group: "",
+    version: "v1",
+    kind: "Namespace",
+    plural: "namespaces",
+    namespaced: false,
+    shortNames: ["ns"],
+  },
+  {
+    group: "",
+    version: "v1",
+    kind: "Node",
+    plural: "nodes",
+    namespaced: false,
+    shortNames: ["no"],
+    subresources: ["status"],
+  },
+  {
+    group: "",
+    version: "v1",
+    kind: "Pod",
+    plural: "pods",
+    namespaced: true,
+    shortNames: ["po"],
+    subresources: ["status", "eviction"],
+  },
+  {
+    group: "",
+    version: "v1",
+    kind: "ConfigMap",
+    plural: "configmaps",
+    namespaced: true,
+    shortNames: ["cm"],
+  },
+  {
+    group: "",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+    namespaced: true,
+    shortNames: ["ev"],
+  },
+  {
+    group: "",
+    version: "v1",
+    kind: "Service",
+    plural: "services",
+    namespaced: true,
+    shortNames: ["svc"],
+  },
+  {
+    group: "",
+    version: "v1",
+    kind: "PersistentVolumeClaim",
+    plural: "persistentvolumeclaims",
+    namespaced: true,
+    shortNames: ["pvc"],
+  },
+  {
+    group: "policy",
+    version: "v1",
+    kind: "PodDisruptionBudget",
+    plural: "poddisruptionbudgets",
+    namespaced: true,
+    shortNames: ["pdb"],
+    subresources: ["status"],
+  },
+  {
+    group: "apps",
+    version: "v1",
+    kind: "Deployment",
+    plural: "deployments",
+    namespaced: true,
+    shortNames: ["deploy"],
+    subresources: ["status"],
+  },
+  {
+    group: "apps",
+    version: "v1",
+    kind: "ReplicaSet",
+    plural: "replicasets",
+    namespaced: true,
+    shortNames: ["rs"],
+    subresources: ["status"],
+  },
+  {
+    group: "apps",
+    version: "v1",
+    kind: "StatefulSet",
+    plural: "statefulsets",
+    namespaced: true,
+    shortNames: ["sts"],
+    subresources: ["status"],
+  },
+  {
+    group: "apps",
+    version: "v1",
+    kind: "DaemonSet",
+    plural: "daemonsets",
+    namespaced: true,
+    shortNames: ["ds"],
+    subresources: ["status"],
+  },
+  {
+    group: "coordination.k8s.io",
+    version: "v1",
+    kind: "Lease",
+    plural: "leases",
+    namespaced: true,
+  },
+  {
+    group: "events.k8s.io",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+    namespaced: true,
+    shortNames: ["ev"],
+  },
+];
+
+/** Known custom kinds, so that scope and plural are right when the description holds them. */
+const KNOWN_CUSTOM: Readonly<Record<string, { plural: string; namespaced: boolean }>> = {
+  ClusterIssuer: { plural: "clusterissuers", namespaced: false },
+  ClusterSecretStore: { plural: "clustersecretstores", namespaced: false },
+  GitRepository: { plural: "gitrepositories", namespaced: true },
+  HelmRepository: { plural: "helmrepositories", namespaced: true },
+  CephBlockPool: { plural: "cephblockpools", namespaced: true },
+};
+
+export const typeKey = (t: { group: string; plural: string }): string =>
+  t.group === "" ? t.plural : `${t.plural}.${t.group}`;
+
+const objKey = (ns: string | undefined, name: string): string => `${ns ?? ""}/${name}`;
+
+export interface StoreOptions {
+  /** How many events watches can replay (older → 410). */
+  readonly historySize?: number;
+  readonly now: () => number;
+}
+
+export class Store {
+  readonly types = new Map<string, ResourceType>();
+  #objects = new Map<string, Map<string, Obj>>();
+  #rv = 1;
+  #history: StoredEvent[] = [];
+  #historyStart = 0;
+  #watchers = new Map<string, Set<Watcher>>();
+  #uidSeq = 0;
+  readonly #historySize: number;
+  readonly #now: () => number;
+
+  constructor(opts: StoreOptions) {
+    this.#historySize = opts.historySize ?? 10_000;
+    this.#now = opts.now;
+    for (const t of BUILTIN) this.register(t);
+  }
+
+  register(t: ResourceType): void {
+    this.types.set(typeKey(t), t);
+    if (!this.#objects.has(typeKey(t))) this.#objects.set(typeKey(t), new Map());
+  }
+
+  /** Registers a custom kind from an object's apiVersion/kind (plural: lower-case + s). */
+  registerFromObject(apiVersion: string, kind: string, namespaced: boolean): ResourceType {
+    const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+    const known = KNOWN_CUSTOM[kind];
+    const plural = known?.plural ?? pluralOf(kind);
+    const existing = this.types.get(typeKey({ group: group!, plural }));
+    if (existing) return existing;
+    const t: ResourceType = {
+      group: group!,
+      version: version!,
+      kind,
+      plural,
+      namespaced: known?.namespaced ?? namespaced,
+      subresources: ["status"],
+    };
+    this.register(t);
+    return t;
+  }
+
+  /** The resource type for a kind in an apiVersion. */
+  typeOfKind(apiVersion: string, kind: string): ResourceType | undefined {
+    for (const t of this.types.values()) {
+      if (groupVersion(t) === apiVersion && t.kind === kind) return t;
+    }
+    return undefined;
+  }
+
+  findType(group: string, version: string, plural: string): ResourceType | undefined {
+    const t = this.types.get(typeKey({ group, plural }));
+    return t && t.version === version ? t : undefined;
+  }
+
+  get resourceVersion(): number {
+    return this.#rv;
+  }
+
+  /** The oldest version a watch may start after. */
+  get oldestWatchable(): number {
+    return this.#historyStart;
+  }
+
+  get(t: ResourceType, ns: string | undefined, name: string): Obj | undefined {
+    return this.#objects.get(typeKey(t))?.get(objKey(t.namespaced ? ns : undefined, name));
+  }
+
+  /** Objects of a type (all namespaces when `ns` is undefined), sorted by namespace/name. */
+  list(t: ResourceType, ns?: string): Obj[] {
+    const all = [...(this.#objects.get(typeKey(t))?.values() ?? [])];
+    const items = ns === undefined || !t.namespaced
+      ? all
+      : all.filter((o) => o.metadata.namespace === ns);
+    return items.sort((a, b) =>
+      objKey(a.metadata.namespace, a.metadata.name) < objKey(b.metadata.namespace, b.metadata.name)
+        ? -1
+        : 1
+    );
+  }
+
+  /** Stores a new object, stamping server fields. Returns undefined if it exists. */
+  create(t: ResourceType, input: Obj): Obj | undefined {
+    const ns = t.namespaced ? input.metadata.namespace ?? "default" : undefined;
+    const map = this.#objects.get(typeKey(t))!;
+    if (map.has(objKey(ns, input.metadata.name))) return undefined;
+    const obj = clone(input);
+    obj.apiVersion = groupVersion(t);
+    obj.kind = t.kind;
+    if (ns !== undefined) obj.metadata.namespace = ns;
+    else delete obj.metadata.namespace;
+    obj.metadata.uid ??= this.#uid(typeKey(t), ns, obj.metadata.name);
+    obj.metadata.generation = 1;
+    obj.metadata.creationTimestamp ??= isoSeconds(this.#now());
+    obj.metadata.resourceVersion = String(++this.#rv);
+    map.set(objKey(ns, obj.metadata.name), obj);
+    this.#emit(t, "ADDED", obj);
+    return obj;
+  }
+
+  /** Replaces a stored object (caller checked preconditions); bumps generation on spec change. */
+  put(t: ResourceType, obj: Obj): Obj {
+    const ns = t.namespaced ? obj.metadata.namespace : undefined;
+    const map = this.#objects.get(typeKey(t))!;
+    const old = map.get(objKey(ns, obj.metadata.name));
+    const next = clone(obj);
+    next.apiVersion = groupVersion(t);
+    next.kind = t.kind;
+    if (old) {
+      next.metadata.uid = old.metadata.uid;
+      next.metadata.creationTimestamp = old.metadata.creationTimestamp;
+      const specChanged = JSON.stringify(old.spec) !== JSON.stringify(next.spec);
+      next.metadata.generation = (old.metadata.generation ?? 1) + (specChanged ? 1 : 0);
+    }
+    if (old && JSON.stringify(stripRv(old)) === JSON.stringify(stripRv(next))) return old;
+    next.metadata.resourceVersion = String(++this.#rv);
+    map.set(objKey(ns, next.metadata.name), next);
+    this.#emit(t, "MODIFIED", next);
+    return next;
+  }
+
+  remove(t: ResourceType, ns: string | undefined, name: string): Obj | undefined {
+    const map = this.#objects.get(typeKey(t))!;
+    const key = objKey(t.namespaced ? ns : undefined, name);
+    const old = map.get(key);
+    if (!old) return undefined;
+    map.delete(key);
+    const gone = clone(old);
+    gone.metadata.resourceVersion = String(++this.#rv);
+    this.#emit(t, "DELETED", gone);
+    return gone;
+  }
+
+  /** Events of a type after `rv`; throws GoneError when `rv` fell out of the history. */
+  eventsSince(t: ResourceType, rv: number): StoredEvent[] {
+    if (rv < this.#historyStart) throw new GoneError(`too old resource version: ${rv}`);
+    const key = typeKey(t);
+    return this.#history.filter((e) => e.rv > rv && e.type_key === key);
+  }
+
+  watch(t: ResourceType, w: Watcher): () => void {
+    const key = typeKey(t);
+    let set = this.#watchers.get(key);
+    if (!set) this.#watchers.set(key, set = new Set());
+    set.add(w);
+    return () => set!.delete(w);
+  }
+
+  get watcherCount(): number {
+    let n = 0;
+    for (const s of this.#watchers.values()) n += s.size;
+    return n;
+  }
+
+  #emit(t: ResourceType, type: EventType, obj: Obj): void {
+    const e: StoredEvent = { rv: this.#rv, type, type_key: typeKey(t), object: obj };
+    this.#history.push(e);
+    if (this.#history.length > this.#historySize) {
+      const dropped = this.#history.splice(0, this.#history.length - this.#historySize);
+      this.#historyStart = dropped[dropped.length - 1]!.rv;
+    }
+    for (const w of this.#watchers.get(typeKey(t)) ?? []) w(e);
+  }
+
+  #uid(type: string, ns: string | undefined, name: string): string {
+    const h = createHash("sha256").update(`${type}/${ns ?? ""}/${name}/${this.#uidSeq++}`)
+      .digest("hex");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${
+      h.slice(20, 32)
+    }`;
+  }
+}
+
+function stripRv(o: Obj): unknown {
+  return { ...o, metadata: { ...o.metadata, resourceVersion: undefined } };
+}
+
+export function pluralOf(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (lower.endsWith("y") && !/[aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
+  if (/(s|x|ch|sh)$/.test(lower)) return `${lower}es`;
+  return `${lower}s`;
+}
+
+/** RFC 3339 with second precision, as the API server writes timestamps. */
+export function isoSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
