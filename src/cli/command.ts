@@ -80,11 +80,12 @@ export function parseCommandArgs(cmd: Command, argv: string[]): ParsedArgs {
       throw new UsageError(`expected at most ${want.max} argument(s), got ${n}`);
     }
   }
-  const output = parsed.values["output"];
+  const values = parsed.values as ParsedArgs["values"];
+  const output = values["output"];
   if (output !== undefined && output !== "text" && output !== "json") {
     throw new UsageError(`--output must be text or json, got ${String(output)}`);
   }
-  return { values: parsed.values, positionals: parsed.positionals };
+  return { values, positionals: parsed.positionals };
 }
 
 /** True when the command was asked for JSON output. */
