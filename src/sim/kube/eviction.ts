@@ -37,12 +37,13 @@ function tooMany(message: string, retryAfter: number, pod: Obj): EvictionReply {
   return {
     httpStatus: 429,
     outcome: "blocked",
-    headers: { "Retry-After": String(retryAfter) },
+    // The API server sets Retry-After only for a stale PDB; client-go retries those by itself.
+    headers: retryAfter > 0 ? { "Retry-After": String(retryAfter) } : {},
     body: statusBody(429, "TooManyRequests", message, {
       name: pod.metadata.name,
       kind: "pods",
       causes: [{ reason: "DisruptionBudget", message }],
-      retryAfterSeconds: retryAfter,
+      ...(retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
     }),
   };
 }
@@ -102,7 +103,7 @@ export function evictPod(c: Controllers, pod: Obj, body: R, dryRun: boolean): Ev
     return tooMany(
       "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget " +
         `${pdb.metadata.name} needs ${st.desiredHealthy} healthy pods and has ${st.currentHealthy} currently`,
-      5,
+      0,
       pod,
     );
   }
