@@ -1,0 +1,212 @@
+/**
+ * `cairn sim serve --cluster FILE [--state-dir D]`: runs the twin (Talos apid simulator, and the
+ * Kubernetes simulator when wired in) as a Node process built from `src/sim/twin_main.ts`, prints
+ * the talosconfig and kubeconfig paths and the control URL, and stops on SIGINT/SIGTERM.
+ *
+ * The twin runs under Node, not Deno: Deno 2.9.6's node:http2 server aborts when a busy client
+ * closes its connection (denoland/deno#36788). `startTwinProcess` is the same thing for tests
+ * and `cairn rehearse`.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, renameSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import { type Command, EXIT, printJson, wantsJson } from "./command.ts";
+import { CairnError } from "../domain/errors.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface TwinProcessOptions {
+  /** Cluster description YAML. */
+  readonly cluster: string;
+  /** Where the twin writes talosconfig, kubeconfig, PKI and twin.json (default: a temp dir). */
+  readonly stateDir?: string;
+  readonly seed?: number;
+  readonly talosPort?: number;
+  readonly controlPort?: number;
+  /** Node executable (default `$CAIRN_NODE` or `node`). */
+  readonly nodeBin?: string;
+  /** Lines the twin writes on stderr go here (default: dropped). */
+  readonly onStderr?: (line: string) => void;
+}
+
+export interface TwinProcess {
+  readonly pid: number;
+  readonly stateDir: string;
+  readonly cluster: string;
+  readonly talosEndpoint: string;
+  readonly talosconfigPath: string;
+  readonly kubeconfigPath: string | null;
+  readonly kubeUrl: string | null;
+  readonly controlUrl: string;
+  readonly nodes: readonly string[];
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  readonly exited: Promise<number | string>;
+  stop(): Promise<number | string>;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function mtimeOr0(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** Bundles the twin for Node into `.cache/twin.mjs` when any source it may include is newer. */
+export async function ensureTwinBundle(denoBin = Deno.execPath()): Promise<string> {
+  const out = join(ROOT, ".cache", "twin.mjs");
+  const sources = ["src/sim", "src/domain", "src/ports", "src/adapters"]
+    .map((d) => join(ROOT, d)).filter((d) => mtimeOr0(d) > 0);
+  const newest = Math.max(...sources.map(newestMtime), mtimeOr0(join(ROOT, "deno.lock")));
+  if (mtimeOr0(out) > newest) return out;
+  // Bundle to a private name, then rename: parallel test files may race here.
+  const tmp = `${out}.${Deno.pid}.${Date.now()}.mjs`;
+  const r = await new Deno.Command(denoBin, {
+    args: ["bundle", "--quiet", "--platform=node", "-o", tmp, join(ROOT, "src/sim/twin_main.ts")],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!r.success) {
+    throw new CairnError({
+      reason: "Internal",
+      message: `bundling the twin failed: ${new TextDecoder().decode(r.stderr)}`,
+    });
+  }
+  renameSync(tmp, out);
+  return out;
+}
+
+/** Starts the twin in a Node child process and waits until it reports ready. */
+export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinProcess> {
+  const bundle = await ensureTwinBundle();
+  const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), "cairn-twin-"));
+  const args = [
+    bundle,
+    "--cluster",
+    resolve(opts.cluster),
+    "--state-dir",
+    stateDir,
+    "--proto-dir",
+    join(ROOT, "proto"),
+    "--seed",
+    String(opts.seed ?? 1),
+  ];
+  if (opts.talosPort !== undefined) args.push("--talos-port", String(opts.talosPort));
+  if (opts.controlPort !== undefined) args.push("--control-port", String(opts.controlPort));
+  const nodeBin = opts.nodeBin ?? Deno.env.get("CAIRN_NODE") ?? "node";
+  const child = spawn(nodeBin, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise<number | string>((res) =>
+    child.on("exit", (code, signal) => res(code ?? signal ?? -1))
+  );
+  const errLines: string[] = [];
+  createInterface({ input: child.stderr! }).on("line", (l) => {
+    errLines.push(l);
+    opts.onStderr?.(l);
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const ready = await new Promise<Record<string, unknown>>((res, rej) => {
+    lines.on("line", (l) => {
+      if (l.startsWith("{")) res(JSON.parse(l));
+    });
+    void exited.then((code) =>
+      rej(
+        new CairnError({
+          reason: "Internal",
+          message: `twin exited (${code}) before it was ready: ${errLines.join("\n")}`,
+        }),
+      )
+    );
+  });
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    return exited;
+  };
+  return {
+    pid: child.pid!,
+    stateDir,
+    cluster: String(ready["cluster"]),
+    talosEndpoint: String(ready["talosEndpoint"]),
+    talosconfigPath: String(ready["talosconfigPath"]),
+    kubeconfigPath: (ready["kubeconfigPath"] as string | null) ?? null,
+    kubeUrl: (ready["kubeUrl"] as string | null) ?? null,
+    controlUrl: String(ready["controlUrl"]),
+    nodes: ready["nodes"] as string[],
+    exited,
+    stop,
+  };
+}
+
+export const command: Command = {
+  path: ["sim", "serve"],
+  summary: "Run the twin of a cluster (Talos and Kubernetes API simulators) until stopped",
+  usage: "--cluster FILE [--state-dir DIR] [--seed N] [--output json]",
+  help: `
+Starts the twin described by a cluster description (fixtures/clusters/*.yaml) in a Node process
+and prints where its talosconfig and kubeconfig are, and the URL of its control endpoint
+(advance virtual time, arm faults, read call counts). Runs until SIGINT or SIGTERM.
+
+Options:
+  --cluster FILE     cluster description (required)
+  --state-dir DIR    where to write talosconfig, kubeconfig, certificates and twin.json
+                     (default: a new temporary directory)
+  --seed N           seed for boot IDs and other random facts (default 1)
+  --output json      print the endpoints as one JSON object`,
+  options: {
+    cluster: { type: "string" },
+    "state-dir": { type: "string" },
+    seed: { type: "string" },
+    output: { type: "string", short: "o", default: "text" },
+  },
+  positionals: { min: 0, max: 0 },
+  async run(args, io) {
+    const cluster = args.values["cluster"];
+    if (typeof cluster !== "string") {
+      io.stderr("UsageInvalid: --cluster FILE is required\n");
+      return EXIT.usage;
+    }
+    const stateDir = args.values["state-dir"];
+    const twin = await startTwinProcess({
+      cluster: resolve(io.cwd, cluster),
+      ...(typeof stateDir === "string" ? { stateDir: resolve(io.cwd, stateDir) } : {}),
+      seed: Number(args.values["seed"] ?? "1"),
+      onStderr: (l) => io.stderr(l + "\n"),
+    });
+    const facts = {
+      cluster: twin.cluster,
+      talosconfig: twin.talosconfigPath,
+      kubeconfig: twin.kubeconfigPath,
+      talosEndpoint: twin.talosEndpoint,
+      kubeUrl: twin.kubeUrl,
+      control: twin.controlUrl,
+      stateDir: twin.stateDir,
+    };
+    if (wantsJson(args)) printJson(io, facts);
+    else {
+      io.stdout(
+        `twin of ${twin.cluster} is running (pid ${twin.pid})\n` +
+          `talosconfig: ${twin.talosconfigPath}\n` +
+          `kubeconfig:  ${twin.kubeconfigPath ?? "(Kubernetes simulator not available)"}\n` +
+          `control:     ${twin.controlUrl}\n` +
+          `state dir:   ${twin.stateDir}\n`,
+      );
+    }
+    const onAbort = () => void twin.stop();
+    io.signal.addEventListener("abort", onAbort, { once: true });
+    const code = await twin.exited;
+    io.signal.removeEventListener("abort", onAbort);
+    return io.signal.aborted || code === 0 ? EXIT.ok : EXIT.internal;
+  },
+};

@@ -1,0 +1,528 @@
+/**
+ * The Talos apid simulator: one gRPC endpoint over mutual TLS that serves every node of the
+ * twin, routing by `node` metadata the way apid proxies (protocols.md A1.4). Roles come from the
+ * client certificate's O= values and are enforced with the method → role table of A1.3.
+ *
+ * Runs under Node (from the twin bundle): Deno 2.9.6's node:http2 server aborts when a busy
+ * client closes its connection (denoland/deno#36788), so this module must never serve from Deno
+ * in tests or rehearsals.
+ */
+import * as grpc from "@grpc/grpc-js";
+import * as loader from "@grpc/proto-loader";
+import type { SimClock } from "../clock.ts";
+import type { FaultKind, FaultSchedule } from "../faults.ts";
+import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "./model.ts";
+
+// deno-lint-ignore no-explicit-any
+type Msg = any;
+type AnyCall = grpc.ServerUnaryCall<Msg, Msg> | grpc.ServerWritableStream<Msg, Msg>;
+
+interface MethodSpec {
+  readonly roles: readonly string[];
+  readonly mutating: boolean;
+  /** Fault point name, e.g. `talos.Reboot`. */
+  readonly point: string;
+}
+
+const ADMIN = ["os:admin"];
+const OPERATOR = ["os:admin", "os:operator"];
+const READER = ["os:admin", "os:operator", "os:reader"];
+const ETCD_READ = [...READER, "os:etcd:backup"];
+
+/** Method → allowed roles (protocols.md A1.3) and whether the call changes the machine. */
+export const TALOS_METHODS: Readonly<Record<string, MethodSpec>> = {
+  "/machine.MachineService/Version": { roles: READER, mutating: false, point: "talos.Version" },
+  "/machine.MachineService/ServiceList": {
+    roles: READER,
+    mutating: false,
+    point: "talos.ServiceList",
+  },
+  "/machine.MachineService/EtcdMemberList": {
+    roles: ETCD_READ,
+    mutating: false,
+    point: "talos.EtcdMemberList",
+  },
+  "/machine.MachineService/EtcdStatus": {
+    roles: ETCD_READ,
+    mutating: false,
+    point: "talos.EtcdStatus",
+  },
+  "/machine.MachineService/Read": { roles: ADMIN, mutating: false, point: "talos.Read" },
+  "/machine.MachineService/Reboot": { roles: OPERATOR, mutating: true, point: "talos.Reboot" },
+  "/machine.MachineService/Upgrade": { roles: ADMIN, mutating: true, point: "talos.Upgrade" },
+  "/machine.MachineService/ApplyConfiguration": {
+    roles: ADMIN,
+    mutating: true,
+    point: "talos.ApplyConfiguration",
+  },
+  "/machine.ImageService/Pull": {
+    roles: OPERATOR,
+    mutating: true,
+    point: "talos.ImageService.Pull",
+  },
+  "/machine.LifecycleService/Upgrade": {
+    roles: ADMIN,
+    mutating: true,
+    point: "talos.LifecycleService.Upgrade",
+  },
+};
+
+/** Call counters, read through the twin's control endpoint. */
+export class TalosStats {
+  calls: Record<string, number> = {};
+  mutating: Record<string, number> = {};
+  byNode: Record<string, Record<string, number>> = {};
+  denied = 0;
+  totalCalls = 0;
+  totalMutating = 0;
+
+  record(method: string, node: string, mutating: boolean): void {
+    const short = method.replace(/^\/machine\./, "");
+    this.totalCalls++;
+    this.calls[short] = (this.calls[short] ?? 0) + 1;
+    const perNode = (this.byNode[node] ??= {});
+    perNode[short] = (perNode[short] ?? 0) + 1;
+    if (mutating) {
+      this.totalMutating++;
+      this.mutating[short] = (this.mutating[short] ?? 0) + 1;
+    }
+  }
+
+  reset(): void {
+    this.calls = {};
+    this.mutating = {};
+    this.byNode = {};
+    this.denied = 0;
+    this.totalCalls = 0;
+    this.totalMutating = 0;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      totalCalls: this.totalCalls,
+      totalMutating: this.totalMutating,
+      denied: this.denied,
+      calls: this.calls,
+      mutating: this.mutating,
+      byNode: this.byNode,
+    };
+  }
+}
+
+export interface TalosSimOptions {
+  readonly cluster: TalosCluster;
+  readonly clock: SimClock;
+  readonly faults: FaultSchedule;
+  readonly tls: { readonly caPem: string; readonly certPem: string; readonly keyPem: string };
+  /** Directory holding cairn's `proto/` subset. */
+  readonly protoDir: string;
+  readonly host?: string;
+  readonly port?: number;
+}
+
+export interface TalosSimServer {
+  readonly port: number;
+  /** `host:port` clients dial. */
+  readonly endpoint: string;
+  readonly stats: TalosStats;
+  /** Sends GOAWAY on every open connection (server-side churn); new connections still work. */
+  closeConnections(graceMs?: number): number;
+  stop(): Promise<void>;
+}
+
+const TRANSPORT_KINDS: readonly FaultKind[] = [
+  "lose-response",
+  "delay-landing",
+  "unavailable",
+  "deadline-exceeded",
+];
+
+/** Loads cairn's proto subset (shared with the client adapter's options). */
+export function loadTalosProtos(protoDir: string): grpc.GrpcObject {
+  const def = loader.loadSync(
+    ["machine/machine.proto", "machine/image.proto", "machine/lifecycle.proto"],
+    {
+      includeDirs: [protoDir],
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+    },
+  );
+  return grpc.loadPackageDefinition(def);
+}
+
+/** Starts the simulator and resolves once it listens. */
+export async function startTalosSim(opts: TalosSimOptions): Promise<TalosSimServer> {
+  const pkg = loadTalosProtos(opts.protoDir);
+  const machine = pkg["machine"] as grpc.GrpcObject;
+  const svc = (name: string) => (machine[name] as grpc.ServiceClientConstructor).service;
+  const server = new grpc.Server({ "grpc.max_receive_message_length": 32 * 1024 * 1024 });
+  const h = new Handlers(opts);
+  server.addService(svc("MachineService"), h.machineService());
+  server.addService(svc("ImageService"), h.imageService());
+  server.addService(svc("LifecycleService"), h.lifecycleService());
+  const creds = grpc.ServerCredentials.createSsl(
+    Buffer.from(opts.tls.caPem),
+    [{ cert_chain: Buffer.from(opts.tls.certPem), private_key: Buffer.from(opts.tls.keyPem) }],
+    true,
+  );
+  const host = opts.host ?? "127.0.0.1";
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${opts.port ?? 0}`, creds, (err, p) => err ? reject(err) : resolve(p))
+  );
+  let sessionsClosed = 0;
+  return {
+    port,
+    endpoint: `${host}:${port}`,
+    stats: h.stats,
+    closeConnections(graceMs = 2000) {
+      server.drain(`${host}:${port}`, graceMs);
+      return ++sessionsClosed;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.forceShutdown();
+        resolve();
+      }),
+  };
+}
+
+interface StreamOut {
+  write(msg: Msg): void;
+  end(): void;
+  fail(e: unknown): void;
+}
+
+/** Turns a thrown error into a gRPC status object. */
+function toStatus(e: unknown): Partial<grpc.StatusObject> {
+  if (e instanceof TalosSimError) return { code: e.code, details: e.message };
+  return { code: GRPC.INTERNAL, details: e instanceof Error ? e.message : String(e) };
+}
+
+class Handlers {
+  readonly stats = new TalosStats();
+  constructor(private readonly o: TalosSimOptions) {}
+
+  /** Roles from the client certificate's Organization values. */
+  #roles(call: AnyCall): string[] {
+    const o = call.getAuthContext().sslPeerCertificate?.subject?.O as unknown;
+    if (Array.isArray(o)) return o.map(String);
+    return typeof o === "string" ? [o] : [];
+  }
+
+  /** Counts, authorizes and routes a call; returns the target nodes (many only for `nodes`). */
+  #admit(
+    full: string,
+    call: AnyCall,
+  ): { spec: MethodSpec; nodes: TalosNode[]; many: boolean } {
+    const spec = TALOS_METHODS[full]!;
+    const nodeMd = call.metadata.get("node").map(String);
+    const nodesMd = call.metadata.get("nodes").flatMap((v: unknown) => String(v).split(","))
+      .map((s: string) => s.trim()).filter((s: string) => s !== "");
+    const label = nodeMd[0] ??
+      (nodesMd.length > 0 ? nodesMd.join(",") : this.o.cluster.endpointNode().name);
+    this.stats.record(full, label, spec.mutating);
+    if (!this.#roles(call).some((r) => spec.roles.includes(r))) {
+      this.stats.denied++;
+      throw new TalosSimError(GRPC.PERMISSION_DENIED, "not authorized");
+    }
+    if (nodeMd.length > 1) {
+      throw new TalosSimError(GRPC.INVALID_ARGUMENT, "node metadata must have exactly one value");
+    }
+    if (nodesMd.length > 0 && nodeMd.length === 0) {
+      if (!full.startsWith("/machine.MachineService/")) {
+        throw new TalosSimError(GRPC.INVALID_ARGUMENT, "one-2-many proxying is not supported");
+      }
+      return { spec, nodes: nodesMd.map((n: string) => this.#find(n)), many: true };
+    }
+    const target = nodeMd[0];
+    return {
+      spec,
+      nodes: [target ? this.#find(target) : this.o.cluster.endpointNode()],
+      many: false,
+    };
+  }
+
+  #find(target: string): TalosNode {
+    const node = this.o.cluster.find(target);
+    if (!node) {
+      throw new TalosSimError(
+        GRPC.UNAVAILABLE,
+        `connection error: dial tcp ${target}:50000: no route to host`,
+      );
+    }
+    return node;
+  }
+
+  #transportFault(spec: MethodSpec, node: TalosNode) {
+    const f = this.o.faults.peek(spec.point, node.name);
+    if (!f || !TRANSPORT_KINDS.includes(f.kind)) return undefined;
+    const taken = this.o.faults.take(spec.point, node.name, this.o.clock.now())!;
+    if (taken.kind === "unavailable") {
+      throw new TalosSimError(GRPC.UNAVAILABLE, "simulated: upstream connection refused");
+    }
+    if (taken.kind === "deadline-exceeded") {
+      throw new TalosSimError(GRPC.DEADLINE_EXCEEDED, "simulated: context deadline exceeded");
+    }
+    return taken;
+  }
+
+  unary(full: string, run: (node: TalosNode, req: Msg) => Msg): grpc.handleUnaryCall<Msg, Msg> {
+    return (call, callback) => {
+      try {
+        const { nodes, many, spec } = this.#admit(full, call);
+        if (many) {
+          callback(null, {
+            messages: nodes.map((n) => aggregateOne(n, () => run(n, call.request))),
+          });
+          return;
+        }
+        const node = nodes[0]!;
+        const fault = this.#transportFault(spec, node);
+        if (fault?.kind === "delay-landing") {
+          call.on(
+            "cancelled",
+            () =>
+              this.o.clock.schedule(Number(fault.params?.["delayMs"] ?? 0), () => {
+                try {
+                  node.assertReachable();
+                  run(node, call.request);
+                } catch { /* a landing that fails is simply lost, as on a real node */ }
+              }),
+          );
+          return;
+        }
+        node.assertReachable();
+        const msg = run(node, call.request);
+        if (fault?.kind === "lose-response") return;
+        callback(null, { messages: [msg] });
+      } catch (e) {
+        callback(toStatus(e));
+      }
+    };
+  }
+
+  stream(
+    full: string,
+    run: (node: TalosNode, req: Msg, out: StreamOut) => void,
+  ): grpc.handleServerStreamingCall<Msg, Msg> {
+    return (call) => {
+      let open = true;
+      call.on("cancelled", () => (open = false));
+      const out: StreamOut = {
+        write: (m) => void (open && call.write(m)),
+        end: () => {
+          if (open) call.end();
+          open = false;
+        },
+        fail: (e) => {
+          if (open) call.emit("error", toStatus(e));
+          open = false;
+        },
+      };
+      try {
+        const { nodes, spec } = this.#admit(full, call);
+        const node = nodes[0]!;
+        const fault = this.#transportFault(spec, node);
+        if (fault?.kind === "delay-landing") {
+          call.on(
+            "cancelled",
+            () =>
+              this.o.clock.schedule(Number(fault.params?.["delayMs"] ?? 0), () => {
+                try {
+                  node.assertReachable();
+                  run(node, call.request, { write() {}, end() {}, fail() {} });
+                } catch { /* lost landing */ }
+              }),
+          );
+          return;
+        }
+        node.assertReachable();
+        if (fault?.kind === "lose-response") {
+          // The effect runs to completion; the client sees its stream cut after the first item.
+          let first = true;
+          run(node, call.request, {
+            write: (m) => {
+              if (!first) return;
+              first = false;
+              out.write(m);
+              out.fail(new TalosSimError(GRPC.UNAVAILABLE, "simulated: connection reset"));
+            },
+            end() {},
+            fail() {},
+          });
+          return;
+        }
+        run(node, call.request, out);
+      } catch (e) {
+        out.fail(e);
+      }
+    };
+  }
+
+  machineService(): grpc.UntypedServiceImplementation {
+    const m = (name: string) => `/machine.MachineService/${name}`;
+    const cluster = this.o.cluster;
+    return {
+      Version: this.unary(m("Version"), (n) => ({
+        version: {
+          tag: n.runningVersion,
+          sha: "cairnsim",
+          built: "",
+          go_version: "go1.25",
+          os: "linux",
+          arch: n.arch,
+        },
+        platform: { name: n.platform, mode: "metal" },
+        features: { rbac: true },
+      })),
+      ServiceList: this.unary(m("ServiceList"), (n) => ({
+        services: n.services.map((s) => ({
+          id: s.id,
+          state: s.state,
+          events: { events: [] },
+          health: { unknown: false, healthy: s.healthy, last_message: s.lastMessage },
+        })),
+      })),
+      EtcdMemberList: this.unary(m("EtcdMemberList"), (n) => {
+        requireControlPlane(n, "EtcdMemberList");
+        return {
+          legacy_members: [],
+          members: cluster.controlPlanes().map((cp) => ({
+            id: cp.etcdMemberId,
+            hostname: cp.name,
+            peer_urls: [`https://${cp.address}:2380`],
+            client_urls: [`https://${cp.address}:2379`],
+            is_learner: false,
+          })),
+        };
+      }),
+      EtcdStatus: this.unary(m("EtcdStatus"), (n) => {
+        requireControlPlane(n, "EtcdStatus");
+        const index = String(Math.floor(this.o.clock.now() / 100) % 1_000_000_000);
+        return {
+          member_status: {
+            protocol_version: "3.6.5",
+            db_size: "52428800",
+            db_size_in_use: "31457280",
+            leader: cluster.etcdLeader()?.etcdMemberId ?? "0",
+            raft_index: index,
+            raft_term: "7",
+            raft_applied_index: index,
+            errors: [],
+            is_learner: false,
+            member_id: n.etcdMemberId,
+            storage_version: "3.6.0",
+          },
+        };
+      }),
+      Reboot: this.unary(m("Reboot"), (n, req) => ({ actor_id: n.reboot(String(req.mode)) })),
+      Upgrade: this.unary(m("Upgrade"), (n, req) => ({
+        ack: "Upgrade request received",
+        actor_id: n.legacyUpgrade(String(req.image ?? "")),
+      })),
+      ApplyConfiguration: this.unary(m("ApplyConfiguration"), (n, req) => {
+        const out = n.applyConfiguration({
+          data: Buffer.from(req.data ?? []).toString("utf8"),
+          mode: req.mode,
+          dryRun: Boolean(req.dry_run),
+          tryTimeoutMs: req.try_mode_timeout ? Number(req.try_mode_timeout.seconds) * 1000 : 0,
+        });
+        return { warnings: out.warnings, mode: out.mode, mode_details: out.modeDetails };
+      }),
+      Read: this.stream(m("Read"), (n, req, out) => {
+        if (req.path !== "/proc/sys/kernel/random/boot_id") {
+          throw new TalosSimError(GRPC.NOT_FOUND, `open ${req.path}: no such file or directory`);
+        }
+        out.write({ bytes: Buffer.from(`${n.bootId}\n`) });
+        out.end();
+      }),
+    };
+  }
+
+  imageService(): grpc.UntypedServiceImplementation {
+    const clock = this.o.clock;
+    return {
+      Pull: this.stream("/machine.ImageService/Pull", (n, req, out) => {
+        const ref = String(req.image_ref ?? "");
+        if (!ref) throw new TalosSimError(GRPC.INVALID_ARGUMENT, "image_ref is required");
+        const ctrd = containerdOf(req);
+        const { alreadyPresent, ms } = n.pull(ref, ctrd);
+        const layer = (status: string) => ({
+          pull_progress: {
+            layer_id: "sha256:" + "0".repeat(64),
+            progress: { status, offset: "0", total: "104857600" },
+          },
+        });
+        out.write(layer(alreadyPresent ? "ALREADY_EXISTS" : "DOWNLOADING"));
+        clock.schedule(ms, () => {
+          n.finishPull(ref, ctrd);
+          out.write(layer("EXTRACT_COMPLETE"));
+          out.write({ name: ref });
+          out.end();
+        });
+      }),
+    };
+  }
+
+  lifecycleService(): grpc.UntypedServiceImplementation {
+    return {
+      Upgrade: this.stream("/machine.LifecycleService/Upgrade", (n, req, out) => {
+        const is114 = n.is114;
+        const emit = (line: string) => {
+          // v1.14 sends one message per line; v1.13 sends raw chunks that split lines.
+          if (is114) out.write({ progress: { message: `${line}\n` } });
+          else {
+            const cut = Math.ceil(line.length / 2);
+            out.write({ progress: { message: line.slice(0, cut) } });
+            out.write({ progress: { message: `${line.slice(cut)}\n` } });
+          }
+        };
+        const { done } = n.startInstall(
+          String(req.source?.image_name ?? ""),
+          containerdOf(req),
+          emit,
+        );
+        void done.then((code) => {
+          out.write({ progress: { exit_code: code } });
+          out.end();
+        });
+      }),
+    };
+  }
+}
+
+function containerdOf(req: Msg): { driver: string; namespace: string } {
+  return {
+    driver: String(req.containerd?.driver ?? "CONTAINERD"),
+    namespace: String(req.containerd?.namespace ?? "NS_UNKNOWN"),
+  };
+}
+
+function requireControlPlane(n: TalosNode, method: string): void {
+  if (n.role !== "controlplane") {
+    throw new TalosSimError(
+      GRPC.UNIMPLEMENTED,
+      `${method} is only available on control plane nodes`,
+    );
+  }
+}
+
+/** One node's part of a one-to-many (`nodes`) reply: its message, or its error in metadata. */
+function aggregateOne(n: TalosNode, run: () => Msg): Msg {
+  try {
+    n.assertReachable();
+    return { ...run(), metadata: { hostname: n.name } };
+  } catch (e) {
+    const s = toStatus(e);
+    return {
+      metadata: {
+        hostname: n.name,
+        error: s.details ?? "",
+        status: { code: s.code ?? GRPC.INTERNAL, message: s.details ?? "" },
+      },
+    };
+  }
+}

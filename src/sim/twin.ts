@@ -1,0 +1,335 @@
+/**
+ * The twin: one virtual clock, one fault schedule, the Talos apid simulator and (when wired in)
+ * the Kubernetes API simulator, built from a cluster description. It writes a talosconfig (and a
+ * kubeconfig when the Kubernetes side runs) into a state directory and serves a small JSON
+ * control endpoint on loopback so that tests and `cairn rehearse` in another process can move
+ * virtual time, arm faults and read call counts.
+ *
+ * Meant to run under Node (see twin_main.ts and cli/sim_serve.ts), never as a Deno http2 server.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SimClock } from "./clock.ts";
+import type { ClusterDescription } from "./cluster_description.ts";
+import { type Fault, FAULT_KINDS, FaultSchedule } from "./faults.ts";
+import { mintPki, type Pki } from "./pki.ts";
+import { type NodeStatusSink, TalosCluster } from "./talos/model.ts";
+import { startTalosSim, type TalosSimServer } from "./talos/server.ts";
+import { renderTalosconfig } from "./talos/talosconfig_writer.ts";
+
+/** What the twin needs from the Kubernetes simulator. */
+export interface TwinKube extends NodeStatusSink {
+  /** HTTPS URL of the API server. */
+  readonly url: string;
+  readonly kubeconfigPath: string;
+  stats(): unknown;
+  resetStats?(): void;
+  stop(): Promise<void>;
+}
+
+/** Starts the Kubernetes side; supplied by twin_main.ts once the simulator is wired in. */
+export type KubeStarter = (args: {
+  clock: SimClock;
+  faults: FaultSchedule;
+  description: ClusterDescription;
+  stateDir: string;
+}) => Promise<TwinKube>;
+
+export interface TwinOptions {
+  readonly description: ClusterDescription;
+  readonly stateDir: string;
+  /** Directory of cairn's `proto/`. */
+  readonly protoDir: string;
+  readonly seed?: number;
+  readonly talosPort?: number;
+  readonly controlPort?: number;
+  readonly startKube?: KubeStarter;
+  /** Reuse an existing PKI (benchmarks start many twins). */
+  readonly pki?: Pki;
+}
+
+export interface Twin {
+  readonly clock: SimClock;
+  readonly faults: FaultSchedule;
+  readonly cluster: TalosCluster;
+  readonly talos: TalosSimServer;
+  readonly kube: TwinKube | undefined;
+  readonly controlUrl: string;
+  readonly talosconfigPath: string;
+  readonly kubeconfigPath: string | undefined;
+  /** The facts a client process needs (written to `<stateDir>/twin.json`). */
+  readonly info: TwinInfo;
+  stop(): Promise<void>;
+}
+
+/** Written to `<stateDir>/twin.json` and printed by the twin process when it is ready. */
+export interface TwinInfo {
+  readonly cluster: string;
+  readonly talosEndpoint: string;
+  readonly talosconfigPath: string;
+  readonly kubeconfigPath: string | null;
+  readonly kubeUrl: string | null;
+  readonly controlUrl: string;
+  readonly nodes: readonly string[];
+}
+
+/** Mints the Talos-like PKI: Ed25519 CA, a server cert for loopback, admin/operator/reader clients. */
+export function mintTalosPki(dir: string): Pki {
+  return mintPki({
+    dir,
+    caName: "talos",
+    algorithm: "ed25519",
+    serverSans: ["localhost", "127.0.0.1"],
+    clients: { admin: ["os:admin"], operator: ["os:operator"], reader: ["os:reader"] },
+  });
+}
+
+/** Builds and starts the twin. */
+export async function startTwin(opts: TwinOptions): Promise<Twin> {
+  const desc = opts.description;
+  mkdirSync(opts.stateDir, { recursive: true });
+  const clock = new SimClock(Date.parse(desc.spec.startTime));
+  const faults = new FaultSchedule();
+  const sink = new ForwardingSink();
+  const cluster = new TalosCluster(desc, { clock, faults, sink, seed: opts.seed ?? 1 });
+  const pki = opts.pki ?? mintTalosPki(join(opts.stateDir, "talos-pki"));
+  const talos = await startTalosSim({
+    cluster,
+    clock,
+    faults,
+    protoDir: opts.protoDir,
+    tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+    ...(opts.talosPort === undefined ? {} : { port: opts.talosPort }),
+  });
+  const kube = opts.startKube
+    ? await opts.startKube({ clock, faults, description: desc, stateDir: opts.stateDir })
+    : undefined;
+  sink.target = kube;
+  const talosconfigPath = join(opts.stateDir, "talosconfig");
+  writeTalosconfigFor(talosconfigPath, desc.metadata.name, talos.endpoint, cluster, pki);
+  const parts = { clock, faults, cluster, talos, kube };
+  const { server, url } = await startControl(parts, opts.controlPort ?? 0, () => stop());
+  const info: TwinInfo = {
+    cluster: desc.metadata.name,
+    talosEndpoint: talos.endpoint,
+    talosconfigPath,
+    kubeconfigPath: kube?.kubeconfigPath ?? null,
+    kubeUrl: kube?.url ?? null,
+    controlUrl: url,
+    nodes: [...cluster.nodes.keys()],
+  };
+  writeFileSync(join(opts.stateDir, "twin.json"), JSON.stringify(info, null, 2) + "\n");
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      server.closeAllConnections();
+      server.close();
+      await talos.stop();
+      await kube?.stop();
+    })();
+  return {
+    ...parts,
+    controlUrl: url,
+    talosconfigPath,
+    kubeconfigPath: kube?.kubeconfigPath,
+    info,
+    stop,
+  };
+}
+
+/** Passes node up/down news to the Kubernetes side once it exists. */
+class ForwardingSink implements NodeStatusSink {
+  target: NodeStatusSink | undefined;
+  nodeDown(name: string): void {
+    this.target?.nodeDown(name);
+  }
+  nodeUp(name: string, info: { bootId: string; osImage: string; kubeletVersion: string }): void {
+    this.target?.nodeUp(name, info);
+  }
+}
+
+function writeTalosconfigFor(
+  path: string,
+  name: string,
+  endpoint: string,
+  cluster: TalosCluster,
+  pki: Pki,
+): void {
+  const nodes = [...cluster.nodes.keys()];
+  const ctx = (suffix: string, client: string) => ({
+    name: `${name}${suffix}`,
+    endpoints: [endpoint],
+    nodes,
+    caPem: pki.ca.certPem,
+    crtPem: pki.clients[client]!.certPem,
+    keyPem: pki.clients[client]!.keyPem,
+  });
+  writeFileSync(
+    path,
+    renderTalosconfig([ctx("", "admin"), ctx("-operator", "operator"), ctx("-reader", "reader")]),
+    { mode: 0o600 },
+  );
+}
+
+interface ControlParts {
+  readonly clock: SimClock;
+  readonly faults: FaultSchedule;
+  readonly cluster: TalosCluster;
+  readonly talos: TalosSimServer;
+  readonly kube: TwinKube | undefined;
+}
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8").trim();
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text);
+    if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("not an object");
+    return v as Record<string, unknown>;
+  } catch (e) {
+    throw new HttpError(400, `body is not a JSON object: ${(e as Error).message}`);
+  }
+}
+
+function startControl(
+  parts: ControlParts,
+  port: number,
+  shutdown: () => Promise<void>,
+): Promise<{ server: Server; url: string }> {
+  // Time moves in one place at a time: overlapping advance requests run in arrival order.
+  let timeChain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const p = timeChain.then(fn);
+    timeChain = p.catch(() => undefined);
+    return p;
+  };
+  const server = createServer((req, res) => {
+    void handleControl(parts, req, serial, shutdown).then(
+      (body) => reply(res, 200, body),
+      (e) => reply(res, e instanceof HttpError ? e.status : 500, { error: String(e.message ?? e) }),
+    );
+  });
+  return new Promise((resolve) =>
+    server.listen(port, "127.0.0.1", () => {
+      const addr = server.address();
+      const p = typeof addr === "object" && addr ? addr.port : port;
+      resolve({ server, url: `http://127.0.0.1:${p}` });
+    })
+  );
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+async function handleControl(
+  p: ControlParts,
+  req: IncomingMessage,
+  serial: <T>(fn: () => Promise<T>) => Promise<T>,
+  shutdown: () => Promise<void>,
+): Promise<unknown> {
+  const url = new URL(req.url ?? "/", "http://control");
+  const route = `${req.method} ${url.pathname}`;
+  const body = req.method === "POST" ? await readJson(req) : {};
+  const nodeMatch = /^\/nodes\/([^/]+)$/.exec(url.pathname);
+  if (nodeMatch) return nodeRoute(p, req.method ?? "GET", decodeURIComponent(nodeMatch[1]!), body);
+  switch (route) {
+    case "GET /health":
+      return { ok: true };
+    case "GET /state":
+      return { nowMs: p.clock.now(), pendingTimers: p.clock.pending, nodes: snapshots(p) };
+    case "POST /advance":
+      return serial(async () => {
+        if (typeof body["toMs"] === "number") await p.clock.advanceTo(body["toMs"]);
+        else await p.clock.advance(num(body, "ms"));
+        return { nowMs: p.clock.now() };
+      });
+    case "POST /run-until-idle":
+      return serial(async () => {
+        const limit = typeof body["limitMs"] === "number" ? body["limitMs"] : undefined;
+        await p.clock.runUntilIdle(limit);
+        return { nowMs: p.clock.now(), pendingTimers: p.clock.pending };
+      });
+    case "POST /faults":
+      p.faults.arm(parseFault(body));
+      return { armed: p.faults.remaining().length };
+    case "GET /faults":
+      return { remaining: p.faults.remaining(), fired: p.faults.fired };
+    case "GET /stats":
+      return { talos: p.talos.stats.toJSON(), kube: p.kube?.stats() ?? null };
+    case "POST /stats/reset":
+      p.talos.stats.reset();
+      p.kube?.resetStats?.();
+      return { ok: true };
+    case "POST /talos/close-connections":
+      return {
+        closed: p.talos.closeConnections(
+          typeof body["graceMs"] === "number" ? body["graceMs"] : 2000,
+        ),
+      };
+    case "POST /shutdown":
+      setImmediate(() => void shutdown());
+      return { ok: true };
+  }
+  throw new HttpError(404, `no route ${route}`);
+}
+
+function num(body: Record<string, unknown>, key: string): number {
+  const v = body[key];
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+    throw new HttpError(400, `${key} must be a non-negative number`);
+  }
+  return v;
+}
+
+function snapshots(p: ControlParts): Record<string, unknown>[] {
+  return [...p.cluster.nodes.values()].map((n) => n.snapshot());
+}
+
+function parseFault(body: Record<string, unknown>): Fault {
+  const kind = body["kind"];
+  if (typeof kind !== "string" || !(FAULT_KINDS as readonly string[]).includes(kind)) {
+    throw new HttpError(400, `kind must be one of ${FAULT_KINDS.join(", ")}`);
+  }
+  if (typeof body["point"] !== "string") throw new HttpError(400, "point must be a string");
+  return body as unknown as Fault;
+}
+
+/** GET or POST (set facts) one node. */
+function nodeRoute(
+  p: ControlParts,
+  method: string,
+  name: string,
+  body: Record<string, unknown>,
+): unknown {
+  const node = p.cluster.nodes.get(name);
+  if (!node) throw new HttpError(404, `no node ${name}`);
+  if (method === "POST") {
+    for (const key of ["rebootSeconds", "installSeconds", "pullSeconds"] as const) {
+      if (typeof body[key] === "number") node[key] = body[key];
+    }
+    if (typeof body["kubeletVersion"] === "string") node.kubeletVersion = body["kubeletVersion"];
+    if (typeof body["runningVersion"] === "string") node.runningVersion = body["runningVersion"];
+    const services = body["services"];
+    if (services && typeof services === "object") {
+      for (const [id, v] of Object.entries(services as Record<string, Record<string, unknown>>)) {
+        const svc = node.services.find((s) => s.id === id);
+        if (!svc) throw new HttpError(400, `no service ${id} on ${name}`);
+        if (typeof v["healthy"] === "boolean") svc.healthy = v["healthy"];
+        if (typeof v["state"] === "string") svc.state = v["state"];
+        if (typeof v["lastMessage"] === "string") svc.lastMessage = v["lastMessage"];
+      }
+    }
+  }
+  return node.snapshot();
+}

@@ -1,0 +1,47 @@
+/**
+ * Entry point of the twin process (bundled for Node by `cairn sim serve`):
+ * `node twin.mjs --cluster FILE --state-dir DIR --proto-dir DIR [--seed N] [--talos-port P]
+ * [--control-port P]`. Prints one JSON line (TwinInfo plus `"ready": true`) on stdout once
+ * every endpoint listens, and stops on SIGTERM/SIGINT or `POST /shutdown`.
+ */
+import process from "node:process";
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { parse } from "yaml";
+import { ClusterDescriptionSchema } from "./cluster_description.ts";
+import { startTwin } from "./twin.ts";
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      cluster: { type: "string" },
+      "state-dir": { type: "string" },
+      "proto-dir": { type: "string" },
+      seed: { type: "string" },
+      "talos-port": { type: "string" },
+      "control-port": { type: "string" },
+    },
+  });
+  if (!values.cluster || !values["state-dir"] || !values["proto-dir"]) {
+    throw new Error("usage: twin --cluster FILE --state-dir DIR --proto-dir DIR");
+  }
+  const description = ClusterDescriptionSchema.parse(parse(readFileSync(values.cluster, "utf8")));
+  const twin = await startTwin({
+    description,
+    stateDir: values["state-dir"],
+    protoDir: values["proto-dir"],
+    seed: Number(values.seed ?? "1"),
+    ...(values["talos-port"] ? { talosPort: Number(values["talos-port"]) } : {}),
+    ...(values["control-port"] ? { controlPort: Number(values["control-port"]) } : {}),
+  });
+  const stop = () => void twin.stop().then(() => process.exit(0));
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.stdout.write(JSON.stringify({ ready: true, ...twin.info }) + "\n");
+}
+
+main().catch((e) => {
+  process.stderr.write(`twin: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
