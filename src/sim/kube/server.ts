@@ -299,7 +299,7 @@ function managerOf(q: URLSearchParams, req: IncomingMessage): string {
     String(req.headers["user-agent"] ?? "unknown").split("/")[0]!.slice(0, 128);
 }
 
-async function dispatch(
+function dispatch(
   ctx: Ctx,
   r: Route,
   verb: string,
@@ -307,7 +307,7 @@ async function dispatch(
   req: IncomingMessage,
   res: ServerResponse,
   body: string,
-): Promise<void> {
+): void {
   const { store } = ctx;
   const dryRun = q.get("dryRun") === "All";
   switch (verb) {
