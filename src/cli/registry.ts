@@ -13,6 +13,7 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
     path: ["evidence", "check"],
     load: async () => (await import("./evidence_check.ts")).command,
   },
+  { path: ["image", "resolve"], load: async () => (await import("./image_resolve.ts")).command },
   { path: ["demo"], load: async () => (await import("./demo.ts")).command },
 ];
 

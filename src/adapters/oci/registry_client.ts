@@ -1,0 +1,238 @@
+/**
+ * Resolves an image reference to a per-platform manifest digest through the OCI distribution
+ * API. Absence and unreadability are errors with stable reasons; nothing falls back to another
+ * tag, platform or default image.
+ */
+import { CairnError } from "../../domain/errors.ts";
+import { sha256Hex } from "../../domain/plan/digest.ts";
+import {
+  indexEntries,
+  isImageMediaType,
+  isIndexMediaType,
+  MANIFEST_ACCEPT,
+} from "../../domain/oci/manifest.ts";
+import {
+  formatPlatform,
+  type ImageReference,
+  parseImageReference,
+  type Platform,
+} from "../../domain/oci/reference.ts";
+import { parseWwwAuthenticate } from "../../domain/oci/www_authenticate.ts";
+import { selectPlatform } from "../../domain/oci/manifest.ts";
+
+/** How to reach the registry. */
+export interface RegistryClientOptions {
+  /** Use plain HTTP; allowed only for loopback registries. */
+  readonly insecureHttp?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+/** A reference resolved for one platform. */
+export interface ResolvedImage {
+  readonly reference: string;
+  readonly registry: string;
+  readonly repository: string;
+  readonly platform: string;
+  /** Digest of the platform's image manifest: what an installer must be pulled by. */
+  readonly digest: string;
+  readonly mediaType: string;
+  /** Digest of the index the platform manifest was selected from, when the reference named one. */
+  readonly indexDigest?: string;
+  /** The pinned `host/repository@digest` reference for this platform. */
+  readonly pinned: string;
+}
+
+interface FetchedManifest {
+  readonly digest: string;
+  readonly mediaType: string;
+  readonly body: Uint8Array;
+}
+
+const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/;
+
+/** Resolves `reference` to the manifest digest for `platform`. */
+export async function resolveImage(
+  reference: string,
+  platform: Platform,
+  opts: RegistryClientOptions = {},
+): Promise<ResolvedImage> {
+  const ref = parseImageReference(reference);
+  const client = new RegistryClient(ref, opts);
+  const top = await client.manifest(ref.digest ?? ref.tag!);
+  const base = {
+    reference,
+    registry: ref.registry,
+    repository: ref.repository,
+    platform: formatPlatform(platform),
+  };
+  if (isIndexMediaType(top.mediaType)) {
+    const entry = selectPlatform(indexEntries(parseJson(top.body, reference)), platform);
+    if (!entry) {
+      throw new CairnError({
+        reason: "ImagePlatformMissing",
+        message: `${reference} has no manifest for ${formatPlatform(platform)}`,
+        details: { indexDigest: top.digest },
+      });
+    }
+    const image = await client.manifest(entry.digest);
+    return { ...base, ...pinned(ref, image), indexDigest: top.digest };
+  }
+  if (!isImageMediaType(top.mediaType)) {
+    throw unreadable(`${reference}: unsupported manifest media type '${top.mediaType}'`);
+  }
+  await client.requirePlatform(top, platform, reference);
+  return { ...base, ...pinned(ref, top) };
+}
+
+function pinned(ref: ImageReference, m: FetchedManifest) {
+  return {
+    digest: m.digest,
+    mediaType: m.mediaType,
+    pinned: `${ref.registry}/${ref.repository}@${m.digest}`,
+  };
+}
+
+class RegistryClient {
+  readonly #base: string;
+  readonly #repo: string;
+  readonly #signal: AbortSignal | undefined;
+  #token: string | undefined;
+
+  constructor(ref: ImageReference, opts: RegistryClientOptions) {
+    if (opts.insecureHttp && !LOOPBACK.test(ref.registry)) {
+      throw new CairnError({
+        reason: "ConfigInvalid",
+        message: `--insecure-http is only allowed for loopback registries, not ${ref.registry}`,
+      });
+    }
+    this.#base = `${opts.insecureHttp ? "http" : "https"}://${ref.registry}/v2/${ref.repository}`;
+    this.#repo = ref.repository;
+    this.#signal = opts.signal;
+  }
+
+  /** GETs a manifest by tag or digest and checks its bytes against every digest it claims. */
+  async manifest(tagOrDigest: string): Promise<FetchedManifest> {
+    const res = await this.#get(`/manifests/${tagOrDigest}`, MANIFEST_ACCEPT);
+    const body = new Uint8Array(await res.arrayBuffer());
+    const digest = `sha256:${await sha256Hex(body)}`;
+    const claimed = res.headers.get("docker-content-digest");
+    if (claimed !== null && claimed !== digest) {
+      throw mismatch(`Docker-Content-Digest ${claimed} but the body hashes to ${digest}`);
+    }
+    if (tagOrDigest.startsWith("sha256:") && tagOrDigest !== digest) {
+      throw mismatch(`requested ${tagOrDigest} but the body hashes to ${digest}`);
+    }
+    const contentType = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
+    const declared = (parseJson(body, this.#repo) as { mediaType?: unknown }).mediaType;
+    const mediaType = typeof declared === "string" ? declared : contentType;
+    return { digest, mediaType, body };
+  }
+
+  /** A single-platform manifest must say (through its config) that it is the platform asked for. */
+  async requirePlatform(m: FetchedManifest, want: Platform, reference: string): Promise<void> {
+    const config = (parseJson(m.body, reference) as { config?: { digest?: unknown } }).config;
+    if (typeof config?.digest !== "string") {
+      throw unreadable(`${reference}: manifest has no config`);
+    }
+    const res = await this.#get(`/blobs/${config.digest}`, "*/*");
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (`sha256:${await sha256Hex(bytes)}` !== config.digest) {
+      throw mismatch(`config blob of ${reference} does not hash to ${config.digest}`);
+    }
+    const c = parseJson(bytes, reference) as Record<string, unknown>;
+    const variant = typeof c["variant"] === "string" ? c["variant"] : undefined;
+    if (
+      c["os"] !== want.os || c["architecture"] !== want.architecture || variant !== want.variant
+    ) {
+      throw new CairnError({
+        reason: "ImagePlatformMissing",
+        message: `${reference} is a single-platform image for ${String(c["os"])}/` +
+          `${String(c["architecture"])}${variant ? `/${variant}` : ""}, not ${
+            formatPlatform(want)
+          }`,
+      });
+    }
+  }
+
+  async #get(path: string, accept: string, retried = false): Promise<Response> {
+    const headers: Record<string, string> = { accept };
+    if (this.#token) headers["authorization"] = `Bearer ${this.#token}`;
+    let res: Response;
+    try {
+      res = await fetch(this.#base + path, {
+        headers,
+        ...(this.#signal ? { signal: this.#signal } : {}),
+      });
+    } catch (e) {
+      throw unreadable(`${this.#base}${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (res.status === 401 && !retried) {
+      const challenge = parseWwwAuthenticate(res.headers.get("www-authenticate") ?? "");
+      await res.body?.cancel();
+      if (challenge?.scheme !== "bearer" || !challenge.params["realm"]) {
+        throw unreadable(`${this.#repo}: registry requires unsupported authentication`);
+      }
+      this.#token = await this.#fetchToken(challenge.params);
+      return this.#get(path, accept, true);
+    }
+    if (res.ok) return res;
+    throw await statusError(res, this.#repo, path);
+  }
+
+  async #fetchToken(params: Readonly<Record<string, string>>): Promise<string> {
+    const url = new URL(params["realm"]!);
+    if (params["service"]) url.searchParams.set("service", params["service"]);
+    url.searchParams.set("scope", params["scope"] ?? `repository:${this.#repo}:pull`);
+    let res: Response;
+    try {
+      res = await fetch(url, this.#signal ? { signal: this.#signal } : {});
+    } catch (e) {
+      throw unreadable(`token service: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw unreadable(`token service answered ${res.status}`);
+    }
+    const body = await res.json().catch(() => ({})) as { token?: unknown; access_token?: unknown };
+    const token = body.token ?? body.access_token;
+    if (typeof token !== "string" || token === "") throw unreadable("token service gave no token");
+    return token;
+  }
+}
+
+async function statusError(res: Response, repo: string, path: string): Promise<CairnError> {
+  const text = await res.text().catch(() => "");
+  let codes: string[] = [];
+  try {
+    const errors = (JSON.parse(text) as { errors?: Array<{ code?: unknown }> }).errors ?? [];
+    codes = errors.map((e) => String(e.code));
+  } catch {
+    // A non-JSON error body carries no codes; the status decides.
+  }
+  const what = `${repo}${path.replace(/^\/manifests\//, ":")}`;
+  if (res.status === 404 && (codes.length === 0 || codes.some((c) => /_UNKNOWN$/.test(c)))) {
+    return new CairnError({
+      reason: "ImageNotFound",
+      message: `${what} not found (${codes.join(", ") || "404"}); no tag or default is substituted`,
+    });
+  }
+  return unreadable(
+    `${what}: registry answered ${res.status}${codes.length ? ` ${codes.join(", ")}` : ""}`,
+  );
+}
+
+function parseJson(bytes: Uint8Array, what: string): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw unreadable(`${what}: manifest is not JSON`);
+  }
+}
+
+function unreadable(message: string): CairnError {
+  return new CairnError({ reason: "RegistryUnreadable", message });
+}
+
+function mismatch(message: string): CairnError {
+  return new CairnError({ reason: "DigestMismatch", message });
+}
