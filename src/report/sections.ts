@@ -1,0 +1,237 @@
+/** Report sections both renderers share. Each returns lines; strings from outside are escaped. */
+import { codeSpan, escapeText, tableHead, tableRow } from "./escape.ts";
+import { countBy, iso, omittedLine, pick, text } from "./format.ts";
+import type {
+  AssertionResult,
+  HealthRound,
+  JournalHead,
+  PlanIdentity,
+  ReasonLine,
+  RenderLimits,
+  SafeguardResult,
+  SafeguardVerdict,
+  SourceCheck,
+} from "./model.ts";
+import { type Component, ROLLBACK_CAVEATS } from "./rollback_caveats.ts";
+import { SAFEGUARDS } from "./safeguards.ts";
+
+const VERDICT_WORD: Readonly<Record<SafeguardVerdict | "missing", string>> = {
+  pass: "pass",
+  fail: "**FAIL**",
+  unreadable: "**unreadable**",
+  "not-applicable": "not applicable",
+  missing: "**not evaluated**",
+};
+
+/** Verdict word for tables; failures and gaps stand out. */
+export function verdictWord(v: SafeguardVerdict | "missing"): string {
+  return VERDICT_WORD[v];
+}
+
+/** The reasons behind a verdict, as a list. */
+export function reasonList(reasons: readonly ReasonLine[], lim: RenderLimits): string[] {
+  const p = pick(reasons, lim.tableRows, () => true);
+  return [
+    ...p.shown.map((r) => {
+      const where = r.where ? ` (${text(r.where, lim.textMax)})` : "";
+      return `- ${codeSpan(r.reason)}: ${text(r.message, lim.textMax)}${where}`;
+    }),
+    ...omittedLine(p, "reasons"),
+  ];
+}
+
+/** Plan identity: name, kind, digest, signers, approvals, commit. */
+export function identitySection(plan: PlanIdentity): string[] {
+  const signers = plan.signers.map((s) => {
+    const why = s.reason ? ` (${codeSpan(s.reason)})` : "";
+    return tableRow([
+      text(s.principal, 120),
+      s.role,
+      codeSpan(s.keyFingerprint),
+      s.verdict === "valid" ? "valid" : `**invalid**${why}`,
+    ]);
+  });
+  const approvals = `${plan.approvals.valid} valid of ${plan.approvals.required} required`;
+  return [
+    "## Plan",
+    "",
+    ...tableHead(["Field", "Value"]),
+    tableRow(["Name", codeSpan(plan.name)]),
+    tableRow(["Kind", codeSpan(plan.kind)]),
+    tableRow(["Cluster", codeSpan(plan.cluster)]),
+    tableRow(["Digest (SHA-256 of the file)", codeSpan(plan.digest)]),
+    tableRow(["Author", text(plan.author, 120)]),
+    tableRow(["Commit", `${codeSpan(plan.commit)} on ${codeSpan(plan.branch)}`]),
+    tableRow(["Approvals", approvals]),
+    tableRow(["Expires", plan.expiresAt === undefined ? "never" : iso(plan.expiresAt)]),
+    "",
+    "### Signatures",
+    "",
+    ...(signers.length === 0
+      ? ["_No signature file beside the plan._"]
+      : [...tableHead(["Principal", "Role", "Key", "Verdict"]), ...signers]),
+  ];
+}
+
+/** The safeguard table: every row of the safety model, in order. */
+export function safeguardSection(results: readonly SafeguardResult[], lim: RenderLimits): string[] {
+  const byId = new Map(results.map((r) => [r.id, r]));
+  const counts = countBy(SAFEGUARDS, (s) => byId.get(s.id)?.verdict ?? "missing");
+  const summary = counts.map(([v, n]) => `${n} ${v === "missing" ? "not evaluated" : v}`).join(
+    ", ",
+  );
+  const rows = SAFEGUARDS.map((s, i) => {
+    const r = byId.get(s.id);
+    const evidence = r
+      ? `${r.reason ? `${codeSpan(r.reason)}: ` : ""}${text(r.evidence, lim.textMax)}`
+      : "no result recorded";
+    return tableRow([
+      String(i + 1),
+      escapeText(s.name),
+      s.placement.join("/"),
+      verdictWord(r?.verdict ?? "missing"),
+      evidence,
+    ]);
+  });
+  return [
+    "## Safeguards",
+    "",
+    `${SAFEGUARDS.length} safeguards (P plan validation, E execution, O observation): ${summary}.`,
+    "",
+    ...tableHead(["#", "Safeguard", "Placement", "Verdict", "Evidence"]),
+    ...rows,
+  ];
+}
+
+/** Pinned-source hash checks and call-path assertions. */
+export function sourceSection(
+  checks: readonly SourceCheck[],
+  assertions: readonly AssertionResult[],
+  lim: RenderLimits,
+): string[] {
+  if (checks.length === 0 && assertions.length === 0) {
+    return ["## Source-hash checks", "", "_No pinned sources are bound to this plan._"];
+  }
+  const pc = pick(checks, lim.tableRows, (c) => c.verdict !== "pass");
+  const pa = pick(assertions, lim.tableRows, (a) => a.verdict !== "pass");
+  const failing = checks.filter((c) => c.verdict !== "pass").length;
+  return [
+    "## Source-hash checks",
+    "",
+    `${checks.length - failing} of ${checks.length} pinned sources match their recorded SHA-256.`,
+    "",
+    ...tableHead(["Repository", "Revision", "Path", "Expected", "Actual", "Verdict"]),
+    ...pc.shown.map((c) =>
+      tableRow([
+        text(c.repository, 120),
+        codeSpan(c.revision),
+        text(c.path, 200),
+        codeSpan(c.expectedSha256),
+        c.actualSha256 === undefined ? "unread" : codeSpan(c.actualSha256),
+        `${verdictWord(c.verdict)}${c.reason ? ` ${codeSpan(c.reason)}` : ""}`,
+      ])
+    ),
+    ...omittedLine(pc, "source checks"),
+    ...(assertions.length === 0 ? [] : [
+      "",
+      ...tableHead(["Assertion", "Verdict", "Detail"]),
+      ...pa.shown.map((a) =>
+        tableRow([text(a.name, 160), verdictWord(a.verdict), text(a.detail, lim.textMax)])
+      ),
+      ...omittedLine(pa, "assertions"),
+    ]),
+  ];
+}
+
+/** Health rounds: a summary table, then folded details for the rounds that need attention. */
+export function healthSection(rounds: readonly HealthRound[], lim: RenderLimits): string[] {
+  if (rounds.length === 0) return ["## Health rounds", "", "_No health round recorded._"];
+  const notable = (r: HealthRound) => r.verdict !== "pass";
+  const p = pick(rounds, lim.tableRows, notable);
+  const totals = countBy(rounds, (r) => r.verdict).map(([v, n]) => `${n} ${v}`).join(", ");
+  const detailed = pick(rounds.filter(notable), lim.detailBlocks, () => true);
+  const lastPass = [...rounds].reverse().find((r) => !notable(r));
+  const details = [...detailed.shown, ...(lastPass ? [lastPass] : [])];
+  return [
+    "## Health rounds",
+    "",
+    `${rounds.length} rounds: ${totals}. A round passes only when every bound check passed within it.`,
+    "",
+    ...tableHead(["Round", "Purpose", "Node", "Started", "Verdict", "Pass", "Fail", "Unreadable"]),
+    ...p.shown.map((r) => {
+      const c = (v: string) => String(r.results.filter((x) => x.verdict === v).length);
+      return tableRow([
+        codeSpan(r.id),
+        r.purpose,
+        r.node === undefined ? "cluster" : codeSpan(r.node),
+        iso(r.startedAt),
+        verdictWord(r.verdict),
+        c("pass"),
+        c("fail"),
+        c("unreadable"),
+      ]);
+    }),
+    ...omittedLine(p, "rounds"),
+    ...details.flatMap((r) => roundDetails(r, lim)),
+    ...(detailed.omitted > 0
+      ? [
+        "",
+        `_Details of ${detailed.omitted} more failing or unreadable rounds are in the journal._`,
+      ]
+      : []),
+  ];
+}
+
+function roundDetails(r: HealthRound, lim: RenderLimits): string[] {
+  const p = pick(r.results, lim.resultsPerRound, (x) => x.verdict !== "pass");
+  const node = r.node === undefined ? "" : ` on ${escapeText(r.node)}`;
+  return [
+    "",
+    "<details>",
+    `<summary>Round ${escapeText(r.id)} (${r.purpose}${node}): ${r.verdict}, ${
+      iso(r.startedAt)
+    } to ${iso(r.endedAt)}</summary>`,
+    "",
+    ...tableHead(["Binding", "Verdict", "Evidence"]),
+    ...p.shown.map((x) =>
+      tableRow([
+        text(x.binding, 120),
+        `${verdictWord(x.verdict)}${x.reason ? ` ${codeSpan(x.reason)}` : ""}`,
+        text(x.evidence, lim.textMax),
+      ])
+    ),
+    ...omittedLine(p, "results"),
+    "",
+    "</details>",
+  ];
+}
+
+/** Rollback caveats for the components the plan touches. */
+export function caveatSection(
+  components: readonly Component[],
+  extra: readonly string[],
+  lim: RenderLimits,
+): string[] {
+  const unique = [...new Set(components)];
+  if (unique.length === 0 && extra.length === 0) return [];
+  return [
+    "## Rollback caveats",
+    "",
+    "Abort is not undo: any rollback is a separate, approved plan. Where going back is harder:",
+    "",
+    ...unique.map((c) => `- **${c}**: ${ROLLBACK_CAVEATS[c]}`),
+    ...extra.map((e) => `- ${text(e, lim.textMax)}`),
+  ];
+}
+
+/** The journal head, so anyone can check this report against the journal. */
+export function journalSection(journal: JournalHead | undefined): string[] {
+  if (!journal) return ["## Journal", "", "_Nothing was journaled for this report._"];
+  return [
+    "## Journal",
+    "",
+    `Journal head: ${codeSpan(journal.headHash)} after ${journal.eventCount} events.`,
+    "Each event's hash covers the previous one; recomputing the chain from the journal must end",
+    "at this hash, or the journal was rewritten after this report.",
+  ];
+}
