@@ -1,10 +1,11 @@
 import { celEnv, type CelResult, CelScalar, isCelError, parse, plan } from "@bufbuild/cel";
-import { strings } from "@bufbuild/cel/ext";
 
-/** The variables tuppr binds in `healthChecks` expressions: the whole object and its status. */
+/**
+ * The variables tuppr binds in `healthChecks` expressions: the whole object and its status. Like
+ * tuppr's environment, only the standard library (no string extensions).
+ */
 const ENV = celEnv({
   variables: { object: CelScalar.DYN, status: CelScalar.DYN },
-  funcs: strings,
 });
 
 /** A parsed, planned CEL expression, reusable across objects and rounds. */
@@ -25,8 +26,7 @@ export function compileCel(expr: string, variables: readonly string[] = []): Cel
     variables: Object.fromEntries(
       ["object", "status", ...variables].map((v) => [v, CelScalar.DYN]),
     ),
-    funcs: strings,
-  });
+    });
   const fn = plan(env, parsed) as unknown as (ctx: Record<string, never>) => CelResult;
   return { expr, run: (b) => fn(b as Record<string, never>) };
 }
