@@ -14,6 +14,10 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
     load: async () => (await import("./evidence_check.ts")).command,
   },
   { path: ["image", "resolve"], load: async () => (await import("./image_resolve.ts")).command },
+  {
+    path: ["catalogue", "refresh"],
+    load: async () => (await import("./catalogue_refresh.ts")).command,
+  },
   { path: ["demo"], load: async () => (await import("./demo.ts")).command },
 ];
 
