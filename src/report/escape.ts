@@ -70,7 +70,7 @@ const MERMAID_KEYWORDS =
  */
 export function ganttLabel(raw: string, max = 60): string {
   let label = raw.replace(/[^A-Za-z0-9 ._()/-]/g, "_").replace(/\s+/g, " ").trim();
-  label = truncate(label, max).replace(/\u2026$/, "..");
+  label = truncate(label, max - 1).replace(/\u2026$/, "..");
   if (label.length === 0) return "_";
   return MERMAID_KEYWORDS.test(label) ? `_${label}` : label;
 }

@@ -86,7 +86,7 @@ function summaryTable(m: ExecutionReportModel): string[] {
     tableRow(["Attempts", `${m.attempts.length} (${unaccounted} unaccounted)`]),
     tableRow(["Health rounds", `${m.healthRounds.length}${rounds ? ` (${rounds})` : ""}`]),
     tableRow(["Started", iso(m.startedAt)]),
-    tableRow([m.finishedAt === undefined ? "Running for" : "Took", duration(end - m.startedAt)]),
+    tableRow([m.finishedAt === undefined ? "Elapsed so far" : "Took", duration(end - m.startedAt)]),
     tableRow(["Journal head", codeSpan(m.journal.headHash)]),
   ];
 }
@@ -98,7 +98,9 @@ function isNotableAttempt(a: AttemptAccount): boolean {
 function attemptSection(attempts: readonly AttemptAccount[], lim: RenderLimits): string[] {
   if (attempts.length === 0) return ["## Attempts", "", "_No mutation was attempted._"];
   const p = pick(attempts, lim.tableRows, isNotableAttempt);
-  const byClass = countBy(attempts, (a) => a.responseClass ?? "unaccounted");
+  const byClass = countBy(attempts, (a) => a.responseClass ?? "none");
+  const open = (c: string) =>
+    attempts.filter((a) => (a.responseClass ?? "none") === c && a.accountedBy === null).length;
   return [
     "## Attempts",
     "",
@@ -106,8 +108,11 @@ function attemptSection(attempts: readonly AttemptAccount[], lim: RenderLimits):
     "response was classified and what accounted for it. An attempt without accounting keeps",
     "its operation unresolved.",
     "",
-    ...tableHead(["Response class", "Attempts"]),
-    ...byClass.map(([c, n]) => tableRow([c === "unaccounted" ? "**unaccounted**" : c, String(n)])),
+    ...tableHead(["Response class", "Attempts", "Unaccounted"]),
+    ...byClass.map(([c, n]) => {
+      const u = open(c);
+      return tableRow([c === "none" ? "**none yet**" : c, String(n), u ? `**${u}**` : "0"]);
+    }),
     "",
     ...tableHead([
       "Node",
