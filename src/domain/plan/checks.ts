@@ -204,11 +204,13 @@ function checkHopAgainstCatalogue(plan: TalosUpgradePlan, i: number, cat: Catalo
   const hop = plan.spec.hops[i]!;
   const at = [...SPEC, "hops", i] as const;
   const from = parseVersion(hop.from), to = parseVersion(hop.to);
-  if (!checkKnown(cat, from, [...at, "from"], out) || !checkKnown(cat, to, [...at, "to"], out)) {
-    return;
-  }
+  // The source only has to be catalogued for a minor hop, where its minor's latest patch
+  // matters; a node may legitimately run a prerelease the snapshot does not list.
+  const minorHop = to.minor !== from.minor;
+  if (minorHop && !checkKnown(cat, from, [...at, "from"], out)) return;
+  if (!checkKnown(cat, to, [...at, "to"], out)) return;
   const latest = latestPatch(cat, from);
-  if (to.minor !== from.minor && latest && compareVersions(from, latest) !== 0) {
+  if (minorHop && latest && compareVersions(from, latest) !== 0) {
     out.push(
       issue(
         "MissingIntermediatePatch",
@@ -271,7 +273,7 @@ function commonRollout(
 function checkNodes(nodes: readonly PlanNode[], order: string, out: Issues): void {
   const names = new Set<string>(), addresses = new Set<string>();
   const first = order === "workersFirst" ? "worker" : "controlplane";
-  let sawSecond = false;
+  let sawSecond = false, misordered = false;
   nodes.forEach((n, i) => {
     const at = [...SPEC, "nodes", i] as const;
     if (names.has(n.name)) {
@@ -284,7 +286,9 @@ function checkNodes(nodes: readonly PlanNode[], order: string, out: Issues): voi
     names.add(n.name);
     addresses.add(n.address);
     if (n.role !== first) sawSecond = true;
-    else if (sawSecond) {
+    else if (sawSecond && !misordered) {
+      // One report is enough: every later node of the first role is out of order for the same cause.
+      misordered = true;
       const rule = first === "worker"
         ? "workers first, control planes last"
         : "control planes first, then workers";

@@ -86,19 +86,22 @@ function decodeStrict(bytes: Uint8Array, file: string): string | Problem {
 
 function firstInvalidUtf8Line(bytes: Uint8Array): { line: number; column: number } {
   const dec = new TextDecoder("utf-8", { fatal: true });
-  let line = 1, start = 0;
-  for (let i = 0; i <= bytes.length; i++) {
-    if (i === bytes.length || bytes[i] === 0x0a) {
-      try {
-        dec.decode(bytes.subarray(start, i));
-      } catch {
-        return { line, column: 1 };
-      }
-      line++;
-      start = i + 1;
+  let line = 1, column = 1;
+  for (let i = 0; i < bytes.length; i++) {
+    let chars: string;
+    try {
+      chars = dec.decode(bytes.subarray(i, i + 1), { stream: true });
+    } catch {
+      return { line, column };
+    }
+    for (const ch of chars) {
+      if (ch === "\n") {
+        line++;
+        column = 1;
+      } else column++;
     }
   }
-  return { line: 1, column: 1 };
+  return { line, column };
 }
 
 function yamlErrorProblem(e: YAMLError, file: string): Problem {
