@@ -1,0 +1,109 @@
+/** What every journal act receives inside its write transaction. */
+import { type Transaction } from "kysely";
+import { canTransition, isTerminal, type OperationState } from "../../domain/operation.ts";
+import type { IdSource } from "../../ports/clock.ts";
+import type { OwnerToken } from "../../ports/journal.ts";
+import { appendEvent } from "./hash_chain.ts";
+import { allAccounted, fail, loadAttempts, nextRevision, tokenText } from "./rows.ts";
+import type { InstallationTable, JournalDB, OperationTable } from "./schema.ts";
+
+/** The transaction, the installation row as read inside it, ids and the crash-test hook. */
+export interface Ctx {
+  readonly tx: Transaction<JournalDB>;
+  readonly inst: InstallationTable;
+  readonly ids: IdSource;
+  readonly point: (name: string) => Promise<void>;
+}
+
+/** Refuses a caller whose epoch is not current or whose token no longer owns `op`. */
+export function assertOwner(ctx: Ctx, op: OperationTable, t: OwnerToken): void {
+  if (t.epoch !== ctx.inst.epoch) {
+    fail("EpochSuperseded", `epoch ${t.epoch} is not the current epoch; restart the process`, {
+      operation: op.id,
+    });
+  }
+  if (op.owner !== t.owner || op.owner_gen !== t.gen || op.owner_epoch !== t.epoch) {
+    fail(
+      "OwnerFenced",
+      `operation ${op.id} is owned by ${op.owner}/${op.owner_gen}@${op.owner_epoch}, ` +
+        `not ${tokenText(t)}`,
+      { operation: op.id },
+    );
+  }
+}
+
+/**
+ * Moves `op` to `to` with one conditional UPDATE (state, and owner/generation/epoch when a token
+ * is given), after checking ER's table and that a terminal state never leaves an attempt
+ * unaccounted. Writes the transition event. Returns the event revision.
+ */
+export async function move(
+  ctx: Ctx,
+  a: {
+    op: OperationTable;
+    to: OperationState;
+    token: OwnerToken | null;
+    actor: string;
+    reason: string;
+    nowMs: number;
+  },
+): Promise<number> {
+  const from = a.op.state as OperationState;
+  if (!canTransition(from, a.to)) {
+    fail("TransitionIllegal", `operation ${a.op.id}: ${from} → ${a.to} is not an ER transition`, {
+      operation: a.op.id,
+      from,
+      to: a.to,
+    });
+  }
+  if (isTerminal(a.to) && !allAccounted(await loadAttempts(ctx.tx, a.op.id))) {
+    fail("TransitionIllegal", `operation ${a.op.id} has an unaccounted attempt; scope stays held`);
+  }
+  let q = ctx.tx.updateTable("operations").set({ state: a.to }).where("id", "=", a.op.id)
+    .where("state", "=", from);
+  if (a.token) {
+    q = q.where("owner", "=", a.token.owner).where("owner_gen", "=", a.token.gen)
+      .where("owner_epoch", "=", a.token.epoch).where("owner_epoch", "=", ctx.inst.epoch);
+  }
+  const r = await q.executeTakeFirst();
+  if (r.numUpdatedRows !== 1n) fail("OwnerFenced", `operation ${a.op.id} changed underneath`);
+  await ctx.point(`transition:${from}->${a.to}`);
+  const revision = await nextRevision(ctx.tx, a.op.machine);
+  await appendEvent(ctx.tx, {
+    atMs: a.nowMs,
+    kind: "transition",
+    machine: a.op.machine,
+    revision,
+    operationId: a.op.id,
+    epoch: ctx.inst.epoch,
+    actor: a.actor,
+    body: { from, to: a.to, reason: a.reason },
+  });
+  return revision;
+}
+
+/** Appends an event on `machine`'s timeline with a fresh revision. */
+export async function machineEvent(
+  ctx: Ctx,
+  a: {
+    machine: string;
+    kind: string;
+    operationId?: string | null;
+    actor: string;
+    body: Record<string, unknown>;
+    nowMs: number;
+  },
+): Promise<number> {
+  const revision = await nextRevision(ctx.tx, a.machine);
+  await appendEvent(ctx.tx, {
+    atMs: a.nowMs,
+    kind: a.kind,
+    machine: a.machine,
+    revision,
+    operationId: a.operationId ?? null,
+    epoch: ctx.inst.epoch,
+    actor: a.actor,
+    body: a.body,
+  });
+  return revision;
+}

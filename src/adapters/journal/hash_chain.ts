@@ -1,0 +1,97 @@
+/** The event timeline's SHA-256 hash chain: append under the write lock, recompute to verify. */
+import type { Transaction } from "kysely";
+import type { ChainCheck, JournalEvent } from "../../ports/journal.ts";
+import type { EventTable, JournalDB } from "./schema.ts";
+
+/** The `prev_hash` of the first row. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** JSON with object keys sorted at every level, so the same row always hashes the same. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The hash of a row: SHA-256 over the previous hash and the row's canonical JSON. */
+export function rowHash(row: Omit<EventTable, "hash">): Promise<string> {
+  const { prev_hash, ...rest } = row;
+  return sha256Hex(prev_hash + canonicalJson(rest));
+}
+
+/** Fields of a new event; `seq`, hashes and the epoch are filled in by `appendEvent`. */
+export interface NewEvent {
+  readonly atMs: number;
+  readonly kind: string;
+  readonly machine?: string | null;
+  readonly revision?: number | null;
+  readonly operationId?: string | null;
+  readonly epoch: string;
+  readonly actor: string;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** Appends one event inside `tx` (the caller holds the write transaction). */
+export async function appendEvent(tx: Transaction<JournalDB>, e: NewEvent): Promise<number> {
+  const last = await tx.selectFrom("events").select(["seq", "hash"]).orderBy("seq", "desc")
+    .limit(1).executeTakeFirst();
+  const row: Omit<EventTable, "hash"> = {
+    seq: (last?.seq ?? 0) + 1,
+    at_ms: e.atMs,
+    kind: e.kind,
+    machine: e.machine ?? null,
+    revision: e.revision ?? null,
+    operation_id: e.operationId ?? null,
+    epoch: e.epoch,
+    actor: e.actor,
+    body: canonicalJson(e.body),
+    prev_hash: last?.hash ?? GENESIS_HASH,
+  };
+  await tx.insertInto("events").values({ ...row, hash: await rowHash(row) }).execute();
+  return row.seq;
+}
+
+/** Converts a stored row to the port's shape. */
+export function toEvent(r: EventTable): JournalEvent {
+  return {
+    seq: r.seq,
+    atMs: r.at_ms,
+    kind: r.kind,
+    machine: r.machine,
+    revision: r.revision,
+    operationId: r.operation_id,
+    epoch: r.epoch,
+    actor: r.actor,
+    body: r.body,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+}
+
+/** Recomputes the chain over `rows` (in seq order) and names the first row that breaks it. */
+export async function checkChain(rows: readonly EventTable[]): Promise<ChainCheck> {
+  let prev = GENESIS_HASH;
+  let expectSeq = 1;
+  for (const r of rows) {
+    if (r.seq !== expectSeq) {
+      return { ok: false, seq: r.seq, why: `expected row ${expectSeq}, found row ${r.seq}` };
+    }
+    if (r.prev_hash !== prev) {
+      return { ok: false, seq: r.seq, why: "prev_hash does not match the previous row's hash" };
+    }
+    const { hash, ...rest } = r;
+    if ((await rowHash(rest)) !== hash) {
+      return { ok: false, seq: r.seq, why: "row content does not match its hash" };
+    }
+    prev = hash;
+    expectSeq++;
+  }
+  return { ok: true, rows: rows.length, head: prev };
+}

@@ -1,0 +1,157 @@
+/** Row ↔ record conversion and small shared helpers of the libSQL journal. */
+import type { Transaction } from "kysely";
+import { CairnError } from "../../domain/errors.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import type { OperationState, Phase, ResponseClass } from "../../domain/operation.ts";
+import type {
+  Actor,
+  AttemptRecord,
+  ObservationPurpose,
+  ObservationRecord,
+  OperationRecord,
+  OwnerToken,
+  PlanRecord,
+  PlanState,
+  StepBinding,
+} from "../../ports/journal.ts";
+import type {
+  AttemptTable,
+  JournalDB,
+  ObservationTable,
+  OperationTable,
+  PlanTable,
+} from "./schema.ts";
+
+/** Throws a CairnError with `reason`. */
+export function fail(
+  reason: Reason,
+  message: string,
+  details?: Record<string, string | number | boolean>,
+): never {
+  throw new CairnError({ reason, message, ...(details ? { details } : {}) });
+}
+
+/** `identity (role)` as stored on the timeline. */
+export function actorText(a: Actor): string {
+  return `${a.identity} (${a.role})`;
+}
+
+/** `owner/gen@epoch` as stored on the timeline. */
+export function tokenText(t: OwnerToken): string {
+  return `${t.owner}/${t.gen}@${t.epoch}`;
+}
+
+export function toPlan(r: PlanTable): PlanRecord {
+  return {
+    digest: r.digest,
+    name: r.name,
+    kind: r.kind,
+    cluster: r.cluster,
+    state: r.state as PlanState,
+    approvalEpoch: r.approval_epoch,
+    approvedAtMs: r.approved_at_ms,
+    expiresAtMs: r.expires_at_ms,
+    maxAttempts: r.max_attempts,
+    maxEvidenceAgeMs: r.max_evidence_age_ms,
+    firstSeenCommit: r.first_seen_commit,
+    firstSeenAtMs: r.first_seen_at_ms,
+    bytes: r.bytes,
+    signatures: r.signatures,
+    steps: JSON.parse(r.steps_json) as StepBinding[],
+  };
+}
+
+export function toOperation(r: OperationTable): OperationRecord {
+  return {
+    id: r.id,
+    planDigest: r.plan_digest,
+    step: r.step,
+    machine: r.machine,
+    cluster: r.cluster,
+    state: r.state as OperationState,
+    owner: r.owner,
+    ownerGen: r.owner_gen,
+    ownerEpoch: r.owner_epoch,
+    attemptsUsed: r.attempts_used,
+    safeRetryRevision: r.safe_retry_revision,
+    createdAtMs: r.created_at_ms,
+  };
+}
+
+export function toAttempt(r: AttemptTable): AttemptRecord {
+  return {
+    id: r.id,
+    operationId: r.operation_id,
+    number: r.number,
+    phase: r.phase as Phase,
+    requestDigest: r.request_digest,
+    route: r.route,
+    ownerGen: r.owner_gen,
+    ownerEpoch: r.owner_epoch,
+    evidenceId: r.evidence_id,
+    sentAtMs: r.sent_at_ms,
+    transportDeadlineMs: r.transport_deadline_ms,
+    verificationDeadlineMs: r.verification_deadline_ms,
+    classRevision: r.class_revision,
+    responseClass: r.response_class as ResponseClass | null,
+    accountedBy: r.accounted_by as "response" | "recovery" | null,
+    accountedRevision: r.accounted_revision,
+  };
+}
+
+export function toObservation(r: ObservationTable): ObservationRecord {
+  return {
+    id: r.id,
+    machine: r.machine,
+    purpose: r.purpose as ObservationPurpose,
+    ...(r.plan_digest !== null ? { planDigest: r.plan_digest } : {}),
+    ...(r.operation_id !== null ? { operationId: r.operation_id } : {}),
+    basis: r.basis,
+    revision: r.revision,
+    digest: r.digest,
+    objectUid: r.object_uid,
+    resourceVersion: r.resource_version,
+    ...(r.resource_version_at_start !== null
+      ? { resourceVersionAtStart: r.resource_version_at_start }
+      : {}),
+    observedGeneration: r.observed_generation,
+    observedAtMs: r.observed_at_ms,
+    summary: r.summary,
+  };
+}
+
+type Tx = Transaction<JournalDB>;
+
+/** Allocates the next revision of `machine`'s counter inside `tx` (creating the machine row). */
+export async function nextRevision(tx: Tx, machine: string): Promise<number> {
+  await tx.insertInto("machines").values({ machine, revision_counter: 0, frozen: 0 })
+    .onConflict((oc) => oc.column("machine").doNothing()).execute();
+  const r = await tx.updateTable("machines")
+    .set((eb) => ({ revision_counter: eb("revision_counter", "+", 1) }))
+    .where("machine", "=", machine).returning("revision_counter").executeTakeFirstOrThrow();
+  return r.revision_counter;
+}
+
+export async function loadOperation(tx: Tx, id: string): Promise<OperationTable> {
+  const r = await tx.selectFrom("operations").selectAll().where("id", "=", id).executeTakeFirst();
+  return r ?? fail("OperationNotFound", `no operation ${id} in the journal`, { operation: id });
+}
+
+export async function loadPlan(tx: Tx, digest: string): Promise<PlanTable | undefined> {
+  return await tx.selectFrom("plans").selectAll().where("digest", "=", digest).executeTakeFirst();
+}
+
+export async function loadAttempts(tx: Tx, operationId: string): Promise<AttemptTable[]> {
+  return await tx.selectFrom("attempts").selectAll().where("operation_id", "=", operationId)
+    .orderBy("number").execute();
+}
+
+/** True when every attempt is accounted for (vacuously true with none). */
+export function allAccounted(atts: readonly AttemptTable[]): boolean {
+  return atts.every((a) => a.accounted_by !== null);
+}
+
+/** The highest revision at which any attempt was accounted, or 0. */
+export function lastAccounting(atts: readonly AttemptTable[]): number {
+  return atts.reduce((m, a) => Math.max(m, a.accounted_revision ?? 0), 0);
+}

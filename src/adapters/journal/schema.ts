@@ -1,0 +1,188 @@
+/** kysely table interfaces of the journal (migration 0001). */
+
+export interface InstallationTable {
+  id: number;
+  epoch: string;
+  recovery_mode: number;
+  created_at_ms: number;
+}
+
+export interface JournalSchemaTable {
+  id: number;
+  version: number;
+}
+
+export interface EpochTable {
+  epoch: string;
+  minted_at_ms: number;
+  reason: string;
+}
+
+export interface MachineTable {
+  machine: string;
+  revision_counter: number;
+  frozen: number;
+}
+
+export interface PlanTable {
+  digest: string;
+  name: string;
+  kind: string;
+  cluster: string;
+  state: string;
+  approval_epoch: string | null;
+  approved_at_ms: number | null;
+  expires_at_ms: number;
+  max_attempts: number;
+  max_evidence_age_ms: number;
+  first_seen_commit: string;
+  first_seen_at_ms: number;
+  bytes: string;
+  signatures: string;
+  steps_json: string;
+}
+
+export interface PlanNameTable {
+  name: string;
+  digest: string;
+}
+
+export interface OperationTable {
+  id: string;
+  plan_digest: string;
+  step: string;
+  machine: string;
+  cluster: string;
+  state: string;
+  owner: string;
+  owner_gen: number;
+  owner_epoch: string;
+  owner_since_ms: number;
+  attempts_used: number;
+  safe_retry_revision: number | null;
+  safe_retry_gen: number | null;
+  created_at_ms: number;
+}
+
+export interface AttemptTable {
+  id: string;
+  operation_id: string;
+  number: number;
+  phase: string;
+  request_digest: string;
+  route: string;
+  owner: string;
+  owner_gen: number;
+  owner_epoch: string;
+  evidence_id: string;
+  sent_at_ms: number;
+  transport_deadline_ms: number;
+  verification_deadline_ms: number;
+  class_revision: number | null;
+  response_class: string | null;
+  response_detail: string | null;
+  response_at_ms: number | null;
+  accounted_by: string | null;
+  accounted_revision: number | null;
+}
+
+export interface ObservationTable {
+  id: string;
+  machine: string;
+  purpose: string;
+  plan_digest: string | null;
+  operation_id: string | null;
+  basis: number;
+  revision: number;
+  digest: string;
+  object_uid: string;
+  resource_version: string;
+  resource_version_at_start: string | null;
+  observed_generation: number;
+  observed_at_ms: number;
+  summary: string;
+}
+
+export interface PhaseTable {
+  id: string;
+  operation_id: string;
+  phase: string;
+  kind: string;
+  at_ms: number;
+  detail: string;
+  revision: number;
+}
+
+export interface HealthRoundTable {
+  id: string;
+  cluster: string;
+  operation_id: string | null;
+  purpose: string;
+  started_at_ms: number;
+  finished_at_ms: number;
+  verdict: string;
+}
+
+export interface HealthResultTable {
+  round_id: string;
+  idx: number;
+  binding: string;
+  outcome: string;
+  reason: string;
+  object_uid: string | null;
+  resource_version: string | null;
+  observed_at_ms: number;
+}
+
+export interface RecoveryTable {
+  id: string;
+  operation_id: string;
+  attempt_id: string | null;
+  kind: string;
+  actor: string;
+  evidence: string;
+  explanation: string | null;
+  observation_id: string | null;
+  at_ms: number;
+  epoch: string;
+}
+
+export interface RecoveryScopeTable {
+  machine: string;
+  epoch: string;
+  state: string;
+  at_ms: number;
+}
+
+export interface EventTable {
+  seq: number;
+  at_ms: number;
+  kind: string;
+  machine: string | null;
+  revision: number | null;
+  operation_id: string | null;
+  epoch: string;
+  actor: string;
+  body: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** The whole journal database. */
+export interface JournalDB {
+  installation: InstallationTable;
+  journal_schema: JournalSchemaTable;
+  epochs: EpochTable;
+  machines: MachineTable;
+  plans: PlanTable;
+  plan_names: PlanNameTable;
+  operations: OperationTable;
+  attempts: AttemptTable;
+  observations: ObservationTable;
+  phases: PhaseTable;
+  health_rounds: HealthRoundTable;
+  health_results: HealthResultTable;
+  recoveries: RecoveryTable;
+  recovery_scopes: RecoveryScopeTable;
+  events: EventTable;
+}

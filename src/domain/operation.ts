@@ -1,0 +1,228 @@
+/**
+ * The ER operation model as data: states, the only legal transitions, response classes and the
+ * phases of a node step. Pure; the journal enforces these rules inside its transactions.
+ */
+
+/** Every operation state (ER §4). */
+export const OPERATION_STATES = [
+  "committed",
+  "sending",
+  "verifying",
+  "completed",
+  "rejected",
+  "failed",
+  "cancelled",
+  "unresolved",
+] as const;
+
+/** One operation state. */
+export type OperationState = (typeof OPERATION_STATES)[number];
+
+/** States that end an operation and release its machine scope and rollout slot. */
+export const TERMINAL_STATES: readonly OperationState[] = [
+  "completed",
+  "rejected",
+  "failed",
+  "cancelled",
+];
+
+/** States that hold the machine scope and the rollout slot. */
+export const HOLDING_STATES: readonly OperationState[] = [
+  "committed",
+  "sending",
+  "verifying",
+  "unresolved",
+];
+
+/** States a takeover moves to `unresolved` (an `unresolved` operation keeps its state). */
+export const IN_FLIGHT_STATES: readonly OperationState[] = ["committed", "sending", "verifying"];
+
+/** A state or `null` for "no operation yet". */
+export type FromState = OperationState | null;
+
+/**
+ * ER's transition table; "no other transition is valid". `null` is the absent operation.
+ * Self-loops are not transitions: a takeover of an `unresolved` operation changes its owner only.
+ */
+export const TRANSITIONS: ReadonlyArray<readonly [FromState, OperationState]> = [
+  [null, "committed"],
+  [null, "completed"], // adopt only
+  ["committed", "sending"],
+  ["committed", "unresolved"],
+  ["sending", "verifying"],
+  ["sending", "rejected"],
+  ["sending", "unresolved"],
+  ["verifying", "completed"],
+  ["verifying", "failed"],
+  ["verifying", "unresolved"],
+  ["unresolved", "completed"],
+  ["unresolved", "failed"],
+  ["unresolved", "rejected"],
+  ["unresolved", "sending"],
+  ["unresolved", "cancelled"],
+];
+
+/**
+ * True when ER allows moving from `from` to `to`.
+ *
+ * @example
+ * ```ts
+ * import { canTransition } from "./operation.ts";
+ * canTransition("committed", "sending"); // true
+ * canTransition("committed", "cancelled"); // false: committed goes through unresolved first
+ * ```
+ */
+export function canTransition(from: FromState, to: OperationState): boolean {
+  return TRANSITIONS.some(([f, t]) => f === from && t === to);
+}
+
+/**
+ * True for the four terminal states.
+ *
+ * @example
+ * ```ts
+ * import { isTerminal } from "./operation.ts";
+ * isTerminal("unresolved"); // false
+ * ```
+ */
+export function isTerminal(state: OperationState): boolean {
+  return TERMINAL_STATES.includes(state);
+}
+
+/** True while the operation holds its machine scope and rollout slot. */
+export function holdsScope(state: OperationState): boolean {
+  return HOLDING_STATES.includes(state);
+}
+
+/** True for a valid state name. */
+export function isOperationState(s: string): s is OperationState {
+  return (OPERATION_STATES as readonly string[]).includes(s);
+}
+
+/**
+ * How a request ended. Only the first three come from the target and account for an attempt;
+ * transport outcomes never do (a late landing is still possible).
+ */
+export const RESPONSE_CLASSES = [
+  /** The target accepted the request. */
+  "accepted",
+  /** A definitive rejection of a class proven to precede any mutation. */
+  "rejected-pre-mutation",
+  /** Any other code the target itself returned: accounts for the attempt, proves nothing else. */
+  "target-error",
+  /** Dial failure, reset or timeout: the request may still land. */
+  "transport-failure",
+  /** The executor never saw a response. */
+  "lost",
+] as const;
+
+/** One response class. */
+export type ResponseClass = (typeof RESPONSE_CLASSES)[number];
+
+/**
+ * True when the response came from the target and so accounts for its attempt.
+ *
+ * @example
+ * ```ts
+ * import { accountsForAttempt } from "./operation.ts";
+ * accountsForAttempt("transport-failure"); // false
+ * ```
+ */
+export function accountsForAttempt(c: ResponseClass): boolean {
+  return c === "accepted" || c === "rejected-pre-mutation" || c === "target-error";
+}
+
+/** The phases of a node step (design §4); phase facts sit beneath an operation, not as states. */
+export const PHASES = [
+  "gate",
+  "pull",
+  "install",
+  "cordon",
+  "drain",
+  "reboot",
+  "boot-observed",
+  "verify",
+  "uncordon",
+  "post-gate",
+] as const;
+
+/** One phase name. */
+export type Phase = (typeof PHASES)[number];
+
+/** The comparisons of the commitment (0–6) and attempt (1–3, 6–9) transactions (ER §3). */
+export type Comparison = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
+
+/** Why a commitment or attempt transaction was refused, with the comparison that failed. */
+export const REFUSAL_CAUSES = {
+  "operation-exists": 0,
+  "plan-unknown": 1,
+  "plan-not-approved": 1,
+  "plan-expired": 1,
+  "approval-epoch-stale": 1,
+  "binding-changed": 2,
+  "evidence-missing": 3,
+  "evidence-stale": 3,
+  "evidence-digest-mismatch": 3,
+  "evidence-contradicted": 3,
+  "scope-held": 4,
+  "slot-held": 5,
+  "gate-frozen": 6,
+  "gate-recovery": 6,
+  "fence-mismatch": 7,
+  "epoch-superseded": 7,
+  "state-not-attemptable": 7,
+  "reclassified": 8,
+  "attempts-exhausted": 9,
+} as const satisfies Record<string, Comparison>;
+
+/** One refusal cause. */
+export type RefusalCause = keyof typeof REFUSAL_CAUSES;
+
+/**
+ * True when an attempt refusal by this comparison moves a `committed` operation to `unresolved`
+ * (ER: comparisons 1, 2, 3 or 6).
+ */
+export function refusalUnsettlesCommitted(cause: RefusalCause): boolean {
+  const n = REFUSAL_CAUSES[cause];
+  return n === 1 || n === 2 || n === 3 || n === 6;
+}
+
+/** The grounds on which a no-attempt `unresolved` operation may become `cancelled` (ER §2.9). */
+export type CancelGround =
+  | "plan-revoked"
+  | "plan-cancelled"
+  | "plan-expired"
+  | "approval-epoch-stale"
+  | "recovery-admin";
+
+/** The smallest settle floor a deployment may configure (ER §5.2). */
+export const MIN_SETTLE_FLOOR_MS = 30_000;
+
+/** Base32 alphabet of identifiers (RFC 4648, lower case, no padding). */
+const B32 = "abcdefghijklmnopqrstuvwxyz234567";
+
+/**
+ * Encodes 16 random bytes as `<prefix>_<26 base32 chars>` (128 bits).
+ *
+ * @example
+ * ```ts
+ * import { encodeId } from "./operation.ts";
+ * encodeId("ep", new Uint8Array(16)); // "ep_aaaaaaaaaaaaaaaaaaaaaaaaaa"
+ * ```
+ */
+export function encodeId(prefix: string, bytes: Uint8Array): string {
+  if (bytes.length !== 16) throw new RangeError("an identifier needs exactly 16 bytes");
+  let bits = 0;
+  let acc = 0;
+  let out = "";
+  for (const b of bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += B32[(acc >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += B32[(acc << (5 - bits)) & 31];
+  return `${prefix}_${out}`;
+}

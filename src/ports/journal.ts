@@ -1,0 +1,379 @@
+/**
+ * The journal: cairn's durable record of plans, operations, attempts and evidence. The store,
+ * not its callers, enforces ER's rules (operation-model.md): every transition is checked against
+ * the table, commitments and attempts run their comparisons inside one transaction, fenced
+ * updates check owner, generation and epoch inside the `UPDATE`, and every refusal is recorded.
+ *
+ * Times are numbers (ms since the Unix epoch) from the caller's Clock. Failures the caller can
+ * act on come back as values (`Refused`); misuse (unknown ids, stale owner, illegal transition)
+ * throws `CairnError` with a stable reason.
+ */
+import type {
+  CancelGround,
+  Comparison,
+  OperationState,
+  Phase,
+  RefusalCause,
+  ResponseClass,
+} from "../domain/operation.ts";
+import type { IdSource } from "./clock.ts";
+
+/** Who acted: a controller instance or a human with a role. */
+export interface Actor {
+  readonly identity: string;
+  readonly role: "controller" | "author" | "approver" | "recovery-admin";
+}
+
+/** The fencing token an owner presents: compared inside the conditional `UPDATE`. */
+export interface OwnerToken {
+  readonly owner: string;
+  readonly gen: number;
+  readonly epoch: string;
+}
+
+/** What one plan step binds for one machine (carried by the plan record, never by callers later). */
+export interface StepBinding {
+  /** Stable step key inside the plan, e.g. `worker-1/0`. */
+  readonly step: string;
+  readonly machine: string;
+  /** Digest the machine must show before a send (e.g. of its running version and schematic). */
+  readonly preDigest: string;
+  /** Digest the completion observation must show. */
+  readonly postDigest: string;
+}
+
+/** A plan seen on the watched branch. Identity is the SHA-256 of `bytes`. */
+export interface PlanRecordInput {
+  readonly digest: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly cluster: string;
+  readonly bytes: string;
+  readonly signatures: string;
+  readonly firstSeenCommit: string;
+  readonly expiresAtMs: number;
+  readonly maxAttempts: number;
+  /** Maximum age of pre-dispatch evidence. */
+  readonly maxEvidenceAgeMs: number;
+  readonly steps: readonly StepBinding[];
+  readonly nowMs: number;
+}
+
+/** Plan states (ER §2.3). */
+export type PlanState = "proposed" | "approved" | "committed" | "revoked" | "cancelled" | "expired";
+
+/** A stored plan. */
+export interface PlanRecord {
+  readonly digest: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly cluster: string;
+  readonly state: PlanState;
+  readonly approvalEpoch: string | null;
+  readonly approvedAtMs: number | null;
+  readonly expiresAtMs: number;
+  readonly maxAttempts: number;
+  readonly maxEvidenceAgeMs: number;
+  readonly firstSeenCommit: string;
+  readonly firstSeenAtMs: number;
+  readonly bytes: string;
+  readonly signatures: string;
+  readonly steps: readonly StepBinding[];
+}
+
+/** An operation row. */
+export interface OperationRecord {
+  readonly id: string;
+  readonly planDigest: string;
+  readonly step: string;
+  readonly machine: string;
+  readonly cluster: string;
+  readonly state: OperationState;
+  readonly owner: string;
+  readonly ownerGen: number;
+  readonly ownerEpoch: string;
+  readonly attemptsUsed: number;
+  /** Machine revision of the last safe-to-retry classification, if any. */
+  readonly safeRetryRevision: number | null;
+  readonly createdAtMs: number;
+}
+
+/** A refusal of a commitment or attempt, already recorded on the timeline. */
+export interface Refused {
+  readonly ok: false;
+  readonly comparison: Comparison;
+  readonly cause: RefusalCause;
+  readonly detail: string;
+}
+
+/** Input to the commitment transaction (ER §3.1, comparisons 0–6). */
+export interface CommitInput {
+  readonly planDigest: string;
+  readonly step: string;
+  /** Observation with purpose `evidence` recorded for this plan and machine. */
+  readonly evidenceId: string;
+  /** The committing controller; its epoch must be current. */
+  readonly owner: string;
+  readonly epoch: string;
+  readonly nowMs: number;
+}
+
+/** Input to the attempt transaction (comparisons 1–3, 6–9). */
+export interface AttemptInput {
+  readonly operationId: string;
+  readonly token: OwnerToken;
+  readonly phase: Phase;
+  /** SHA-256 of the exact request that will be sent. */
+  readonly requestDigest: string;
+  readonly route: string;
+  readonly evidenceId: string;
+  /** Absolute deadlines; transport ≤ verification. */
+  readonly transportDeadlineMs: number;
+  readonly verificationDeadlineMs: number;
+  readonly nowMs: number;
+}
+
+/** A recorded attempt. */
+export interface AttemptRecord {
+  readonly id: string;
+  readonly operationId: string;
+  readonly number: number;
+  readonly phase: Phase;
+  readonly requestDigest: string;
+  readonly route: string;
+  readonly ownerGen: number;
+  readonly ownerEpoch: string;
+  readonly evidenceId: string;
+  readonly sentAtMs: number;
+  readonly transportDeadlineMs: number;
+  readonly verificationDeadlineMs: number;
+  readonly classRevision: number | null;
+  readonly responseClass: ResponseClass | null;
+  readonly accountedBy: "response" | "recovery" | null;
+  /** Machine revision at which the attempt was accounted. */
+  readonly accountedRevision: number | null;
+}
+
+/** Purpose of an observation. */
+export type ObservationPurpose = "evidence" | "completion" | "recovery" | "health" | "drift";
+
+/** A machine read. `basis` orders it against everything else on the machine's timeline. */
+export interface ObservationInput {
+  readonly machine: string;
+  readonly purpose: ObservationPurpose;
+  readonly planDigest?: string;
+  readonly operationId?: string;
+  /** Basis from `startObservation`, taken before the remote read; omitted = allocate now. */
+  readonly basis?: number;
+  /** Digest of the bound values observed (version, schematic, config). */
+  readonly digest: string;
+  readonly objectUid: string;
+  readonly resourceVersion: string;
+  /** resourceVersion read at the start of a settle window (recovery observations). */
+  readonly resourceVersionAtStart?: string;
+  readonly observedGeneration: number;
+  readonly observedAtMs: number;
+  readonly summary: string;
+  readonly actor: Actor;
+}
+
+/** A stored observation. */
+export interface ObservationRecord extends Omit<ObservationInput, "actor" | "basis"> {
+  readonly id: string;
+  readonly basis: number;
+  readonly revision: number;
+}
+
+/** Input to record a response to an attempt; fenced by the owner token. */
+export interface ResponseInput {
+  readonly attemptId: string;
+  readonly token: OwnerToken;
+  readonly responseClass: ResponseClass;
+  /** Target code or transport error, already redacted. */
+  readonly detail: string;
+  readonly nowMs: number;
+}
+
+/** A phase intent (before) or fact (after), fenced by the owner token. */
+export interface PhaseInput {
+  readonly operationId: string;
+  readonly token: OwnerToken;
+  readonly phase: Phase;
+  readonly kind: "intent" | "fact";
+  /** Structured detail, e.g. `{alreadyUnschedulable: false, resourceVersion: "41"}`. */
+  readonly detail: Readonly<Record<string, unknown>>;
+  readonly nowMs: number;
+}
+
+/** One bound health check's result. */
+export interface HealthResultInput {
+  readonly binding: string;
+  readonly outcome: "pass" | "fail" | "unreadable";
+  readonly reason: string;
+  readonly objectUid?: string;
+  readonly resourceVersion?: string;
+  readonly observedAtMs: number;
+}
+
+/** One bounded health round. */
+export interface HealthRoundInput {
+  readonly cluster: string;
+  readonly operationId?: string;
+  readonly purpose: "gate" | "verify" | "post-gate" | "preview";
+  readonly startedAtMs: number;
+  readonly finishedAtMs: number;
+  readonly results: readonly HealthResultInput[];
+}
+
+/** A recovery-admin accounting decision for one attempt (ER §5.2). */
+export interface RecoveryDecisionInput {
+  readonly attemptId: string;
+  readonly actor: Actor;
+  /** A recovery observation taken after the settle floor. */
+  readonly observationId: string;
+  /** When the executor was stopped, if it was stopped rather than taken over. */
+  readonly executorStoppedAtMs?: number;
+  /** Deployment setting held outside the journal; at least 30 s. */
+  readonly settleFloorMs: number;
+  /** Required when the resourceVersion changed during the settle. */
+  readonly explanation?: string;
+  readonly evidence: string;
+  readonly nowMs: number;
+}
+
+/** Input to a fenced, evidence-determined transition. */
+export interface TransitionInput {
+  readonly operationId: string;
+  readonly token: OwnerToken;
+  readonly to: "verifying" | "completed" | "failed" | "unresolved" | "rejected";
+  /** Completion observation for `completed`/`failed`. */
+  readonly observationId?: string;
+  readonly reason: string;
+  readonly nowMs: number;
+}
+
+/** Input to a takeover: one conditional `UPDATE`. */
+export interface TakeoverInput {
+  readonly operationId: string;
+  readonly newOwner: string;
+  /** The generation the caller saw; a concurrent takeover of it elects one winner. */
+  readonly seenGen: number;
+  readonly epoch: string;
+  readonly actor: Actor;
+  readonly nowMs: number;
+}
+
+/** One row of the hash-chained event timeline. */
+export interface JournalEvent {
+  readonly seq: number;
+  readonly atMs: number;
+  readonly kind: string;
+  readonly machine: string | null;
+  readonly revision: number | null;
+  readonly operationId: string | null;
+  readonly epoch: string;
+  readonly actor: string;
+  readonly body: string;
+  readonly prevHash: string;
+  readonly hash: string;
+}
+
+/** Result of recomputing the hash chain. */
+export type ChainCheck =
+  | { readonly ok: true; readonly rows: number; readonly head: string }
+  | { readonly ok: false; readonly seq: number; readonly why: string };
+
+/** Everything about one operation. */
+export interface OperationDetail {
+  readonly operation: OperationRecord;
+  readonly attempts: readonly AttemptRecord[];
+  readonly phases: ReadonlyArray<{ phase: Phase; kind: string; atMs: number; detail: string }>;
+  readonly events: readonly JournalEvent[];
+}
+
+/** The journal port. */
+export interface Journal {
+  /** The current epoch and whether the installation is in recovery mode. */
+  installation(): Promise<{ epoch: string; recoveryMode: boolean; schemaVersion: number }>;
+
+  /** Stores a plan and binds name → digest; a different digest under a bound name throws `PlanChangedAfterApproval`. */
+  recordPlan(input: PlanRecordInput): Promise<PlanRecord>;
+  /** Approves a plan in the current epoch. */
+  approvePlan(digest: string, actor: Actor, nowMs: number): Promise<void>;
+  /** Ends a plan's authority (`revoked` or `cancelled`). */
+  endPlan(digest: string, to: "revoked" | "cancelled", actor: Actor, nowMs: number): Promise<void>;
+  getPlan(digest: string): Promise<PlanRecord | undefined>;
+
+  /** Freezes or unfreezes a machine's scope gate. */
+  setFrozen(machine: string, frozen: boolean, actor: Actor, nowMs: number): Promise<void>;
+
+  /** Allocates an observation basis before a remote read ("observation started"). */
+  startObservation(machine: string, actor: Actor, nowMs: number): Promise<number>;
+  /** Records an observation; its revision comes from the machine counter in the same transaction. */
+  recordObservation(input: ObservationInput): Promise<ObservationRecord>;
+
+  /** The commitment transaction: creates the operation `committed`, generation 1. */
+  commit(input: CommitInput): Promise<{ ok: true; operation: OperationRecord } | Refused>;
+  /** The attempt transaction: the caller may send only after `ok`. */
+  beginAttempt(input: AttemptInput): Promise<{ ok: true; attempt: AttemptRecord } | Refused>;
+  /** Records the outcome of an attempt and applies the state move it forces. */
+  recordResponse(input: ResponseInput): Promise<OperationRecord>;
+  /** Records a phase intent or fact. */
+  recordPhase(input: PhaseInput): Promise<void>;
+  /** Records a health round and its results; returns the round id. */
+  recordHealthRound(input: HealthRoundInput): Promise<string>;
+
+  /** An evidence-determined transition, guarded by the evidence the store holds. */
+  transition(input: TransitionInput): Promise<OperationRecord>;
+  /** Classifies an `unresolved` operation safe to retry (ER §5.1) on a pre-dispatch observation. */
+  classifySafeToRetry(
+    operationId: string,
+    token: OwnerToken,
+    observationId: string,
+    nowMs: number,
+  ): Promise<OperationRecord>;
+  /** Takeover: generation + 1, in-flight → `unresolved`; false when another takeover won. */
+  takeOver(input: TakeoverInput): Promise<{ ok: true; operation: OperationRecord } | { ok: false }>;
+  /** A recovery-admin accounting decision for an unaccounted attempt. */
+  recordRecoveryDecision(input: RecoveryDecisionInput): Promise<void>;
+  /** No-attempt cancellation (ER §2.9): committed/unresolved → cancelled, releasing the scope. */
+  cancelNoAttempt(
+    operationId: string,
+    ground: CancelGround,
+    actor: Actor,
+    nowMs: number,
+  ): Promise<OperationRecord>;
+  /** Recovery-mode entry: new epoch, gates closed, every live operation taken over. */
+  enterRecoveryMode(actor: Actor, evidence: string, nowMs: number): Promise<string>;
+  /** Releases one machine scope in recovery mode, in the current epoch. */
+  releaseRecoveryScope(machine: string, actor: Actor, nowMs: number): Promise<void>;
+  /** Leaves recovery mode; refused while any scope is not released. */
+  exitRecoveryMode(actor: Actor, nowMs: number): Promise<void>;
+
+  getOperation(id: string): Promise<OperationRecord | undefined>;
+  listOperations(): Promise<OperationRecord[]>;
+  showOperation(id: string): Promise<OperationDetail | undefined>;
+  events(afterSeq?: number): Promise<JournalEvent[]>;
+  /** Recomputes the hash chain from the first row. */
+  verifyChain(): Promise<ChainCheck>;
+  /** Every table as plain rows, for `cairn journal export`. */
+  exportAll(): Promise<Record<string, unknown[]>>;
+  close(): Promise<void>;
+}
+
+/** Options to open a journal. */
+export interface OpenJournalOptions {
+  /** `file:…`, `:memory:`, `libsql://…` or `http(s)://…`. */
+  readonly url: string;
+  /** Mints epochs and record ids (`ep_…`, `op_…`, `att_…`). */
+  readonly ids: IdSource;
+  /** Time of journal creation (the first epoch's `at`). */
+  readonly nowMs: number;
+  /** Apply pending migrations (default true); false refuses an unmigrated journal. */
+  readonly migrate?: boolean;
+  /**
+   * Called at every write point inside a transaction (crash tests stop the process there).
+   * Production leaves it unset.
+   */
+  readonly writePoint?: (name: string) => Promise<void>;
+}
