@@ -18,6 +18,13 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
     path: ["catalogue", "refresh"],
     load: async () => (await import("./catalogue_refresh.ts")).command,
   },
+  {
+    path: ["journal", "migrate"],
+    load: async () => (await import("./journal_migrate.ts")).command,
+  },
+  { path: ["journal", "show"], load: async () => (await import("./journal_show.ts")).command },
+  { path: ["journal", "export"], load: async () => (await import("./journal_export.ts")).command },
+  { path: ["journal", "verify"], load: async () => (await import("./journal_verify.ts")).command },
   { path: ["demo"], load: async () => (await import("./demo.ts")).command },
 ];
 

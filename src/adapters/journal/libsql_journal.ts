@@ -32,7 +32,7 @@ import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./acco
 import { attemptTx, commitTx, recordRefusalTx } from "./commitment.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
-import { LATEST_SCHEMA } from "./migrations/mod.ts";
+import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
 import { connect, journalUrl, prepare, serialise } from "./open.ts";
 import {
   cancelTx,
@@ -494,5 +494,21 @@ class LibsqlJournal implements Journal {
   async close(): Promise<void> {
     await serialise(this.#key, () => Promise.resolve());
     await this.#db.destroy();
+  }
+}
+
+/** Applies pending migrations to the journal at `location`; returns the versions before and after. */
+export async function migrateJournal(
+  location: string,
+  a: { ids: IdSource; nowMs: number },
+): Promise<{ from: number; to: number }> {
+  const url = journalUrl(location);
+  const db = await connect(url);
+  try {
+    const from = await schemaVersion(db as Kysely<unknown>);
+    await prepare(db, { url, migrate: true, ids: a.ids, nowMs: a.nowMs });
+    return { from, to: LATEST_SCHEMA };
+  } finally {
+    await db.destroy();
   }
 }

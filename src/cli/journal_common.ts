@@ -1,0 +1,33 @@
+/** What the `cairn journal …` commands share: the `--journal` flag and opening the store. */
+import type { Journal } from "../ports/journal.ts";
+import { type CommandIO, type ParsedArgs, UsageError } from "./command.ts";
+
+/** `--journal URL` (or CAIRN_JOURNAL): `file:…`, a path, `libsql://…` or `http(s)://…`. */
+export const JOURNAL_OPTION = { journal: { type: "string", short: "j" } } as const;
+
+/** Help text for the journal flag. */
+export const JOURNAL_HELP =
+  "  --journal, -j URL   journal location: file:PATH, a path, libsql://… or http(s)://…\n" +
+  "                      (default: $CAIRN_JOURNAL)";
+
+/** The journal location from the flag or the environment. */
+export function journalLocation(args: ParsedArgs, io: CommandIO): string {
+  const v = args.values["journal"] ?? io.env["CAIRN_JOURNAL"];
+  if (typeof v !== "string" || v === "") {
+    throw new UsageError("--journal URL is required (or set CAIRN_JOURNAL)");
+  }
+  return v;
+}
+
+/** Opens an existing journal read-mostly: it is never migrated implicitly. */
+export async function openForReading(args: ParsedArgs, io: CommandIO): Promise<Journal> {
+  const { openJournal, cryptoIdSource } = await import(
+    "../adapters/journal/libsql_journal.ts"
+  );
+  return await openJournal({
+    url: journalLocation(args, io),
+    ids: cryptoIdSource(),
+    nowMs: Date.now(),
+    migrate: false,
+  });
+}

@@ -1,0 +1,25 @@
+import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./command.ts";
+import { JOURNAL_HELP, JOURNAL_OPTION, journalLocation } from "./journal_common.ts";
+
+/** `cairn journal migrate`: creates or upgrades a journal's schema. */
+export const command: Command = {
+  path: ["journal", "migrate"],
+  summary: "Create or upgrade the journal schema",
+  usage: "--journal URL [--output json]",
+  help: `Applies every pending migration, each in its own transaction, and mints the first epoch
+of a new journal. A journal written by a newer cairn is refused (JournalSchemaTooNew) and left
+untouched.
+
+${JOURNAL_HELP}`,
+  options: { ...OUTPUT_OPTION, ...JOURNAL_OPTION },
+  async run(args, io) {
+    const { migrateJournal, cryptoIdSource } = await import(
+      "../adapters/journal/libsql_journal.ts"
+    );
+    const location = journalLocation(args, io);
+    const r = await migrateJournal(location, { ids: cryptoIdSource(), nowMs: Date.now() });
+    if (wantsJson(args)) printJson(io, { journal: location, ...r });
+    else io.stdout(`journal ${location}: schema ${r.from} → ${r.to}\n`);
+    return EXIT.ok;
+  },
+};
