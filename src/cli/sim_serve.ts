@@ -18,6 +18,9 @@ import { CairnError } from "../domain/errors.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
+/** The PKI cache tests and benchmarks share (throwaway keys under the git-ignored .cache/). */
+export const TEST_PKI_CACHE = join(ROOT, ".cache", "twin-pki");
+
 export interface TwinProcessOptions {
   /** Cluster description YAML. */
   readonly cluster: string;
@@ -26,6 +29,13 @@ export interface TwinProcessOptions {
   readonly seed?: number;
   readonly talosPort?: number;
   readonly controlPort?: number;
+  /** Start without the Kubernetes simulator. */
+  readonly noKube?: boolean;
+  /**
+   * Reuse throwaway certificates minted into this directory by earlier twins (tests and
+   * benchmarks; minting costs about a second). Default: mint fresh ones into the state dir.
+   */
+  readonly pkiCacheDir?: string;
   /** Node executable (default `$CAIRN_NODE` or `node`). */
   readonly nodeBin?: string;
   /** Lines the twin writes on stderr go here (default: dropped). */
@@ -106,6 +116,8 @@ export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinPr
   ];
   if (opts.talosPort !== undefined) args.push("--talos-port", String(opts.talosPort));
   if (opts.controlPort !== undefined) args.push("--control-port", String(opts.controlPort));
+  if (opts.noKube) args.push("--no-kube");
+  if (opts.pkiCacheDir) args.push("--pki-cache", opts.pkiCacheDir);
   const nodeBin = opts.nodeBin ?? Deno.env.get("CAIRN_NODE") ?? "node";
   const child = spawn(nodeBin, args, { stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise<number | string>((res) =>

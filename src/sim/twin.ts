@@ -8,12 +8,13 @@
  * Meant to run under Node (see twin_main.ts and cli/sim_serve.ts), never as a Deno http2 server.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { SimClock } from "./clock.ts";
 import type { ClusterDescription } from "./cluster_description.ts";
 import { type Fault, FAULT_KINDS, FaultSchedule } from "./faults.ts";
-import { mintPki, type Pki } from "./pki.ts";
+import { type CertPair, mintPki, type Pki } from "./pki.ts";
 import { type NodeStatusSink, TalosCluster } from "./talos/model.ts";
 import { startTalosSim, type TalosSimServer } from "./talos/server.ts";
 import { renderTalosconfig } from "./talos/talosconfig_writer.ts";
@@ -25,6 +26,9 @@ export interface TwinKube extends NodeStatusSink {
   readonly kubeconfigPath: string;
   stats(): unknown;
   resetStats?(): void;
+  disconnectWatches?(): void;
+  /** Sets nodeInfo facts without touching readiness (start-up sync). */
+  nodeInfo(name: string, info: { bootId: string; osImage: string; kubeletVersion: string }): void;
   stop(): Promise<void>;
 }
 
@@ -34,6 +38,7 @@ export type KubeStarter = (args: {
   faults: FaultSchedule;
   description: ClusterDescription;
   stateDir: string;
+  pkiCacheDir: string | undefined;
 }) => Promise<TwinKube>;
 
 export interface TwinOptions {
@@ -45,8 +50,8 @@ export interface TwinOptions {
   readonly talosPort?: number;
   readonly controlPort?: number;
   readonly startKube?: KubeStarter;
-  /** Reuse an existing PKI (benchmarks start many twins). */
-  readonly pki?: Pki;
+  /** Directory caching the minted PKI across twins (tests); default: mint into stateDir. */
+  readonly pkiCacheDir?: string;
 }
 
 export interface Twin {
@@ -85,6 +90,36 @@ export function mintTalosPki(dir: string): Pki {
   });
 }
 
+function readPair(dir: string, name: string): CertPair {
+  const certPath = join(dir, `${name}.crt`), keyPath = join(dir, `${name}.key`);
+  return {
+    certPath,
+    keyPath,
+    certPem: readFileSync(certPath, "utf8"),
+    keyPem: readFileSync(keyPath, "utf8"),
+  };
+}
+
+/**
+ * Reuses the PKI minted earlier into `dir` (throwaway test keys; minting costs ~20 openssl
+ * runs), or mints it there. Concurrent twins may race: each mints into a private directory and
+ * the first rename wins.
+ */
+export function cachedPki(dir: string, clients: readonly string[], mint: (dir: string) => Pki): Pki {
+  if (!existsSync(join(dir, "complete"))) {
+    const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+    mint(tmp);
+    writeFileSync(join(tmp, "complete"), "");
+    try {
+      renameSync(tmp, dir);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  const pairs = Object.fromEntries(clients.map((c) => [c, readPair(dir, `client-${c}`)]));
+  return { ca: readPair(dir, "ca"), server: readPair(dir, "server"), clients: pairs };
+}
+
 /** Builds and starts the twin. */
 export async function startTwin(opts: TwinOptions): Promise<Twin> {
   const desc = opts.description;
@@ -93,7 +128,9 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
   const faults = new FaultSchedule();
   const sink = new ForwardingSink();
   const cluster = new TalosCluster(desc, { clock, faults, sink, seed: opts.seed ?? 1 });
-  const pki = opts.pki ?? mintTalosPki(join(opts.stateDir, "talos-pki"));
+  const pki = opts.pkiCacheDir
+    ? cachedPki(join(opts.pkiCacheDir, "talos"), ["admin", "operator", "reader"], mintTalosPki)
+    : mintTalosPki(join(opts.stateDir, "talos-pki"));
   const talos = await startTalosSim({
     cluster,
     clock,
@@ -103,9 +140,23 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
     ...(opts.talosPort === undefined ? {} : { port: opts.talosPort }),
   });
   const kube = opts.startKube
-    ? await opts.startKube({ clock, faults, description: desc, stateDir: opts.stateDir })
+    ? await opts.startKube({
+      clock,
+      faults,
+      description: desc,
+      stateDir: opts.stateDir,
+      pkiCacheDir: opts.pkiCacheDir,
+    })
     : undefined;
   sink.target = kube;
+  // The kubelet reports what the machine booted: start both sides from the same facts.
+  for (const n of cluster.nodes.values()) {
+    kube?.nodeInfo(n.name, {
+      bootId: n.bootId,
+      osImage: `Talos (${n.runningVersion})`,
+      kubeletVersion: n.kubeletVersion,
+    });
+  }
   const talosconfigPath = join(opts.stateDir, "talosconfig");
   writeTalosconfigFor(talosconfigPath, desc.metadata.name, talos.endpoint, cluster, pki);
   const parts = { clock, faults, cluster, talos, kube };
@@ -277,6 +328,14 @@ async function handleControl(
           typeof body["graceMs"] === "number" ? body["graceMs"] : 2000,
         ),
       };
+    case "POST /talos/wait-calls": {
+      const method = String(body["method"] ?? "");
+      await p.talos.stats.waitForCalls(method, num(body, "atLeast"));
+      return { calls: p.talos.stats.calls[method] ?? 0 };
+    }
+    case "POST /kube/disconnect-watches":
+      p.kube?.disconnectWatches?.();
+      return { ok: p.kube !== undefined };
     case "POST /shutdown":
       setImmediate(() => void shutdown());
       return { ok: true };

@@ -1,7 +1,7 @@
 /**
  * Entry point of the twin process (bundled for Node by `cairn sim serve`):
  * `node twin.mjs --cluster FILE --state-dir DIR --proto-dir DIR [--seed N] [--talos-port P]
- * [--control-port P]`. Prints one JSON line (TwinInfo plus `"ready": true`) on stdout once
+ * [--control-port P] [--no-kube] [--pki-cache DIR]`. Prints one JSON line (TwinInfo plus `"ready": true`) on stdout once
  * every endpoint listens, and stops on SIGTERM/SIGINT or `POST /shutdown`.
  */
 import process from "node:process";
@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { parse } from "yaml";
 import { ClusterDescriptionSchema } from "./cluster_description.ts";
 import { startTwin } from "./twin.ts";
+import { startTwinKube } from "./twin_kube.ts";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
       seed: { type: "string" },
       "talos-port": { type: "string" },
       "control-port": { type: "string" },
+      "no-kube": { type: "boolean" },
+      "pki-cache": { type: "string" },
     },
   });
   if (!values.cluster || !values["state-dir"] || !values["proto-dir"]) {
@@ -32,6 +35,8 @@ async function main(): Promise<void> {
     stateDir: values["state-dir"],
     protoDir: values["proto-dir"],
     seed: Number(values.seed ?? "1"),
+    ...(values["no-kube"] ? {} : { startKube: startTwinKube }),
+    ...(values["pki-cache"] ? { pkiCacheDir: values["pki-cache"] } : {}),
     ...(values["talos-port"] ? { talosPort: Number(values["talos-port"]) } : {}),
     ...(values["control-port"] ? { controlPort: Number(values["control-port"]) } : {}),
   });

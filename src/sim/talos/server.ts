@@ -76,6 +76,14 @@ export class TalosStats {
   totalCalls = 0;
   totalMutating = 0;
 
+  #waiters = new Set<{ method: string; atLeast: number; resolve: () => void }>();
+
+  /** Resolves once `method` (short form, e.g. `ImageService/Pull`) was called `atLeast` times. */
+  waitForCalls(method: string, atLeast: number): Promise<void> {
+    if ((this.calls[method] ?? 0) >= atLeast) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.add({ method, atLeast, resolve }));
+  }
+
   record(method: string, node: string, mutating: boolean): void {
     const short = method.replace(/^\/machine\./, "");
     this.totalCalls++;
@@ -85,6 +93,13 @@ export class TalosStats {
     if (mutating) {
       this.totalMutating++;
       this.mutating[short] = (this.mutating[short] ?? 0) + 1;
+    }
+    // Waiters wake after the handler that recorded this call has run (it runs synchronously).
+    for (const w of [...this.#waiters]) {
+      if ((this.calls[w.method] ?? 0) >= w.atLeast) {
+        this.#waiters.delete(w);
+        queueMicrotask(w.resolve);
+      }
     }
   }
 

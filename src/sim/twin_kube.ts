@@ -1,0 +1,65 @@
+/**
+ * Wires the Kubernetes API simulator into the twin: its own ECDSA PKI (as Kubernetes clusters
+ * commonly use), a kubeconfig in the state directory, and the node facts the Talos side changes
+ * (Ready during a reboot, nodeInfo bootID / osImage / kubeletVersion after each boot).
+ */
+import { join } from "node:path";
+import { startKubeSim, writeKubeconfig } from "./kube/server.ts";
+import { mintPki } from "./pki.ts";
+import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
+
+/** Starts the Kubernetes simulator for the twin. */
+export const startTwinKube: KubeStarter = async (
+  { clock, faults, description, stateDir, pkiCacheDir },
+) => {
+  const mint = (dir: string) =>
+    mintPki({
+      dir,
+      caName: "kubernetes",
+      algorithm: "p256",
+      serverSans: ["localhost", "127.0.0.1"],
+      clients: { admin: ["system:masters"] },
+    });
+  const pki = pkiCacheDir
+    ? cachedPki(join(pkiCacheDir, "kube"), ["admin"], mint)
+    : mint(join(stateDir, "kube-pki"));
+  const sim = await startKubeSim({
+    clock,
+    faults,
+    description,
+    tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
+  });
+  const kubeconfigPath = join(stateDir, "kubeconfig");
+  writeKubeconfig(kubeconfigPath, {
+    url: sim.url,
+    caPem: pki.ca.certPem,
+    clientCertPem: pki.clients["admin"]!.certPem,
+    clientKeyPem: pki.clients["admin"]!.keyPem,
+  });
+  const kube: TwinKube = {
+    url: sim.url,
+    kubeconfigPath,
+    stats: () => sim.stats,
+    resetStats() {
+      sim.stats.total = 0;
+      sim.stats.mutating = 0;
+      sim.stats.byVerb = {};
+      sim.stats.evictions = { accepted: 0, blocked: 0, failed: 0 };
+    },
+    nodeDown: (name) => sim.setNodeReady(name, false),
+    nodeInfo(name, info) {
+      sim.setNodeInfo(name, {
+        bootID: info.bootId,
+        osImage: info.osImage,
+        kubeletVersion: info.kubeletVersion,
+      });
+    },
+    nodeUp(name, info) {
+      kube.nodeInfo(name, info);
+      sim.setNodeReady(name, true);
+    },
+    disconnectWatches: () => sim.disconnectWatches(),
+    stop: () => sim.close(),
+  };
+  return kube;
+};
