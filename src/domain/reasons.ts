@@ -462,6 +462,12 @@ export const REASONS = [
     meaning: "The Kubernetes API server asked the client to slow down (429 outside eviction).",
   },
   {
+    code: "KubeconfigInvalid",
+    area: "kube",
+    retry: "never",
+    meaning: "The kubeconfig cannot be read or parsed, or its context names no cluster.",
+  },
+  {
     code: "KubeServerError",
     area: "kube",
     retry: "backoff",

@@ -1,0 +1,372 @@
+/**
+ * The `Kube` port over `@kubernetes/client-node` 1.4.0 (loaded lazily: importing it costs ~0.6 s).
+ * TLS, client certificates and tokens come from the kubeconfig through the library's own
+ * `KubeConfig`. Writes go through the typed API with field manager `cairn`, so ownership of
+ * `spec.unschedulable` can be read back from managedFields. Reads go through the library's HTTP
+ * pipeline but are mapped from the raw JSON (see map.ts); lists follow `continue` tokens.
+ */
+import type * as K8s from "@kubernetes/client-node";
+import { Buffer } from "node:buffer";
+import type {
+  CordonOutcome,
+  EvictionOutcome,
+  EvictOptions,
+  Kube,
+  KubeList,
+  KubeListOptions,
+  KubeNode,
+  KubeObject,
+  KubePdb,
+  KubePod,
+  KubeResourceRef,
+  KubeServerVersion,
+  KubeWatchEnd,
+  KubeWatchEvent,
+  KubeWatchOptions,
+  PodRef,
+} from "../../ports/kube.ts";
+import {
+  badResponse,
+  httpError,
+  httpStatusOf,
+  parseStatus,
+  toKubeError,
+  transportError,
+} from "./errors.ts";
+import { classifyEviction } from "./eviction_outcome.ts";
+import { toKubeNode, toKubePdb, toKubePod } from "./map.ts";
+import { watchResource } from "./watch.ts";
+import { CairnError } from "../../domain/errors.ts";
+
+type Lib = typeof K8s;
+
+/**
+ * The field manager of every write. It must equal the engine's `CAIRN_FIELD_MANAGER` (adapters do
+ * not import the engine; the adapter test asserts the two agree), because uncordon ownership is
+ * decided by who owns `spec.unschedulable` in managedFields.
+ */
+export const DEFAULT_FIELD_MANAGER = "cairn";
+type R = Record<string, unknown>;
+const rec = (v: unknown): R => (v !== null && typeof v === "object" ? v as R : {});
+
+export interface ClientNodeKubeOptions {
+  /** Kubeconfig file; ignored when `kubeconfigYaml` is given; neither = the library's default lookup. */
+  readonly kubeconfigPath?: string;
+  readonly kubeconfigYaml?: string;
+  readonly context?: string;
+  /** Field manager for writes (default `cairn`, which cordon ownership depends on). */
+  readonly fieldManager?: string;
+  /** Items per LIST page (default 500, kubectl's chunk size). */
+  readonly pageSize?: number;
+}
+
+export const NODES: KubeResourceRef = {
+  group: "",
+  version: "v1",
+  plural: "nodes",
+  namespaced: false,
+};
+export const PODS: KubeResourceRef = { group: "", version: "v1", plural: "pods", namespaced: true };
+export const PDBS: KubeResourceRef = {
+  group: "policy",
+  version: "v1",
+  plural: "poddisruptionbudgets",
+  namespaced: true,
+};
+
+/** Builds the API path of a collection or object. */
+export function resourcePath(ref: KubeResourceRef, namespace?: string, name?: string): string {
+  const base = ref.group === "" ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`;
+  const ns = ref.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  return `${base}${ns}/${ref.plural}${name !== undefined ? `/${encodeURIComponent(name)}` : ""}`;
+}
+
+/** Loads the library and the kubeconfig; the returned port talks to the current context. */
+export async function createClientNodeKube(opts: ClientNodeKubeOptions = {}): Promise<Kube> {
+  const lib: Lib = await import("@kubernetes/client-node");
+  const kc = new lib.KubeConfig();
+  try {
+    if (opts.kubeconfigYaml !== undefined) kc.loadFromString(opts.kubeconfigYaml);
+    else if (opts.kubeconfigPath !== undefined) kc.loadFromFile(opts.kubeconfigPath);
+    else kc.loadFromDefault();
+    if (opts.context !== undefined) kc.setCurrentContext(opts.context);
+  } catch (e) {
+    throw new CairnError({
+      reason: "KubeconfigInvalid",
+      message: `cannot load kubeconfig${opts.kubeconfigPath ? ` ${opts.kubeconfigPath}` : ""}: ${
+        e instanceof Error ? e.message : String(e)
+      }`,
+    }, { cause: e });
+  }
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) {
+    throw new CairnError({
+      reason: "KubeconfigInvalid",
+      message: `kubeconfig has no cluster for context ${kc.getCurrentContext() || "(none)"}`,
+    });
+  }
+  return new ClientNodeKube(lib, kc, server, opts);
+}
+
+interface RawResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly text: string;
+}
+
+class ClientNodeKube implements Kube {
+  readonly #core: K8s.CoreV1Api;
+  readonly #server: K8s.ServerConfiguration<Record<string, string>>;
+  readonly #http: K8s.IsomorphicFetchHttpLibrary;
+  readonly #fieldManager: string;
+  readonly #pageSize: number;
+
+  constructor(
+    private readonly lib: Lib,
+    private readonly kc: K8s.KubeConfig,
+    server: string,
+    opts: ClientNodeKubeOptions,
+  ) {
+    this.#core = kc.makeApiClient(lib.CoreV1Api);
+    this.#server = new lib.ServerConfiguration(server.replace(/\/+$/, ""), {});
+    this.#http = new lib.IsomorphicFetchHttpLibrary();
+    this.#fieldManager = opts.fieldManager ?? DEFAULT_FIELD_MANAGER;
+    this.#pageSize = opts.pageSize ?? 500;
+  }
+
+  async serverVersion(): Promise<KubeServerVersion> {
+    const v = rec(await this.#getJson("/version", {}));
+    if (typeof v.gitVersion !== "string") throw badResponse("GET /version", "no gitVersion");
+    return { gitVersion: v.gitVersion, major: String(v.major ?? ""), minor: String(v.minor ?? "") };
+  }
+
+  async getNode(name: string): Promise<KubeNode | undefined> {
+    const o = await this.getObject(NODES, name);
+    return o && toKubeNode(o);
+  }
+
+  async listNodes(opts: { readonly labelSelector?: string } = {}): Promise<KubeList<KubeNode>> {
+    const l = await this.listObjects(NODES, opts);
+    return { items: l.items.map(toKubeNode), resourceVersion: l.resourceVersion };
+  }
+
+  async listPods(onNode?: string, opts: KubeListOptions = {}): Promise<KubeList<KubePod>> {
+    const fields = [onNode !== undefined ? `spec.nodeName=${onNode}` : "", opts.fieldSelector ?? ""]
+      .filter((s) => s !== "").join(",");
+    const l = await this.listObjects(PODS, {
+      ...opts,
+      ...(fields !== "" ? { fieldSelector: fields } : {}),
+    });
+    return { items: l.items.map(toKubePod), resourceVersion: l.resourceVersion };
+  }
+
+  async getPod(ref: PodRef): Promise<KubePod | undefined> {
+    const o = await this.getObject(PODS, ref.name, ref.namespace);
+    return o && toKubePod(o);
+  }
+
+  async listPdbs(opts: KubeListOptions = {}): Promise<KubeList<KubePdb>> {
+    const l = await this.listObjects(PDBS, opts);
+    return { items: l.items.map(toKubePdb), resourceVersion: l.resourceVersion };
+  }
+
+  cordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome> {
+    return this.#setUnschedulable(node, expectedResourceVersion, true);
+  }
+
+  uncordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome> {
+    return this.#setUnschedulable(node, expectedResourceVersion, null);
+  }
+
+  /**
+   * A merge patch carrying the expected resourceVersion: the server applies it only if the node
+   * is still at that version (409 otherwise). `null` removes the field, as kubectl uncordon does.
+   */
+  async #setUnschedulable(node: string, rv: string, value: true | null): Promise<CordonOutcome> {
+    const before = await this.getObject(NODES, node);
+    if (!before) return { kind: "not-found", message: `node "${node}" not found` };
+    const prior = rec(before.spec).unschedulable === true;
+    const what = `PATCH node ${node}`;
+    try {
+      const patched = await this.#core.patchNode(
+        {
+          name: node,
+          body: { metadata: { resourceVersion: rv }, spec: { unschedulable: value } },
+          fieldManager: this.#fieldManager,
+        },
+        this.lib.setHeaderOptions("Content-Type", this.lib.PatchStrategy.MergePatch),
+      );
+      const after = patched.metadata?.resourceVersion;
+      if (!after) throw badResponse(what, "patched node has no resourceVersion");
+      return { kind: "applied", priorUnschedulable: prior, resourceVersion: after };
+    } catch (e) {
+      const code = httpStatusOf(e);
+      const message = parseStatus(rec(e).body)?.message ?? `HTTP ${code}`;
+      if (code === 409) return { kind: "conflict", message };
+      if (code === 404) return { kind: "not-found", message };
+      throw toKubeError(e, what);
+    }
+  }
+
+  async evict(pod: PodRef, opts: EvictOptions = {}): Promise<EvictionOutcome> {
+    let raw = "";
+    // The typed API parses a 2xx body as V1Eviction and drops Status fields; keep the raw text.
+    const capture: K8s.ObservableMiddleware = {
+      pre: (ctx) => new this.lib.Observable(Promise.resolve(ctx)),
+      post: (rsp) =>
+        new this.lib.Observable(
+          rsp.body.text().then((text) => {
+            raw = text;
+            return new this.lib.ResponseContext(rsp.httpStatusCode, rsp.headers, {
+              text: () => Promise.resolve(text),
+              binary: () => Promise.resolve(Buffer.from(text)),
+            });
+          }),
+        ),
+    };
+    const deleteOptions = opts.gracePeriodSeconds !== undefined
+      ? { gracePeriodSeconds: opts.gracePeriodSeconds }
+      : {};
+    try {
+      const info = await this.#core.createNamespacedPodEvictionWithHttpInfo({
+        name: pod.name,
+        namespace: pod.namespace,
+        body: {
+          apiVersion: "policy/v1",
+          kind: "Eviction",
+          metadata: { name: pod.name, namespace: pod.namespace },
+          deleteOptions,
+        },
+        ...(opts.dryRun ? { dryRun: "All" } : {}),
+      }, { middleware: [capture], middlewareMergeStrategy: "append" });
+      return classifyEviction(info.httpStatusCode, raw, info.headers);
+    } catch (e) {
+      const code = httpStatusOf(e);
+      if (code === undefined || code === 401) {
+        throw toKubeError(e, `evict ${pod.namespace}/${pod.name}`);
+      }
+      const headers = rec(rec(e).headers) as Record<string, string>;
+      return classifyEviction(
+        code,
+        raw || rec(e).body,
+        headers,
+        `evict ${pod.namespace}/${pod.name}`,
+      );
+    }
+  }
+
+  async getObject(
+    ref: KubeResourceRef,
+    name: string,
+    namespace?: string,
+  ): Promise<KubeObject | undefined> {
+    const path = resourcePath(ref, namespace, name);
+    const res = await this.#raw("GET", path, {});
+    if (res.status === 404) return undefined;
+    return this.#json(res, `GET ${path}`) as KubeObject;
+  }
+
+  async listObjects(
+    ref: KubeResourceRef,
+    opts: KubeListOptions = {},
+  ): Promise<KubeList<KubeObject>> {
+    for (let attempt = 0;; attempt++) {
+      try {
+        return await this.#listAll(ref, opts);
+      } catch (e) {
+        // A continue token outlived the server's history (410): start the list again.
+        if (!(e instanceof CairnError && e.reason === "KubeWatchExpired") || attempt >= 2) throw e;
+      }
+    }
+  }
+
+  async #listAll(ref: KubeResourceRef, opts: KubeListOptions): Promise<KubeList<KubeObject>> {
+    const items: KubeObject[] = [];
+    let resourceVersion: string | undefined;
+    let cont: string | undefined;
+    do {
+      const page = await this.#listPage(ref, opts, this.#pageSize, cont);
+      resourceVersion ??= page.resourceVersion;
+      for (const o of page.items) items.push(o);
+      cont = page.cont;
+    } while (cont);
+    return { items, resourceVersion: resourceVersion ?? "" };
+  }
+
+  async #listPage(
+    ref: KubeResourceRef,
+    opts: KubeListOptions,
+    limit: number,
+    cont?: string,
+  ): Promise<{ items: KubeObject[]; resourceVersion: string; cont: string | undefined }> {
+    const path = resourcePath(ref, opts.namespace);
+    const body = rec(
+      await this.#getJson(path, {
+        limit: String(limit),
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        continue: cont,
+      }),
+    );
+    if (!Array.isArray(body.items)) throw badResponse(`GET ${path}`, "list has no items");
+    const meta = rec(body.metadata);
+    const kind = typeof body.kind === "string" ? body.kind.replace(/List$/, "") : undefined;
+    const apiVersion = body.apiVersion;
+    // List items omit kind/apiVersion on the wire; put them back so objects are self-describing.
+    const items = (body.items as R[]).map((o) => ({ kind, apiVersion, ...o }) as KubeObject);
+    const next = typeof meta.continue === "string" && meta.continue !== ""
+      ? meta.continue
+      : undefined;
+    return { items, resourceVersion: String(meta.resourceVersion ?? ""), cont: next };
+  }
+
+  async watch(
+    ref: KubeResourceRef,
+    opts: KubeWatchOptions,
+    onEvent: (event: KubeWatchEvent) => void,
+  ): Promise<KubeWatchEnd> {
+    if (opts.signal?.aborted) return { kind: "aborted" };
+    // "Omitted = from now": without a version the server would replay the current state.
+    const from = opts.resourceVersion ?? (await this.#listPage(ref, opts, 1)).resourceVersion;
+    return watchResource(
+      new this.lib.Watch(this.kc),
+      resourcePath(ref, opts.namespace),
+      { ...opts, resourceVersion: from },
+      onEvent,
+    );
+  }
+
+  async #getJson(path: string, query: Record<string, string | undefined>): Promise<unknown> {
+    const res = await this.#raw("GET", path, query);
+    return this.#json(res, `GET ${path}`);
+  }
+
+  #json(res: RawResponse, what: string): unknown {
+    if (res.status < 200 || res.status > 299) throw httpError(res.status, res.text, what);
+    try {
+      return JSON.parse(res.text);
+    } catch {
+      throw badResponse(what, "body is not JSON");
+    }
+  }
+
+  /** One request through the library's HTTP pipeline and kubeconfig authentication. */
+  async #raw(
+    method: "GET",
+    path: string,
+    query: Record<string, string | undefined>,
+  ): Promise<RawResponse> {
+    const ctx = this.#server.makeRequestContext(path, this.lib.HttpMethod[method]);
+    for (const [k, v] of Object.entries(query)) {
+      if (v !== undefined && v !== "") ctx.setQueryParam(k, v);
+    }
+    ctx.setHeaderParam("Accept", "application/json");
+    try {
+      await this.kc.applySecurityAuthentication(ctx);
+      const rsp = await this.#http.send(ctx).toPromise();
+      return { status: rsp.httpStatusCode, headers: rsp.headers, text: await rsp.body.text() };
+    } catch (e) {
+      throw transportError(e, `${method} ${path}`);
+    }
+  }
+}

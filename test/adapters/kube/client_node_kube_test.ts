@@ -1,0 +1,111 @@
+// The Kube contract through @kubernetes/client-node against the simulator over mutual TLS, plus
+// the boundary's error translation (401, unreachable, bad kubeconfig).
+import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import {
+  createClientNodeKube,
+  DEFAULT_FIELD_MANAGER,
+} from "../../../src/adapters/kube/client_node_kube.ts";
+import { CairnError } from "../../../src/domain/errors.ts";
+import { CAIRN_FIELD_MANAGER } from "../../../src/engine/cordon_ownership.ts";
+import { SimClock } from "../../../src/sim/clock.ts";
+import { FaultSchedule } from "../../../src/sim/faults.ts";
+import { startKubeSim, writeKubeconfig } from "../../../src/sim/kube/server.ts";
+import { mintPki, type Pki } from "../../../src/sim/pki.ts";
+import { kubeContract, type KubeFactory } from "../../contract/kube_contract.ts";
+import { kubeWorld } from "../../_helpers/kube_world.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "cairn-kube-"));
+let pki: Pki | undefined;
+// One PKI for the whole file: minting with openssl is the slow part of a harness.
+const certs = () =>
+  pki ??= mintPki({
+    dir,
+    caName: "kubernetes",
+    algorithm: "p256",
+    clients: { admin: ["system:masters"] },
+  });
+globalThis.addEventListener("unload", () => rmSync(dir, { recursive: true, force: true }));
+
+let seq = 0;
+const factory: KubeFactory = async (description, opts) => {
+  const { ca, server, clients } = certs();
+  const clock = new SimClock(Date.parse(description.spec.startTime));
+  const faults = new FaultSchedule();
+  const sim = await startKubeSim({
+    clock,
+    faults,
+    description,
+    tls: { caPem: ca.certPem, certPem: server.certPem, keyPem: server.keyPem },
+    ...(opts.historySize !== undefined ? { historySize: opts.historySize } : {}),
+  });
+  const kubeconfigPath = join(dir, `kubeconfig-${seq++}`);
+  writeKubeconfig(kubeconfigPath, {
+    url: sim.url,
+    caPem: ca.certPem,
+    clientCertPem: clients.admin!.certPem,
+    clientKeyPem: clients.admin!.keyPem,
+  });
+  const kube = await createClientNodeKube({ kubeconfigPath, pageSize: opts.pageSize });
+  return { kube, sim, clock, faults, dispose: () => sim.close() };
+};
+
+kubeContract("client-node", factory);
+
+async function rejectsWith(p: Promise<unknown>, reason: string): Promise<CairnError> {
+  let err: CairnError | undefined;
+  await rejects(p, (e: unknown) => {
+    assert(e instanceof CairnError, String(e));
+    assertEquals(e.reason, reason, e.message);
+    err = e;
+    return true;
+  });
+  return err!;
+}
+
+Deno.test("client-node: writes use the field manager the engine reads cordon ownership from", () => {
+  assertEquals(DEFAULT_FIELD_MANAGER, CAIRN_FIELD_MANAGER);
+});
+
+Deno.test("client-node: a kubeconfig without a client certificate is refused as KubeUnauthorized", async () => {
+  const { ca, server } = certs();
+  const d = kubeWorld();
+  const sim = await startKubeSim({
+    clock: new SimClock(Date.parse(d.spec.startTime)),
+    faults: new FaultSchedule(),
+    description: d,
+    tls: { caPem: ca.certPem, certPem: server.certPem, keyPem: server.keyPem },
+  });
+  try {
+    const path = join(dir, "kubeconfig-anon");
+    writeKubeconfig(path, { url: sim.url, caPem: ca.certPem });
+    const kube = await createClientNodeKube({ kubeconfigPath: path });
+    const e = await rejectsWith(kube.listNodes(), "KubeUnauthorized");
+    assertEquals(e.details.httpStatus, 401);
+    await rejectsWith(kube.cordon("w-1", "1"), "KubeUnauthorized");
+    await rejectsWith(kube.evict({ namespace: "apps", name: "x" }), "KubeUnauthorized");
+    assertEquals(sim.stats.mutating, 1, "only the eviction got as far as the server");
+  } finally {
+    await sim.close();
+  }
+});
+
+Deno.test("client-node: a server that is not listening is KubeUnreachable; a broken kubeconfig is KubeconfigInvalid", async () => {
+  const { ca } = certs();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const path = join(dir, "kubeconfig-closed");
+  writeKubeconfig(path, { url: `https://127.0.0.1:${port}`, caPem: ca.certPem, token: "t" });
+  const kube = await createClientNodeKube({ kubeconfigPath: path });
+  await rejectsWith(kube.getNode("w-1"), "KubeUnreachable");
+  const end = await kube.watch(
+    { group: "", version: "v1", plural: "nodes", namespaced: false },
+    { resourceVersion: "1" },
+    () => {},
+  );
+  assertEquals(end.kind === "failed" && end.reason, "KubeUnreachable");
+  await rejectsWith(createClientNodeKube({ kubeconfigYaml: "clusters: [" }), "KubeconfigInvalid");
+});
