@@ -28,7 +28,7 @@ type PdbBinding = Extract<Binding, { reader: "pdb-feasibility" }>;
 /** Pods by node and the PDBs selecting each pod, derived once per cache content. */
 interface PdbIndex {
   readonly podsByNode: ReadonlyMap<string, readonly KubeObjectLike[]>;
-  readonly pdbsByPod: ReadonlyMap<KubeObjectLike, readonly KubeObjectLike[]>;
+  readonly pdbsFor: (pod: KubeObjectLike) => readonly KubeObjectLike[];
 }
 
 /**
@@ -90,47 +90,51 @@ function evictable(p: KubeObjectLike): boolean {
   return !owners.some((o) => o.controller === true && o.kind === "DaemonSet");
 }
 
+/**
+ * Pod → budgets is memoised per pod object (a watch event replaces only the changed pod's
+ * object), in a table that lives as long as the PDB cache's content; pods by node are memoised
+ * on the pod cache. A quiet round rebuilds nothing; a round after a few pod events matches only
+ * those pods again.
+ */
+const MATCHES = new WeakMap<object, WeakMap<KubeObjectLike, readonly KubeObjectLike[]>>();
+
 function pdbIndex(podSnap: ResourceSnapshot, pdbSnap: ResourceSnapshot): PdbIndex {
-  // Keyed on the PDB cache's memo map so a change in either cache rebuilds the index.
-  const slot = memo(
-    podSnap,
-    "pdbIndex",
-    () => ({ pdbMemo: undefined as unknown, value: undefined as PdbIndex | undefined }),
-  );
-  if (slot.value && slot.pdbMemo === (pdbSnap.memo ?? {})) return slot.value;
-  const value = buildIndex(podSnap.items, pdbSnap.items);
-  if (podSnap.memo && pdbSnap.memo) {
-    slot.pdbMemo = pdbSnap.memo;
-    slot.value = value;
-  }
-  return value;
+  const byNs = memo(pdbSnap, "pdbsByNamespace", () => groupPdbs(pdbSnap.items));
+  const podsByNode = memo(podSnap, "podsByNode", () => groupPods(podSnap.items));
+  const owner = pdbSnap.memo ?? {};
+  let table = MATCHES.get(owner);
+  if (!table) MATCHES.set(owner, table = new WeakMap());
+  const t = table;
+  const pdbsFor = (pod: KubeObjectLike): readonly KubeObjectLike[] => {
+    let m = t.get(pod);
+    if (!m) {
+      const labels = pod.metadata?.labels;
+      m = (byNs.get(pod.metadata?.namespace ?? "") ?? [])
+        .filter(([sel]) => selectorMatches(sel, labels)).map(([, pdb]) => pdb);
+      t.set(pod, m);
+    }
+    return m;
+  };
+  return { podsByNode, pdbsFor };
 }
 
-function buildIndex(pods: readonly KubeObjectLike[], pdbs: readonly KubeObjectLike[]): PdbIndex {
-  const podsByNode = new Map<string, KubeObjectLike[]>();
-  const byNsLabel = new Map<string, KubeObjectLike[]>();
-  const byNs = new Map<string, KubeObjectLike[]>();
-  for (const p of pods) {
-    const node = (p["spec"] as { nodeName?: string } | undefined)?.nodeName;
-    if (node) push(podsByNode, node, p);
-    const ns = p.metadata?.namespace ?? "";
-    push(byNs, ns, p);
-    for (const [k, v] of Object.entries(p.metadata?.labels ?? {})) {
-      push(byNsLabel, `${ns}\0${k}\0${v}`, p);
-    }
-  }
-  const pdbsByPod = new Map<KubeObjectLike, KubeObjectLike[]>();
+function groupPdbs(pdbs: readonly KubeObjectLike[]) {
+  const byNs = new Map<string, [SelectorLike, KubeObjectLike][]>();
   for (const pdb of pdbs) {
     const sel = (pdb["spec"] as { selector?: SelectorLike | null } | undefined)?.selector;
     if (!sel) continue; // a null selector matches nothing (policy/v1)
-    const ns = pdb.metadata?.namespace ?? "";
-    const first = Object.entries(sel.matchLabels ?? {})[0];
-    const candidates = first ? byNsLabel.get(`${ns}\0${first[0]}\0${first[1]}`) : byNs.get(ns);
-    for (const p of candidates ?? []) {
-      if (selectorMatches(sel, p.metadata?.labels)) push(pdbsByPod, p, pdb);
-    }
+    push(byNs, pdb.metadata?.namespace ?? "", [sel, pdb] as [SelectorLike, KubeObjectLike]);
   }
-  return { podsByNode, pdbsByPod };
+  return byNs;
+}
+
+function groupPods(pods: readonly KubeObjectLike[]) {
+  const byNode = new Map<string, KubeObjectLike[]>();
+  for (const p of pods) {
+    const node = (p["spec"] as { nodeName?: string } | undefined)?.nodeName;
+    if (node) push(byNode, node, p);
+  }
+  return byNode;
 }
 
 function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
@@ -149,7 +153,7 @@ function nodeFindings(
   const seen = new Set<string>();
   for (const pod of index.podsByNode.get(node) ?? []) {
     if (!evictable(pod)) continue;
-    const pdbs = index.pdbsByPod.get(pod) ?? [];
+    const pdbs = index.pdbsFor(pod);
     pdbs.forEach((p) => used.add(p));
     const f = podFinding(node, pod, pdbs);
     if (!f) continue;
