@@ -1,0 +1,222 @@
+import {
+  deepStrictEqual as assertEquals,
+  ok as assert,
+  throws as assertThrows,
+} from "node:assert/strict";
+import { CONFIG_FLAG_OPTIONS, loadConfig, redactedConfig, safeLoadConfig } from "../src/config.ts";
+import { CairnError, formatProblem } from "../src/domain/errors.ts";
+
+const BASE = [
+  "remote: git://127.0.0.1:9418/plans.git",
+  "allowedSignersPath: /etc/cairn/allowed_signers",
+  "stateDir: /var/lib/cairn",
+  "kubeconfigPath: /etc/cairn/kubeconfig",
+  "talosconfigPath: /etc/cairn/talosconfig",
+].join("\n") + "\n";
+
+function file(text: string) {
+  return { text, name: "cairn.yaml" };
+}
+
+function problems(input: Parameters<typeof safeLoadConfig>[0]): string[] {
+  const r = safeLoadConfig(input);
+  assert(!r.ok, "expected the config to be refused");
+  for (const p of r.problems) assertEquals(p.reason, "ConfigInvalid");
+  return r.problems.map(formatProblem);
+}
+
+Deno.test("loadConfig() applies documented defaults and derives reportBranch and journalUrl", () => {
+  const c = loadConfig({ file: file(BASE) });
+  assertEquals(c.branch, "main");
+  assertEquals(c.reportBranch, "main");
+  assertEquals(c.planBranchesGlob, "*");
+  assertEquals(c.pollIntervalSeconds, 30);
+  assertEquals(c.requiredApprovals, 1);
+  assertEquals(c.settleFloorSeconds, 30);
+  assertEquals(c.journalUrl, "file:/var/lib/cairn/journal.db");
+  assertEquals(c.listen, { host: "127.0.0.1", port: 9470 });
+  assertEquals(c.logLevel, "info");
+  assertEquals(c.reportAuthor, { name: "cairn", email: "cairn@localhost" });
+});
+
+Deno.test("loadConfig() returns a deeply frozen config", () => {
+  const c = loadConfig({ file: file(BASE) });
+  assert(Object.isFrozen(c) && Object.isFrozen(c.listen) && Object.isFrozen(c.reportAuthor));
+  assertThrows(() => {
+    (c as { branch: string }).branch = "x";
+  }, TypeError);
+});
+
+Deno.test("loadConfig() precedence is file < CAIRN_* env < flags", () => {
+  const text = BASE + "pollIntervalSeconds: 10\nbranch: from-file\nlisten:\n  port: 1000\n";
+  const fileOnly = loadConfig({ file: file(text) });
+  assertEquals([fileOnly.pollIntervalSeconds, fileOnly.branch, fileOnly.listen.port], [
+    10,
+    "from-file",
+    1000,
+  ]);
+  const env = {
+    CAIRN_POLL_INTERVAL_SECONDS: "20",
+    CAIRN_BRANCH: "from-env",
+    CAIRN_LISTEN_PORT: "2000",
+  };
+  const withEnv = loadConfig({ file: file(text), env });
+  assertEquals([withEnv.pollIntervalSeconds, withEnv.branch, withEnv.listen.port], [
+    20,
+    "from-env",
+    2000,
+  ]);
+  assertEquals(withEnv.listen.host, "127.0.0.1"); // a nested override keeps its sibling
+  const withFlags = loadConfig({
+    file: file(text),
+    env,
+    flags: { "poll-interval-seconds": "5", "listen-port": "0", output: "json" },
+  });
+  assertEquals([withFlags.pollIntervalSeconds, withFlags.branch, withFlags.listen.port], [
+    5,
+    "from-env",
+    0,
+  ]);
+  assertEquals(withFlags.reportBranch, "from-env");
+});
+
+Deno.test("loadConfig() works from env and flags alone, without a file", () => {
+  const c = loadConfig({
+    env: {
+      CAIRN_REMOTE: "https://git.example.com/plans.git",
+      CAIRN_ALLOWED_SIGNERS_PATH: "/etc/cairn/allowed_signers",
+      CAIRN_STATE_DIR: "/srv/cairn",
+      CAIRN_KUBECONFIG: "kc",
+      HOME: "/root",
+    },
+    flags: { talosconfig: "tc", "report-branch": "reports", journal: "file:/tmp/j.db" },
+  });
+  assertEquals([c.remote, c.reportBranch, c.journalUrl], [
+    "https://git.example.com/plans.git",
+    "reports",
+    "file:/tmp/j.db",
+  ]);
+});
+
+Deno.test("safeLoadConfig() locates file problems at file:line:column", () => {
+  const text = BASE + "pollIntervalSeconds: soon\nlisten:\n  port: 70000\n  hots: x\n";
+  assertEquals(problems({ file: file(text) }), [
+    "cairn.yaml:6:22: ConfigInvalid: Invalid input: expected number, received string (at pollIntervalSeconds)",
+    "cairn.yaml:8:9: ConfigInvalid: Too big: expected number to be <=65535 (at listen.port)",
+    'cairn.yaml:9:3: ConfigInvalid: Unknown field "hots"; unknown fields are refused (at listen.hots)',
+  ]);
+});
+
+Deno.test("safeLoadConfig() reports YAML syntax errors and duplicate keys as located ConfigInvalid", () => {
+  const [syntax] = problems({ file: file("remote: [unclosed\n") });
+  assert(syntax!.startsWith("cairn.yaml:"), syntax);
+  const [dup] = problems({ file: file(BASE + "branch: a\nbranch: b\n") });
+  assert(dup!.startsWith("cairn.yaml:7:1: ConfigInvalid"), dup);
+  const [notMap] = problems({ file: file("- a\n- b\n") });
+  assertEquals(notMap, "cairn.yaml:1:1: ConfigInvalid: The config file must be a mapping");
+});
+
+Deno.test("safeLoadConfig() names the env variable or flag a bad value came from", () => {
+  const ps = problems({
+    file: file(BASE),
+    env: { CAIRN_REQUIRED_APPROVALS: "two", CAIRN_LOG_LEVEL: "loud" },
+    flags: { "settle-floor-seconds": "10" },
+  });
+  assertEquals(ps.length, 3);
+  assert(ps[0]!.includes("CAIRN_REQUIRED_APPROVALS (environment): expected a whole number"), ps[0]);
+  assert(
+    ps.some((p) => p.startsWith("ConfigInvalid: --settle-floor-seconds: Too small")),
+    ps.join("\n"),
+  );
+  assert(
+    ps.some((p) => p.startsWith("ConfigInvalid: CAIRN_LOG_LEVEL (environment):")),
+    ps.join("\n"),
+  );
+});
+
+Deno.test("safeLoadConfig() refuses a settle floor under 30 seconds, wherever it is set", () => {
+  const [p] = problems({ file: file(BASE + "settleFloorSeconds: 29\n") });
+  assertEquals(
+    p,
+    "cairn.yaml:6:21: ConfigInvalid: Too small: expected number to be >=30 (at settleFloorSeconds)",
+  );
+  assertEquals(
+    loadConfig({ file: file(BASE + "settleFloorSeconds: 30\n") }).settleFloorSeconds,
+    30,
+  );
+  assertEquals(problems({ file: file(BASE), env: { CAIRN_SETTLE_FLOOR_SECONDS: "0" } }).length, 1);
+});
+
+Deno.test("safeLoadConfig() requires allowedSignersPath, as an absolute path outside the repository and stateDir", () => {
+  const without = BASE.replace(/^allowedSignersPath:.*\n/m, "");
+  assertEquals(problems({ file: file(without) }), [
+    "cairn.yaml:1:1: ConfigInvalid: is required (at allowedSignersPath)",
+  ]);
+  const relative = problems({
+    file: file(without),
+    flags: { "allowed-signers": "allowed_signers" },
+  });
+  assert(relative[0]!.includes("--allowed-signers: must be an absolute path"), relative[0]);
+  const inState = problems({
+    file: file(without),
+    env: { CAIRN_ALLOWED_SIGNERS_PATH: "/var/lib/cairn/../cairn/repo/allowed_signers" },
+  });
+  assert(inState[0]!.includes("must not be inside /var/lib/cairn"), inState[0]);
+  const inRepo = problems({
+    file: file(without.replace(/^remote:.*$/m, "remote: file:///srv/plans.git")),
+    flags: { "allowed-signers": "/srv/plans.git/.cairn/allowed_signers" },
+  });
+  assert(inRepo[0]!.includes("must not be inside /srv/plans.git"), inRepo[0]);
+});
+
+Deno.test("safeLoadConfig() refuses remotes that would run commands or carry a password", () => {
+  for (
+    const remote of [
+      "ext::sh -c touch% /tmp/pwned",
+      "--upload-pack=touch /tmp/x",
+      "https://u:pw@h/r.git",
+    ]
+  ) {
+    const ps = problems({ file: file(BASE), flags: { remote } });
+    assert(ps[0]!.includes("--remote:"), ps[0]);
+    assert(!ps.join("").includes("pw@"), "the password must not be echoed");
+  }
+  assertEquals(
+    loadConfig({ file: file(BASE), flags: { remote: "ssh://git@h/r.git" } }).remote,
+    "ssh://git@h/r.git",
+  );
+});
+
+Deno.test("safeLoadConfig() refuses branch names git would read as options or that are not refs", () => {
+  for (const branch of ["-x", "a..b", "a/", "x.lock", "a b"]) {
+    assertEquals(problems({ file: file(BASE), flags: { branch } }).length, 1, branch);
+  }
+});
+
+Deno.test("loadConfig() throws CairnError with ConfigInvalid and a count of further problems", () => {
+  const e = assertThrowsCairn(() => loadConfig({ file: file("branch: main\n") }));
+  assertEquals(e.reason, "ConfigInvalid");
+  assert(/\(and \d+ more\)$/.test(e.message), e.message);
+});
+
+Deno.test("redactedConfig() hides URL credentials and CONFIG_FLAG_OPTIONS covers --config", () => {
+  const c = loadConfig({
+    file: file(BASE),
+    flags: { journal: "libsql://db.example.com?authToken=abc123" },
+  });
+  const r = redactedConfig(c);
+  assertEquals(r["journalUrl"], "libsql://db.example.com?authToken=***");
+  assert(!JSON.stringify(r).includes("abc123"));
+  assertEquals(CONFIG_FLAG_OPTIONS["config"], { type: "string" });
+  assertEquals(CONFIG_FLAG_OPTIONS["settle-floor-seconds"], { type: "string" });
+});
+
+function assertThrowsCairn(fn: () => unknown): CairnError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof CairnError) return e;
+    throw e;
+  }
+  throw new Error("expected a CairnError");
+}
