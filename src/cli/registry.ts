@@ -27,6 +27,10 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["journal", "verify"], load: async () => (await import("./journal_verify.ts")).command },
   { path: ["sim", "serve"], load: async () => (await import("./sim_serve.ts")).command },
   { path: ["demo"], load: async () => (await import("./demo.ts")).command },
+  {
+    path: ["health", "import-tuppr"],
+    load: async () => (await import("./health_import_tuppr.ts")).command,
+  },
 ];
 
 /** Finds the command whose path is the longest prefix of `argv`. */
