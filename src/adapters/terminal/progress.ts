@@ -1,0 +1,94 @@
+/**
+ * A progress display for commands run by a person: on a terminal one status line redrawn in
+ * place (`[3/7] worker-2 drain 00:12:30`), elsewhere one plain line per change so CI logs stay
+ * readable. Elapsed time is the injected clock's, so rehearsals show virtual time. Colour only on
+ * a terminal and only when the caller allows it (NO_COLOR is folded into `color` by the caller).
+ */
+import type { Clock } from "../../ports/clock.ts";
+
+/** Options of {@link createProgress}. */
+export interface ProgressOptions {
+  /** True when the output is a terminal (redraw in place). */
+  readonly tty: boolean;
+  /** True when colour may be used (a terminal and NO_COLOR unset). */
+  readonly color: boolean;
+  readonly write: (text: string) => void;
+  readonly clock: Clock;
+}
+
+/** Where the run is. `index` is 1-based. */
+export interface ProgressState {
+  readonly node: string;
+  readonly index: number;
+  readonly total: number;
+  readonly phase: string;
+}
+
+/** A progress display. */
+export interface Progress {
+  update(state: ProgressState): void;
+  /** A line that stays (an outcome, a warning); the status line is redrawn below it. */
+  note(line: string): void;
+  /** Ends the display with a final line. */
+  done(summary: string): void;
+}
+
+const CLEAR_LINE = "\r\x1b[2K";
+
+/** Formats milliseconds as `hh:mm:ss` (hours grow past 99 rather than wrap). */
+export function formatElapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${pad(Math.floor(s / 3600))}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`;
+}
+
+// Terminal text from the cluster or plan (node names) must not smuggle escape sequences.
+function printable(s: string): string {
+  // deno-lint-ignore no-control-regex
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+}
+
+/** Creates a progress display over `write`. */
+export function createProgress(opts: ProgressOptions): Progress {
+  const start = opts.clock.now();
+  const paint = (code: string, s: string) =>
+    opts.tty && opts.color ? `\x1b[${code}m${s}\x1b[0m` : s;
+  let current: ProgressState | undefined;
+  let lastPlain = "";
+  let drawn = false;
+  const render = (st: ProgressState) =>
+    `[${st.index}/${st.total}] ${paint("1", printable(st.node))} ${
+      paint("36", printable(st.phase))
+    } ${paint("2", formatElapsed(opts.clock.now() - start))}`;
+  const clear = () => {
+    if (drawn) opts.write(CLEAR_LINE);
+    drawn = false;
+  };
+  return {
+    update(st) {
+      current = st;
+      if (opts.tty) {
+        opts.write(CLEAR_LINE + render(st));
+        drawn = true;
+        return;
+      }
+      const key = `${st.index}/${st.total} ${st.node} ${st.phase}`;
+      if (key === lastPlain) return;
+      lastPlain = key;
+      opts.write(render(st) + "\n");
+    },
+    note(line) {
+      clear();
+      opts.write(printable(line) + "\n");
+      if (opts.tty && current) {
+        opts.write(render(current));
+        drawn = true;
+      }
+    },
+    done(summary) {
+      clear();
+      opts.write(`${printable(summary)} (${formatElapsed(opts.clock.now() - start)})\n`);
+      current = undefined;
+    },
+  };
+}
