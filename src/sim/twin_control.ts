@@ -43,6 +43,8 @@ export interface TalosStatsSnapshot {
   readonly totalCalls: number;
   readonly totalMutating: number;
   readonly denied: number;
+  /** Distinct client connections seen since the last reset. */
+  readonly connections: number;
   readonly calls: Readonly<Record<string, number>>;
   readonly mutating: Readonly<Record<string, number>>;
   readonly byNode: Readonly<Record<string, Readonly<Record<string, number>>>>;

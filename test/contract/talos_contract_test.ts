@@ -6,15 +6,11 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import {
-  startTwinProcess,
-  TEST_PKI_CACHE,
-  type TwinProcess,
-} from "../../src/cli/sim_serve.ts";
+import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/cli/sim_serve.ts";
 import { loadTalosconfig } from "../../src/adapters/talos/talosconfig.ts";
 import { createGrpcTalos, type GrpcTalos } from "../../src/adapters/talos/grpc_talos.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
-import { TALOS_CONTRACT, type TalosContractEnv } from "./talos_contract.ts";
+import { CTRD, INSTALLER, TALOS_CONTRACT, type TalosContractEnv } from "./talos_contract.ts";
 
 const CLUSTER = fileURLToPath(new URL("../../fixtures/clusters/talos-mini.yaml", import.meta.url));
 
@@ -57,3 +53,45 @@ Deno.test("twin writes a talosconfig with base64 PEM and the Talos Ed25519 key l
 for (const [name, run] of Object.entries(TALOS_CONTRACT)) {
   Deno.test(`Talos contract on the twin: ${name}`, () => withTwin((env) => run(env)));
 }
+
+async function kubeNode(kubeconfig: string, name: string) {
+  const out = await new Deno.Command(Deno.env.get("CAIRN_KUBECTL") ?? "kubectl", {
+    args: ["--kubeconfig", kubeconfig, "get", "node", name, "-o", "json"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(out.success, new TextDecoder().decode(out.stderr));
+  const node = JSON.parse(new TextDecoder().decode(out.stdout));
+  const ready = node.status.conditions.find((c: { type: string }) => c.type === "Ready").status;
+  return { ready, info: node.status.nodeInfo };
+}
+
+Deno.test("a Talos reboot shows on the Kubernetes side: NotReady, then Ready with new boot facts", async () => {
+  await withTwin(async (env, twin) => {
+    const kc = twin.kubeconfigPath!;
+    const pull = env.admin.pull("worker-1", INSTALLER, CTRD, { timeoutMs: 5000 });
+    await env.control.waitForCalls("ImageService/Pull", 1);
+    await env.control.advance(15_000);
+    assertEquals((await pull).outcome, "ok");
+    const up = env.admin.upgrade("worker-1", INSTALLER, CTRD, { timeoutMs: 5000 });
+    await env.control.waitForCalls("LifecycleService/Upgrade", 1);
+    await env.control.advance(40_000);
+    assertEquals((await up).outcome, "ok");
+    const before = await kubeNode(kc, "worker-1");
+    assertEquals(before.ready, "True");
+    assertEquals(before.info.osImage, "Talos (v1.13.9)");
+    assertEquals(
+      (await env.admin.reboot("worker-1", "DEFAULT", { timeoutMs: 5000 })).outcome,
+      "ok",
+    );
+    await env.control.advance(5_000);
+    assertEquals((await kubeNode(kc, "worker-1")).ready, "Unknown");
+    await env.control.advance(120_000);
+    const after = await kubeNode(kc, "worker-1");
+    assertEquals(after.ready, "True");
+    assertEquals(after.info.osImage, "Talos (v1.14.2)");
+    assertEquals(after.info.kubeletVersion, "v1.35.2");
+    assertEquals(after.info.bootID, await env.admin.bootId("worker-1", { timeoutMs: 5000 }));
+    assert(after.info.bootID !== before.info.bootID);
+  });
+});

@@ -75,6 +75,8 @@ export class TalosStats {
   denied = 0;
   totalCalls = 0;
   totalMutating = 0;
+  /** Distinct client connections seen (peer address:port). */
+  readonly peers = new Set<string>();
 
   #waiters = new Set<{ method: string; atLeast: number; resolve: () => void }>();
 
@@ -110,6 +112,7 @@ export class TalosStats {
     this.denied = 0;
     this.totalCalls = 0;
     this.totalMutating = 0;
+    this.peers.clear();
   }
 
   toJSON(): Record<string, unknown> {
@@ -117,6 +120,7 @@ export class TalosStats {
       totalCalls: this.totalCalls,
       totalMutating: this.totalMutating,
       denied: this.denied,
+      connections: this.peers.size,
       calls: this.calls,
       mutating: this.mutating,
       byNode: this.byNode,
@@ -239,6 +243,7 @@ class Handlers {
     const label = nodeMd[0] ??
       (nodesMd.length > 0 ? nodesMd.join(",") : this.o.cluster.endpointNode().name);
     this.stats.record(full, label, spec.mutating);
+    this.stats.peers.add(call.getPeer());
     if (!this.#roles(call).some((r) => spec.roles.includes(r))) {
       this.stats.denied++;
       throw new TalosSimError(GRPC.PERMISSION_DENIED, "not authorized");
