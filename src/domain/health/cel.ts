@@ -26,7 +26,7 @@ export function compileCel(expr: string, variables: readonly string[] = []): Cel
     variables: Object.fromEntries(
       ["object", "status", ...variables].map((v) => [v, CelScalar.DYN]),
     ),
-    });
+  });
   const fn = plan(env, parsed) as unknown as (ctx: Record<string, never>) => CelResult;
   return { expr, run: (b) => fn(b as Record<string, never>) };
 }
