@@ -110,9 +110,15 @@ function hostOf(endpoint: string): string {
   return v6 ? v6[1]! : endpoint.replace(/:\d+$/, "");
 }
 
+interface Conn {
+  readonly client: GrpcJs.Client;
+  calls: number;
+  inFlight: number;
+  retired: boolean;
+}
+
 export class GrpcTalos implements Talos {
-  #client: GrpcJs.Client | undefined;
-  #callsOnClient = 0;
+  #conn: Conn | undefined;
   #endpointIndex = 0;
   readonly #creds: GrpcJs.ChannelCredentials;
   /** Connections opened so far (for churn tests and diagnostics). */
@@ -131,10 +137,22 @@ export class GrpcTalos implements Talos {
     );
   }
 
-  #connect(): GrpcJs.Client {
+  /** The connection for the next call; counts the call in flight until `#done`. */
+  #acquire(): Conn {
     const max = this.opts.maxCallsPerChannel ?? 100;
-    if (this.#client && max > 0 && this.#callsOnClient >= max) this.#retire();
-    if (this.#client) return this.#client;
+    if (this.#conn && max > 0 && this.#conn.calls >= max) this.#retire();
+    const conn = this.#conn ?? this.#open();
+    conn.calls++;
+    conn.inFlight++;
+    return conn;
+  }
+
+  #done(conn: Conn): void {
+    conn.inFlight--;
+    if (conn.retired && conn.inFlight === 0) conn.client.close();
+  }
+
+  #open(): Conn {
     const endpoints = this.opts.context.endpoints;
     const endpoint = endpoints[this.#endpointIndex % endpoints.length]!;
     const options: GrpcJs.ClientOptions = {
@@ -145,21 +163,31 @@ export class GrpcTalos implements Talos {
     if (isIp(hostOf(endpoint))) {
       options["grpc.ssl_target_name_override"] = this.opts.tlsServerName ?? "localhost";
     }
-    this.#client = new this.grpc.Client(endpoint, this.#creds, options);
-    this.#callsOnClient = 0;
+    this.#conn = {
+      client: new this.grpc.Client(endpoint, this.#creds, options),
+      calls: 0,
+      inFlight: 0,
+      retired: false,
+    };
     this.connectionsOpened++;
-    return this.#client;
+    return this.#conn;
   }
 
-  /** Stops using the current connection; calls already on it run to completion. */
+  /**
+   * Stops giving out the current connection. It is closed once its calls have finished: closing
+   * a grpc-js client fails calls that have not started yet.
+   */
   #retire(): void {
-    this.#client?.close();
-    this.#client = undefined;
+    const conn = this.#conn;
+    if (!conn) return;
+    this.#conn = undefined;
+    conn.retired = true;
+    if (conn.inFlight === 0) conn.client.close();
   }
 
   /** After UNAVAILABLE: move on to a fresh connection (next endpoint) unless this one is fine. */
   #recover(): void {
-    const state = this.#client?.getChannel().getConnectivityState(false);
+    const state = this.#conn?.client.getChannel().getConnectivityState(false);
     if (state === this.grpc.connectivityState.READY) return;
     this.#retire();
     this.#endpointIndex++;
@@ -179,10 +207,9 @@ export class GrpcTalos implements Talos {
 
   #unary(path: string, node: string, req: Msg, deadline: number, signal?: AbortSignal) {
     const m = this.#method(path);
-    const client = this.#connect();
-    this.#callsOnClient++;
+    const conn = this.#acquire();
     return new Promise<CallResult>((resolve) => {
-      const call = client.makeUnaryRequest(
+      const call = conn.client.makeUnaryRequest(
         m.path,
         m.requestSerialize,
         m.responseDeserialize,
@@ -191,6 +218,7 @@ export class GrpcTalos implements Talos {
         { deadline },
         (err, value) => {
           signal?.removeEventListener("abort", onAbort);
+          this.#done(conn);
           if (err) resolve({ ok: false, code: err.code, message: err.details || err.message });
           else resolve({ ok: true, value });
         },
@@ -209,11 +237,10 @@ export class GrpcTalos implements Talos {
     onItem?: (item: Msg) => void,
   ): Promise<StreamResult> {
     const m = this.#method(path);
-    const client = this.#connect();
-    this.#callsOnClient++;
+    const conn = this.#acquire();
     return new Promise<StreamResult>((resolve) => {
       const items: Msg[] = [];
-      const call = client.makeServerStreamRequest(
+      const call = conn.client.makeServerStreamRequest(
         m.path,
         m.requestSerialize,
         m.responseDeserialize,
@@ -230,6 +257,7 @@ export class GrpcTalos implements Talos {
       call.on("error", () => {/* the status event carries the code */});
       call.on("status", (s: GrpcJs.StatusObject) => {
         signal?.removeEventListener("abort", onAbort);
+        this.#done(conn);
         resolve({ items, code: s.code, message: s.details });
       });
     });
@@ -461,6 +489,7 @@ export class GrpcTalos implements Talos {
     }));
   }
 
+  /** Closes the connection once its calls have finished; later calls open a new one. */
   close(): void {
     this.#retire();
   }

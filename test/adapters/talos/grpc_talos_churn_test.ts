@@ -10,6 +10,8 @@ import { fileURLToPath } from "node:url";
 import { startTwinProcess, TEST_PKI_CACHE } from "../../../src/cli/sim_serve.ts";
 import { TwinControl } from "../../../src/sim/twin_control.ts";
 import { runChurn } from "../../_helpers/talos_churn.ts";
+import { loadTalosconfig } from "../../../src/adapters/talos/talosconfig.ts";
+import { createGrpcTalos } from "../../../src/adapters/talos/grpc_talos.ts";
 
 const CLUSTER = fileURLToPath(
   new URL("../../../fixtures/clusters/talos-mini.yaml", import.meta.url),
@@ -34,6 +36,32 @@ Deno.test("grpc-js client and Node twin survive 10,000 calls over 100 churned co
     assert(stats.connections > 100, `server saw ${stats.connections} connections`);
     console.log(`churn: ${stats.connections} connections, ${Math.round(r.ms)} ms`);
     assertEquals(exitedEarly, false);
+  } finally {
+    await twin.stop();
+  }
+});
+
+Deno.test("calls beyond maxCallsPerChannel move to a new connection without failing queued calls", async () => {
+  const twin = await startTwinProcess({
+    cluster: CLUSTER,
+    pkiCacheDir: TEST_PKI_CACHE,
+    noKube: true,
+  });
+  try {
+    const talos = await createGrpcTalos({
+      context: await loadTalosconfig(twin.talosconfigPath),
+      maxCallsPerChannel: 100,
+    });
+    // 250 calls issued at once, before any connection is up: the retired connections must stay
+    // open until their queued calls have run.
+    const tags = await Promise.all(
+      Array.from({ length: 250 }, () => talos.version("cp-1", { timeoutMs: 10_000 })),
+    );
+    assertEquals(new Set(tags.map((t) => t.tag)), new Set(["v1.13.9"]));
+    assertEquals(talos.connectionsOpened, 3);
+    talos.close();
+    const stats = (await new TwinControl(twin.controlUrl).stats()).talos;
+    assertEquals(stats.connections, 3);
   } finally {
     await twin.stop();
   }
