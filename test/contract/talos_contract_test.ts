@@ -95,3 +95,63 @@ Deno.test("a Talos reboot shows on the Kubernetes side: NotReady, then Ready wit
     assert(after.info.bootID !== before.info.bootID);
   });
 });
+
+Deno.test("`nodes` one-to-many metadata: aggregated for MachineService, INVALID_ARGUMENT for ImageService", async () => {
+  await withTwin(async (_env, twin) => {
+    const grpc = await import("@grpc/grpc-js");
+    const loader = await import("@grpc/proto-loader");
+    const protoDir = fileURLToPath(new URL("../../proto/", import.meta.url));
+    const def = loader.loadSync(["machine/machine.proto", "machine/image.proto"], {
+      includeDirs: [protoDir],
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+    });
+    const ctx = await loadTalosconfig(twin.talosconfigPath);
+    const creds = grpc.credentials.createSsl(
+      Buffer.from(ctx.caPem),
+      Buffer.from(ctx.keyPem),
+      Buffer.from(ctx.crtPem),
+    );
+    const client = new grpc.Client(twin.talosEndpoint, creds, {
+      "grpc.ssl_target_name_override": "localhost",
+    });
+    const md = new grpc.Metadata();
+    md.set("nodes", "cp-3,worker-1");
+    // deno-lint-ignore no-explicit-any
+    const method = (svc: string, name: string) => (def[`machine.${svc}`] as any)[name];
+    const version = method("MachineService", "Version");
+    // deno-lint-ignore no-explicit-any
+    const reply: any = await new Promise((resolve, reject) =>
+      client.makeUnaryRequest(
+        version.path,
+        version.requestSerialize,
+        version.responseDeserialize,
+        {},
+        md,
+        (err, v) => err ? reject(err) : resolve(v),
+      )
+    );
+    assertEquals(
+      // deno-lint-ignore no-explicit-any
+      reply.messages.map((m: any) => [m.metadata.hostname, m.version.tag]),
+      [["cp-3", "v1.14.2"], ["worker-1", "v1.13.9"]],
+    );
+    const pull = method("ImageService", "Pull");
+    const code = await new Promise<number>((resolve) => {
+      const call = client.makeServerStreamRequest(
+        pull.path,
+        pull.requestSerialize,
+        pull.responseDeserialize,
+        { containerd: CTRD, image_ref: INSTALLER },
+        md,
+      );
+      call.on("error", () => {});
+      call.on("status", (s) => resolve(s.code));
+    });
+    assertEquals(code, grpc.status.INVALID_ARGUMENT);
+    client.close();
+  });
+});
