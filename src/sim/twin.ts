@@ -105,7 +105,11 @@ function readPair(dir: string, name: string): CertPair {
  * runs), or mints it there. Concurrent twins may race: each mints into a private directory and
  * the first rename wins.
  */
-export function cachedPki(dir: string, clients: readonly string[], mint: (dir: string) => Pki): Pki {
+export function cachedPki(
+  dir: string,
+  clients: readonly string[],
+  mint: (dir: string) => Pki,
+): Pki {
   if (!existsSync(join(dir, "complete"))) {
     const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
     mint(tmp);
