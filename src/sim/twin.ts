@@ -6,6 +6,34 @@
  * virtual time, arm faults and read call counts.
  *
  * Meant to run under Node (see twin_main.ts and cli/sim_serve.ts), never as a Deno http2 server.
+ *
+ * Control endpoint (JSON over plain HTTP on 127.0.0.1; `TwinControl` in twin_control.ts wraps it):
+ *   GET  /health                      {ok}
+ *   GET  /state                       {nowMs, pendingTimers, nodes: [Talos node snapshot]}
+ *   POST /advance {ms} | {toMs}       moves virtual time, firing due timers → {nowMs}
+ *   POST /run-until-idle {limitMs?}   fires timers until none is left → {nowMs, pendingTimers}
+ *   POST /faults  Fault               arms a fault (kind, point, target?, count?, params?)
+ *   GET  /faults                      {remaining, fired}
+ *   GET  /stats                       {talos: {totalCalls, totalMutating, denied, connections,
+ *                                      calls, mutating, byNode}, kube: KubeSimStats | null}
+ *   POST /stats/reset
+ *   GET  /nodes/NAME                  Talos node snapshot
+ *   POST /nodes/NAME {facts}          sets rebootSeconds, installSeconds, pullSeconds,
+ *                                      kubeletVersion, runningVersion, services{id:{healthy,state}}
+ *   POST /talos/wait-calls {method, atLeast}   resolves once the Talos sim got that many calls
+ *   POST /talos/close-connections {graceMs?}   GOAWAY on every Talos connection
+ *   POST /kube/disconnect-watches     cuts every open Kubernetes watch
+ *   POST /shutdown                    stops the twin (the process then exits)
+ *
+ * Talos fault points: transport kinds (lose-response, delay-landing, unavailable,
+ * deadline-exceeded; `params.mode: "reset"` makes the first two answer UNAVAILABLE at once
+ * instead of leaving the client to its deadline) at `talos.Version`, `talos.ServiceList`,
+ * `talos.EtcdMemberList`, `talos.EtcdStatus`, `talos.Read`, `talos.Reboot`, `talos.Upgrade`,
+ * `talos.ApplyConfiguration`, `talos.ImageService.Pull`, `talos.LifecycleService.Upgrade`;
+ * machine kinds at `talos.install` (install-fails {exitCode}, install-lock-held {durationMs}),
+ * `talos.boot` (no-return-from-reboot, boots-old-version) and `talos.service`
+ * (service-unhealthy {service, durationMs}); the machine kinds are also honoured when armed at
+ * `talos.LifecycleService.Upgrade` / `talos.Reboot`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";

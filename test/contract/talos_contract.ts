@@ -210,6 +210,29 @@ export const TALOS_CONTRACT: Record<string, (env: TalosContractEnv) => Promise<v
     assertEquals((await env.control.node("worker-1")).stage, "rebooting");
   },
 
+  async "fault lose-response with mode reset: effect, then UNAVAILABLE at once"(env) {
+    await env.control.arm({
+      kind: "lose-response",
+      point: "talos.Reboot",
+      target: "worker-2",
+      params: { mode: "reset" },
+    });
+    const r = await env.admin.reboot("worker-2", "DEFAULT", O);
+    assert(r.outcome === "transport-failure" && r.reason === "TalosUnavailable");
+    assertEquals((await env.control.node("worker-2")).stage, "rebooting");
+    await env.control.arm({
+      kind: "delay-landing",
+      point: "talos.Reboot",
+      target: "worker-1",
+      params: { mode: "reset", delayMs: 10_000 },
+    });
+    const d = await env.admin.reboot("worker-1", "DEFAULT", O);
+    assertEquals(d.outcome, "transport-failure");
+    assertEquals((await env.control.node("worker-1")).stage, "running");
+    await env.control.advance(10_000);
+    assertEquals((await env.control.node("worker-1")).stage, "rebooting");
+  },
+
   async "fault delay-landing: the reboot lands after the client gave up"(env) {
     await env.control.arm({
       kind: "delay-landing",

@@ -149,6 +149,8 @@ export interface TalosSimServer {
   stop(): Promise<void>;
 }
 
+const RESET_MESSAGE = "simulated: connection reset by peer";
+
 const TRANSPORT_KINDS: readonly FaultKind[] = [
   "lose-response",
   "delay-landing",
@@ -301,22 +303,28 @@ class Handlers {
         }
         const node = nodes[0]!;
         const fault = this.#transportFault(spec, node);
+        const reset = fault?.params?.["mode"] === "reset";
         if (fault?.kind === "delay-landing") {
-          call.on(
-            "cancelled",
-            () =>
-              this.o.clock.schedule(Number(fault.params?.["delayMs"] ?? 0), () => {
-                try {
-                  node.assertReachable();
-                  run(node, call.request);
-                } catch { /* a landing that fails is simply lost, as on a real node */ }
-              }),
-          );
+          const land = () =>
+            this.o.clock.schedule(Number(fault.params?.["delayMs"] ?? 0), () => {
+              try {
+                node.assertReachable();
+                run(node, call.request);
+              } catch { /* a landing that fails is simply lost, as on a real node */ }
+            });
+          // Default: the client gives up at its own deadline. `mode: reset`: at once.
+          if (reset) {
+            land();
+            callback(toStatus(new TalosSimError(GRPC.UNAVAILABLE, RESET_MESSAGE)));
+          } else call.on("cancelled", land);
           return;
         }
         node.assertReachable();
         const msg = run(node, call.request);
-        if (fault?.kind === "lose-response") return;
+        if (fault?.kind === "lose-response") {
+          if (reset) callback(toStatus(new TalosSimError(GRPC.UNAVAILABLE, RESET_MESSAGE)));
+          return;
+        }
         callback(null, { messages: [msg] });
       } catch (e) {
         callback(toStatus(e));
@@ -347,16 +355,17 @@ class Handlers {
         const node = nodes[0]!;
         const fault = this.#transportFault(spec, node);
         if (fault?.kind === "delay-landing") {
-          call.on(
-            "cancelled",
-            () =>
-              this.o.clock.schedule(Number(fault.params?.["delayMs"] ?? 0), () => {
-                try {
-                  node.assertReachable();
-                  run(node, call.request, { write() {}, end() {}, fail() {} });
-                } catch { /* lost landing */ }
-              }),
-          );
+          const land = () =>
+            this.o.clock.schedule(Number(fault.params?.["delayMs"] ?? 0), () => {
+              try {
+                node.assertReachable();
+                run(node, call.request, { write() {}, end() {}, fail() {} });
+              } catch { /* lost landing */ }
+            });
+          if (fault.params?.["mode"] === "reset") {
+            land();
+            out.fail(new TalosSimError(GRPC.UNAVAILABLE, RESET_MESSAGE));
+          } else call.on("cancelled", land);
           return;
         }
         node.assertReachable();
@@ -368,7 +377,7 @@ class Handlers {
               if (!first) return;
               first = false;
               out.write(m);
-              out.fail(new TalosSimError(GRPC.UNAVAILABLE, "simulated: connection reset"));
+              out.fail(new TalosSimError(GRPC.UNAVAILABLE, RESET_MESSAGE));
             },
             end() {},
             fail() {},
