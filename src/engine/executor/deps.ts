@@ -1,0 +1,61 @@
+import type { Clock } from "../../ports/clock.ts";
+import type { Journal, OwnerToken } from "../../ports/journal.ts";
+import type { Kube } from "../../ports/kube.ts";
+import type { Talos } from "../../ports/talos.ts";
+import type { Logger } from "../../ports/logger.ts";
+import type { Verdict } from "../../domain/health/types.ts";
+import type { HealthTarget } from "../../domain/health/types.ts";
+import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+
+/** Purposes of a health round, as the journal records them. */
+export type RoundPurpose = "gate" | "verify" | "post-gate" | "preview";
+
+/** A recorded health round's verdict. */
+export interface RoundVerdict {
+  readonly verdict: Verdict;
+  readonly roundId: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Runs one fresh, bounded health round and records it in the journal. */
+export interface HealthGate {
+  round(
+    purpose: RoundPurpose,
+    opts: { readonly target?: HealthTarget; readonly operationId?: string },
+  ): Promise<RoundVerdict>;
+}
+
+/** Everything the executor reaches the world through. */
+export interface ExecutorDeps {
+  readonly clock: Clock;
+  readonly journal: Journal;
+  readonly kube: Kube;
+  readonly talos: Talos;
+  readonly health: HealthGate;
+  readonly log: Logger;
+  /** This controller's identity (the journal owner). */
+  readonly owner: string;
+  /** Converts a remaining phase time (clock ms) into a call timeout in wall-clock ms. */
+  readonly callTimeoutMs: (remainingMs: number) => number;
+  /** How often waits re-observe (drain progress, boot, verification rounds). */
+  readonly pollIntervalMs: number;
+  /** Stops the rollout between steps (SIGTERM). */
+  readonly signal?: AbortSignal;
+}
+
+/** A plan bound into the journal, ready to execute. */
+export interface BoundPlan {
+  readonly plan: TalosUpgradePlan;
+  readonly digest: string;
+}
+
+/** The state of one node step while it runs. */
+export interface StepState {
+  readonly deps: ExecutorDeps;
+  readonly bound: BoundPlan;
+  readonly node: string;
+  readonly step: string;
+  operationId: string;
+  token: OwnerToken;
+}

@@ -1,0 +1,33 @@
+/**
+ * Why a node step stopped short of completion, and how the operation must be classified.
+ * `unresolved` holds the scope (the default for any gap in evidence); `failed` is only for a
+ * fully accounted operation whose completion observation contradicts the postconditions;
+ * `stopped` means the controller was asked to stop between steps (the operation is resumed, not
+ * rerun, by the next owner).
+ */
+export interface Halt {
+  readonly classify: "unresolved" | "failed" | "stopped";
+  readonly reason: string;
+  readonly detail: string;
+}
+
+export function unresolved(reason: string, detail: string): Halt {
+  return { classify: "unresolved", reason, detail };
+}
+
+export function failed(reason: string, detail: string): Halt {
+  return { classify: "failed", reason, detail };
+}
+
+/** Result of a phase: carry on, or halt. */
+export type PhaseResult<T = undefined> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly halt: Halt };
+
+export function proceed<T>(value: T): PhaseResult<T> {
+  return { ok: true, value };
+}
+
+export function halt<T = never>(h: Halt): PhaseResult<T> {
+  return { ok: false, halt: h };
+}

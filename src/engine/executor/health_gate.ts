@@ -1,0 +1,47 @@
+import type { Clock } from "../../ports/clock.ts";
+import type { Journal } from "../../ports/journal.ts";
+import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
+import { journalRows, type RoundOutcome } from "../../domain/health/round.ts";
+import type { HealthEvidence } from "../../domain/health/types.ts";
+import { collectRound } from "../health_round.ts";
+import type { HealthGate, RoundPurpose } from "./deps.ts";
+
+export interface JournalHealthGateOptions {
+  readonly clock: Clock;
+  readonly journal: Journal;
+  readonly evidence: HealthEvidence;
+  readonly policy: HealthPolicy;
+  readonly cluster: string;
+  /** The bounded collection interval of one round. */
+  readonly intervalMs: number;
+  /** Observes each round (progress displays, metrics). */
+  readonly onRound?: (purpose: RoundPurpose, outcome: RoundOutcome) => void;
+}
+
+/** A HealthGate that collects fresh bounded rounds and records every one in the journal. */
+export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
+  return {
+    async round(purpose, opts) {
+      const outcome = await collectRound(
+        { clock: o.clock, evidence: o.evidence },
+        o.policy,
+        { intervalMs: o.intervalMs, ...(opts.target ? { target: opts.target } : {}) },
+      );
+      const roundId = await o.journal.recordHealthRound({
+        cluster: o.cluster,
+        ...(opts.operationId ? { operationId: opts.operationId } : {}),
+        purpose,
+        startedAtMs: outcome.window.startedAtMs,
+        finishedAtMs: o.clock.now(),
+        results: journalRows(outcome),
+      });
+      o.onRound?.(purpose, outcome);
+      return {
+        verdict: outcome.verdict,
+        roundId,
+        reason: outcome.reason,
+        message: outcome.message,
+      };
+    },
+  };
+}

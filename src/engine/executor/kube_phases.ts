@@ -1,0 +1,121 @@
+import type { KubeObject, KubeResourceRef } from "../../ports/kube.ts";
+import { type CordonFact, decideUncordon } from "../cordon_ownership.ts";
+import type { StepState } from "./deps.ts";
+import { halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
+import { errorText, mutate, type Sent } from "./mutation.ts";
+
+export const NODES: KubeResourceRef = {
+  group: "",
+  version: "v1",
+  plural: "nodes",
+  namespaced: false,
+};
+
+function deadlines(s: StepState) {
+  return s.bound.plan.spec.phases.deadlines;
+}
+
+async function fact(s: StepState, phase: "cordon" | "uncordon", detail: Record<string, unknown>) {
+  await s.deps.journal.recordPhase({
+    operationId: s.operationId,
+    token: s.token,
+    phase,
+    kind: "fact",
+    detail,
+    nowMs: s.deps.clock.now(),
+  });
+}
+
+/**
+ * Cordons the node and records its provenance. A node that is already unschedulable is left
+ * alone and recorded as not ours, so nothing later undoes someone else's cordon.
+ */
+export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>> {
+  const node = await s.deps.kube.getNode(s.node);
+  if (!node) return halt(unresolved("NodeNotFound", `node ${s.node} is not in the cluster`));
+  if (node.unschedulable) {
+    const f: CordonFact = {
+      priorUnschedulable: true,
+      cordonedByOperation: false,
+      resourceVersionAfterCordon: undefined,
+    };
+    await fact(s, "cordon", { ...f, resourceVersionObserved: node.resourceVersion });
+    return proceed(f);
+  }
+  const rv = node.resourceVersion;
+  const r = await mutate(s, {
+    phase: "cordon",
+    request: { verb: "patch", node: s.node, unschedulable: true, resourceVersion: rv },
+    route: "kube-apiserver",
+    deadline: deadlines(s).cordon,
+    send: async (): Promise<Sent<string>> => {
+      const out = await s.deps.kube.cordon(s.node, rv);
+      if (out.kind === "applied") {
+        return {
+          responseClass: "accepted",
+          detail: `applied rv=${out.resourceVersion}`,
+          value: out.resourceVersion,
+        };
+      }
+      // A resourceVersion conflict or a missing node is the server's definitive refusal.
+      return { responseClass: "rejected-pre-mutation", detail: `${out.kind}: ${out.message}` };
+    },
+  });
+  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.sent.responseClass !== "accepted") {
+    return halt(unresolved("CordonNotApplied", r.sent.detail));
+  }
+  const f: CordonFact = {
+    priorUnschedulable: false,
+    cordonedByOperation: true,
+    resourceVersionAfterCordon: r.sent.value,
+  };
+  await fact(s, "cordon", { ...f });
+  return proceed(f);
+}
+
+/**
+ * Uncordons only an operation-owned cordon whose ownership evidence is unchanged; anything else
+ * is recorded and left for a human (seed 000 §5).
+ */
+export async function uncordonPhase(s: StepState, cordon: CordonFact): Promise<PhaseResult> {
+  let obj: KubeObject | undefined;
+  try {
+    obj = await s.deps.kube.getObject(NODES, s.node);
+  } catch (e) {
+    return halt(unresolved("NodeUnreadable", errorText(e)));
+  }
+  if (!obj) return halt(unresolved("NodeNotFound", `node ${s.node} is not in the cluster`));
+  const decision = decideUncordon(cordon, obj);
+  if (decision.kind === "leave") {
+    await fact(s, "uncordon", {
+      decision: "leave",
+      reason: decision.reason,
+      detail: decision.detail,
+    });
+    return proceed(undefined);
+  }
+  const r = await mutate(s, {
+    phase: "uncordon",
+    request: {
+      verb: "patch",
+      node: s.node,
+      unschedulable: null,
+      resourceVersion: decision.resourceVersion,
+    },
+    route: "kube-apiserver",
+    deadline: deadlines(s).uncordon,
+    send: async (): Promise<Sent<string>> => {
+      const out = await s.deps.kube.uncordon(s.node, decision.resourceVersion);
+      return out.kind === "applied"
+        ? { responseClass: "accepted", detail: `applied rv=${out.resourceVersion}` }
+        : { responseClass: "rejected-pre-mutation", detail: `${out.kind}: ${out.message}` };
+    },
+  });
+  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.sent.responseClass !== "accepted") {
+    return halt(unresolved("UncordonNotApplied", r.sent.detail));
+  }
+  await fact(s, "uncordon", { decision: "uncordoned" });
+  return proceed(undefined);
+}

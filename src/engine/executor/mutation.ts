@@ -1,0 +1,116 @@
+import type { Phase, ResponseClass } from "../../domain/operation.ts";
+import type { PhaseDeadline } from "../../domain/plan/schema.ts";
+import type { Refused } from "../../ports/journal.ts";
+import type { TalosFailure, TalosMutation } from "../../ports/talos.ts";
+import { requestDigest } from "./digests.ts";
+import { observeEvidence } from "./observe.ts";
+import type { StepState } from "./deps.ts";
+
+/** What a send reports back: its response class, a redacted detail and, when answered, a value. */
+export interface Sent<T> {
+  readonly responseClass: ResponseClass;
+  readonly detail: string;
+  readonly value?: T;
+}
+
+export type MutationResult<T> =
+  | { readonly kind: "sent"; readonly sent: Sent<T>; readonly attemptId: string }
+  | { readonly kind: "refused"; readonly refusal: Refused };
+
+/**
+ * The only path to an external mutation (design §4, "intent, attempt, send, response"): a phase
+ * intent is recorded, the machine's identity is re-observed as fresh evidence, the attempt
+ * transaction must commit, and only then is the request sent; its response class is recorded
+ * whatever it is. If the journal cannot be written, nothing is sent (the error propagates).
+ */
+export async function mutate<T>(
+  s: StepState,
+  m: {
+    readonly phase: Phase;
+    readonly request: Readonly<Record<string, unknown>>;
+    readonly route: string;
+    readonly deadline: PhaseDeadline;
+    readonly send: (timeoutMs: number) => Promise<Sent<T>>;
+  },
+): Promise<MutationResult<T>> {
+  const { journal, clock } = s.deps;
+  await journal.recordPhase({
+    operationId: s.operationId,
+    token: s.token,
+    phase: m.phase,
+    kind: "intent",
+    detail: m.request,
+    nowMs: clock.now(),
+  });
+  const evidenceId = await observeEvidence(s);
+  const now = clock.now();
+  const transportMs = m.deadline.transportSeconds * 1000;
+  const begun = await journal.beginAttempt({
+    operationId: s.operationId,
+    token: s.token,
+    phase: m.phase,
+    requestDigest: await requestDigest(m.request),
+    route: m.route,
+    evidenceId,
+    transportDeadlineMs: now + transportMs,
+    verificationDeadlineMs: now + m.deadline.verificationSeconds * 1000,
+    nowMs: now,
+  });
+  if (!begun.ok) return { kind: "refused", refusal: begun };
+  let sent: Sent<T>;
+  try {
+    sent = await m.send(s.deps.callTimeoutMs(transportMs));
+  } catch (e) {
+    // A send that threw after the attempt committed: the request may have gone out.
+    sent = { responseClass: "transport-failure", detail: errorText(e) };
+  }
+  await journal.recordResponse({
+    attemptId: begun.attempt.id,
+    token: s.token,
+    responseClass: sent.responseClass,
+    detail: sent.detail,
+    nowMs: clock.now(),
+  });
+  s.deps.log.info("attempt response recorded", {
+    operationId: s.operationId,
+    node: s.node,
+    phase: m.phase,
+    attempt: begun.attempt.number,
+    responseClass: sent.responseClass,
+  });
+  return { kind: "sent", sent, attemptId: begun.attempt.id };
+}
+
+/** Maps a Talos mutation's outcome to ER's response classes. */
+export function talosSent<T>(r: TalosMutation<T>): Sent<T> {
+  return r.outcome === "ok"
+    ? { responseClass: "accepted", detail: "ok", value: r.value }
+    : failureSent(r);
+}
+
+/** Maps a failed Talos mutation to ER's response classes. */
+export function failureSent(r: TalosFailure): Sent<never> {
+  const detail = `${r.reason}: ${r.message}`;
+  switch (r.outcome) {
+    case "rejected":
+      // Only a validation refusal or a permission denial provably precedes any mutation.
+      return {
+        responseClass: r.grpcCode === 3 || r.grpcCode === 7
+          ? "rejected-pre-mutation"
+          : "target-error",
+        detail,
+      };
+    case "sent-no-response":
+      return { responseClass: "lost", detail };
+    case "transport-failure":
+    case "not-sent":
+      // `not-sent` is never claimed as proof: the attempt stays unaccounted like any transport gap.
+      return { responseClass: "transport-failure", detail };
+  }
+}
+
+export function errorText(e: unknown): string {
+  return e instanceof Error
+    ? `${(e as { reason?: string }).reason ?? e.name}: ${e.message}`
+    : String(e);
+}

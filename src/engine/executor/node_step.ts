@@ -1,0 +1,276 @@
+import type { OperationState } from "../../domain/operation.ts";
+import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
+import type { CordonFact } from "../cordon_ownership.ts";
+import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
+import { stepKey } from "./digests.ts";
+import { drainPhase } from "./drain_phase.ts";
+import type { Halt, PhaseResult } from "./halt.ts";
+import { unresolved } from "./halt.ts";
+import { cordonPhase, uncordonPhase } from "./kube_phases.ts";
+import { errorText } from "./mutation.ts";
+import { observeEvidence } from "./observe.ts";
+import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
+import { awaitBoot, completionObservation, roundsUntilPass } from "./verify_phase.ts";
+
+/** How one node step ended. `not-committed` means no operation exists (nothing was sent). */
+export interface NodeOutcome {
+  readonly node: string;
+  readonly operationId: string | undefined;
+  readonly state: OperationState | "not-committed" | "stopped";
+  readonly reason: string;
+  readonly detail: string;
+}
+
+/**
+ * One node of a TalosUpgrade (design §4): gate, commitment, then per hop pull → install →
+ * (cordon → drain on the first hop) → reboot → boot observed, then verification rounds →
+ * uncordon of an owned cordon → post-gate → completion. Every phase either proceeds or halts;
+ * a halt is classified by `finish`, never retried here.
+ */
+export async function runNodeStep(
+  deps: ExecutorDeps,
+  bound: BoundPlan,
+  node: PlanNode,
+): Promise<NodeOutcome> {
+  const pre = await preflight(deps, bound, node);
+  if (pre) return pre;
+  const evidenceId = await observeEvidence({ deps, bound, node: node.name });
+  const { epoch } = await deps.journal.installation();
+  const committed = await deps.journal.commit({
+    planDigest: bound.digest,
+    step: stepKey(node.name),
+    evidenceId,
+    owner: deps.owner,
+    epoch,
+    nowMs: deps.clock.now(),
+  });
+  if (!committed.ok) {
+    return notCommitted(node.name, "CommitmentRefused", `${committed.cause}: ${committed.detail}`);
+  }
+  const op = committed.operation;
+  const s: StepState = {
+    deps,
+    bound,
+    node: node.name,
+    step: op.step,
+    operationId: op.id,
+    token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
+  };
+  deps.log.info("operation committed", {
+    operationId: op.id,
+    node: node.name,
+    planDigest: bound.digest,
+  });
+  let result: PhaseResult<TalosHop>;
+  try {
+    result = await phases(s);
+  } catch (e) {
+    if (deps.signal?.aborted) {
+      return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+    }
+    result = { ok: false, halt: unresolved("ExecutorError", errorText(e)) };
+  }
+  if (result.ok) return await complete(s, result.value);
+  return await finish(s, result.halt, lastHop(bound));
+}
+
+function lastHop(bound: BoundPlan): TalosHop {
+  return bound.plan.spec.hops[bound.plan.spec.hops.length - 1]!;
+}
+
+/** The fresh gate before any commitment; a refusal here creates no operation. */
+async function preflight(
+  deps: ExecutorDeps,
+  bound: BoundPlan,
+  node: PlanNode,
+): Promise<NodeOutcome | undefined> {
+  const first = bound.plan.spec.hops[0]!;
+  const timeoutMs = deps.callTimeoutMs(
+    bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
+  );
+  let running: string;
+  try {
+    running = (await deps.talos.version(node.name, { timeoutMs })).tag;
+  } catch (e) {
+    return notCommitted(node.name, "NodeUnreadable", errorText(e));
+  }
+  if (running === lastHop(bound).to) {
+    // A target reached out of band cannot complete an unattempted upgrade.
+    return notCommitted(
+      node.name,
+      "TargetReachedOutOfBand",
+      `${node.name} already runs ${running}`,
+    );
+  }
+  if (running !== first.from) {
+    return notCommitted(
+      node.name,
+      "NodeVersionUnexpected",
+      `${node.name} runs ${running}, plan expects ${first.from}`,
+    );
+  }
+  const gate = await deps.health.round("gate", {
+    target: { node: node.name, operationOwnedCordon: false },
+  });
+  if (gate.verdict !== "pass") {
+    return notCommitted(
+      node.name,
+      gate.verdict === "fail" ? "GateFailed" : "GateUnreadable",
+      `${gate.reason}: ${gate.message}`,
+    );
+  }
+  return undefined;
+}
+
+async function phases(s: StepState): Promise<PhaseResult<TalosHop>> {
+  const hops = s.bound.plan.spec.hops;
+  let cordon: CordonFact | undefined;
+  for (const [i, hop] of hops.entries()) {
+    const legacy = hop.rpcPath === "legacy";
+    let r: PhaseResult<unknown> = await pullPhase(s, hop);
+    if (!r.ok) return r;
+    if (legacy && i === 0) {
+      // The legacy API installs and reboots in one call: cordon and drain must come first.
+      const c = await cordonAndDrain(s);
+      if (!c.ok) return c;
+      cordon = c.value;
+    }
+    const bootIdBefore = await readBootId(s);
+    if (!bootIdBefore.ok) return bootIdBefore;
+    r = await installPhase(s, hop);
+    if (!r.ok) return r;
+    if (!legacy && i === 0) {
+      const c = await cordonAndDrain(s);
+      if (!c.ok) return c;
+      cordon = c.value;
+    }
+    if (!legacy) {
+      r = await rebootPhase(s, bootIdBefore.value);
+      if (!r.ok) return r;
+    }
+    r = await awaitBoot(s, hop, bootIdBefore.value);
+    if (!r.ok) return r;
+  }
+  const owned = cordon?.cordonedByOperation ?? false;
+  const verify = await roundsUntilPass(s, "verify", owned);
+  if (verify.verdict !== "pass") return verdictHalt("Verification", verify);
+  const u = await uncordonPhase(s, cordon!);
+  if (!u.ok) return u;
+  return { ok: true, value: lastHop(s.bound) };
+}
+
+async function cordonAndDrain(s: StepState): Promise<PhaseResult<CordonFact>> {
+  const c = await cordonPhase(s);
+  if (!c.ok) return c;
+  const d = await drainPhase(s);
+  return d.ok ? c : d;
+}
+
+async function readBootId(s: StepState): Promise<PhaseResult<string>> {
+  const timeoutMs = s.deps.callTimeoutMs(
+    s.bound.plan.spec.phases.deadlines.reboot.transportSeconds * 1000,
+  );
+  try {
+    return { ok: true, value: await s.deps.talos.bootId(s.node, { timeoutMs }) };
+  } catch (e) {
+    return { ok: false, halt: unresolved("BootIdUnreadable", errorText(e)) };
+  }
+}
+
+function verdictHalt(
+  what: string,
+  r: { verdict: string; reason: string; message: string },
+): PhaseResult<never> {
+  const h: Halt = r.verdict === "fail"
+    ? { classify: "failed", reason: `${what}HealthFailed`, detail: `${r.reason}: ${r.message}` }
+    : unresolved(`${what}HealthUnreadable`, `${r.reason}: ${r.message}`);
+  return { ok: false, halt: h };
+}
+
+/** Post-gate and completion: `completed` only on a fresh, ordered observation that matches. */
+async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
+  await s.deps.journal.transition({
+    operationId: s.operationId,
+    token: s.token,
+    to: "verifying",
+    reason: "every attempt accepted; verifying postconditions",
+    nowMs: s.deps.clock.now(),
+  });
+  const post = await roundsUntilPass(s, "post-gate", false);
+  const obs = await completionObservation(s, hop, post.verdict);
+  if (obs.matches) {
+    await transition(s, "completed", "CompletionObserved", obs.summary, obs.id);
+    return outcome(s, "completed", "CompletionObserved", obs.summary);
+  }
+  if (!obs.readable) {
+    await transition(s, "unresolved", "CompletionUnreadable", obs.summary);
+    return outcome(s, "unresolved", "CompletionUnreadable", obs.summary);
+  }
+  await transition(s, "failed", "PostconditionContradicted", obs.summary, obs.id);
+  return outcome(s, "failed", "PostconditionContradicted", obs.summary);
+}
+
+/** Classifies a halted step: unresolved holds the scope; failed needs a contradicting observation. */
+async function finish(s: StepState, h: Halt, hop: TalosHop): Promise<NodeOutcome> {
+  if (h.classify === "stopped") return outcome(s, "stopped", h.reason, h.detail);
+  const op = await s.deps.journal.getOperation(s.operationId);
+  if (h.classify === "failed") {
+    if (op?.state === "sending") {
+      await transition(s, "verifying", h.reason, h.detail);
+    }
+    const obs = await completionObservation(s, hop, "unreadable");
+    const versionRead = !obs.summary.startsWith("version=unreadable");
+    if (
+      versionRead &&
+      (op?.state === "sending" || op?.state === "verifying" || op?.state === "unresolved")
+    ) {
+      try {
+        await transition(s, "failed", h.reason, `${h.detail}; ${obs.summary}`, obs.id);
+        return outcome(s, "failed", h.reason, `${h.detail}; ${obs.summary}`);
+      } catch (e) {
+        // The journal refused `failed` (an attempt is unaccounted or the evidence does not allow it).
+        h = unresolved(h.reason, `${h.detail}; failed refused: ${errorText(e)}`);
+      }
+    }
+  }
+  const now = await s.deps.journal.getOperation(s.operationId);
+  if (now && (now.state === "committed" || now.state === "sending" || now.state === "verifying")) {
+    await transition(s, "unresolved", h.reason, h.detail);
+  }
+  s.deps.log.warn("operation unresolved", {
+    operationId: s.operationId,
+    node: s.node,
+    reason: h.reason,
+  });
+  return outcome(s, "unresolved", h.reason, h.detail);
+}
+
+async function transition(
+  s: StepState,
+  to: "verifying" | "completed" | "failed" | "unresolved",
+  reason: string,
+  detail: string,
+  observationId?: string,
+): Promise<void> {
+  await s.deps.journal.transition({
+    operationId: s.operationId,
+    token: s.token,
+    to,
+    reason: `${reason}: ${detail}`.slice(0, 1000),
+    ...(observationId ? { observationId } : {}),
+    nowMs: s.deps.clock.now(),
+  });
+}
+
+function outcome(
+  s: StepState,
+  state: NodeOutcome["state"],
+  reason: string,
+  detail: string,
+): NodeOutcome {
+  return { node: s.node, operationId: s.operationId, state, reason, detail };
+}
+
+function notCommitted(node: string, reason: string, detail: string): NodeOutcome {
+  return { node, operationId: undefined, state: "not-committed", reason, detail };
+}

@@ -1,0 +1,42 @@
+import type { BoundPlan, ExecutorDeps } from "./deps.ts";
+import { stepKey } from "./digests.ts";
+import { type NodeOutcome, runNodeStep } from "./node_step.ts";
+
+/** How a rollout ended: every node completed, or the first node that did not. */
+export interface RolloutOutcome {
+  readonly state: "completed" | "halted" | "stopped";
+  readonly nodes: readonly NodeOutcome[];
+}
+
+/**
+ * Runs a TalosUpgrade plan node by node in plan order (workers first, control planes last, one
+ * at a time). A node whose operation already completed is skipped; any node that does not
+ * complete stops the rollout, because progression needs every mutation accounted and the
+ * post-gate passing. Stops cleanly between steps when the signal is aborted.
+ */
+export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<RolloutOutcome> {
+  const ops = (await deps.journal.listOperations()).filter((o) => o.planDigest === bound.digest);
+  const nodes: NodeOutcome[] = [];
+  for (const node of bound.plan.spec.nodes) {
+    if (deps.signal?.aborted) return { state: "stopped", nodes };
+    const existing = ops.find((o) => o.step === stepKey(node.name));
+    if (existing) {
+      const o: NodeOutcome = {
+        node: node.name,
+        operationId: existing.id,
+        state: existing.state,
+        reason: existing.state === "completed" ? "AlreadyCompleted" : "OperationExists",
+        detail: `operation ${existing.id} is ${existing.state}`,
+      };
+      nodes.push(o);
+      if (existing.state === "completed") continue;
+      return { state: "halted", nodes };
+    }
+    const o = await runNodeStep(deps, bound, node);
+    nodes.push(o);
+    deps.log.info("node step finished", { node: node.name, reason: o.reason, verdict: o.state });
+    if (o.state === "stopped") return { state: "stopped", nodes };
+    if (o.state !== "completed") return { state: "halted", nodes };
+  }
+  return { state: "completed", nodes };
+}

@@ -1,0 +1,153 @@
+import type { TalosHop } from "../../domain/plan/schema.ts";
+import type { Verdict } from "../../domain/health/types.ts";
+import type { RoundPurpose, StepState } from "./deps.ts";
+import { digestOf, postconditionText } from "./digests.ts";
+import { failed, halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
+import { controllerActor } from "./observe.ts";
+
+/** Kubernetes node annotation where Talos publishes the running schematic id. */
+export const SCHEMATIC_ANNOTATION = "extensions.talos.dev/schematic";
+
+interface BootReading {
+  readonly version: string | undefined;
+  readonly bootId: string | undefined;
+  readonly ready: boolean;
+  readonly schematic: string | undefined;
+}
+
+async function readBoot(s: StepState, timeoutMs: number): Promise<BootReading> {
+  const { talos, kube } = s.deps;
+  const opts = { timeoutMs: s.deps.callTimeoutMs(timeoutMs) };
+  const [version, bootId, node] = await Promise.all([
+    talos.version(s.node, opts).then((v) => v.tag, () => undefined),
+    talos.bootId(s.node, opts).catch(() => undefined),
+    kube.getNode(s.node).catch(() => undefined),
+  ]);
+  return {
+    version,
+    bootId,
+    ready: node?.ready ?? false,
+    schematic: node?.annotations[SCHEMATIC_ANNOTATION],
+  };
+}
+
+/**
+ * Waits for the node to come back from the reboot: a new boot ID, the hop's target version and
+ * Ready, until the reboot's verification deadline. A node that boots back into the old version
+ * with a new boot ID contradicts the postcondition (seed 004's loop-device revert); a node that
+ * is not seen back by the deadline is unresolved, never failed.
+ */
+export async function awaitBoot(
+  s: StepState,
+  hop: TalosHop,
+  bootIdBefore: string,
+): Promise<PhaseResult> {
+  const { clock, pollIntervalMs, journal } = s.deps;
+  const deadline = clock.now() +
+    s.bound.plan.spec.phases.deadlines.reboot.verificationSeconds * 1000;
+  let last: BootReading | undefined;
+  while (clock.now() < deadline) {
+    await clock.sleep(Math.min(pollIntervalMs, deadline - clock.now()), s.deps.signal);
+    last = await readBoot(s, Math.max(1, deadline - clock.now()));
+    const rebooted = last.bootId !== undefined && last.bootId !== bootIdBefore;
+    if (!rebooted || !last.ready || last.version === undefined) continue;
+    await journal.recordPhase({
+      operationId: s.operationId,
+      token: s.token,
+      phase: "boot-observed",
+      kind: "fact",
+      detail: { version: last.version, bootId: last.bootId, schematic: last.schematic ?? null },
+      nowMs: clock.now(),
+    });
+    if (last.version === hop.to) return proceed(undefined);
+    return halt(failed("BootedOtherVersion", `node booted ${last.version}, expected ${hop.to}`));
+  }
+  return halt(unresolved(
+    "BootNotObserved",
+    `no boot into ${hop.to} seen by the reboot deadline (last: version=${
+      last?.version ?? "unreadable"
+    }, ` +
+      `bootId changed=${last?.bootId !== undefined && last.bootId !== bootIdBefore}, ready=${
+        last?.ready ?? false
+      })`,
+  ));
+}
+
+/**
+ * Runs fresh health rounds until one passes or the verify deadline passes. A failing check
+ * before the deadline keeps verifying (never advances); at the deadline a fail is final and an
+ * unreadable round stays unresolved.
+ */
+export async function roundsUntilPass(
+  s: StepState,
+  purpose: RoundPurpose,
+  operationOwnedCordon: boolean,
+): Promise<{ verdict: Verdict; reason: string; message: string }> {
+  const { clock, health, pollIntervalMs } = s.deps;
+  const deadline = clock.now() +
+    s.bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000;
+  while (true) {
+    const r = await health.round(purpose, {
+      target: { node: s.node, operationOwnedCordon },
+      operationId: s.operationId,
+    });
+    if (r.verdict === "pass" || clock.now() >= deadline) return r;
+    await clock.sleep(Math.min(pollIntervalMs, Math.max(1, deadline - clock.now())), s.deps.signal);
+  }
+}
+
+/**
+ * Takes the completion observation (ordered after the last accounting, since its basis is
+ * allocated now) and returns its id and whether it establishes the bound postconditions.
+ */
+export async function completionObservation(
+  s: StepState,
+  hop: TalosHop,
+  healthVerdict: Verdict,
+): Promise<{ id: string; matches: boolean; readable: boolean; summary: string }> {
+  const { journal, clock, owner } = s.deps;
+  const actor = controllerActor(owner);
+  const basis = await journal.startObservation(s.node, actor, clock.now());
+  const reading = await readBoot(
+    s,
+    s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
+  );
+  const node = await s.deps.kube.getNode(s.node).catch(() => undefined);
+  const readable = reading.version !== undefined && reading.schematic !== undefined &&
+    healthVerdict !== "unreadable";
+  const text = postconditionText(
+    s.bound.plan.metadata.cluster,
+    s.node,
+    reading.version ?? "unreadable",
+    reading.schematic ?? "unreadable",
+    healthVerdict,
+  );
+  const digest = await digestOf(text);
+  const post = await digestOf(
+    postconditionText(
+      s.bound.plan.metadata.cluster,
+      s.node,
+      hop.to,
+      hop.installer.schematic,
+      "pass",
+    ),
+  );
+  const summary =
+    `version=${reading.version ?? "unreadable"} schematic=${reading.schematic ?? "unreadable"} ` +
+    `ready=${reading.ready} health=${healthVerdict}`;
+  const rec = await journal.recordObservation({
+    machine: s.node,
+    purpose: "completion",
+    planDigest: s.bound.digest,
+    operationId: s.operationId,
+    basis,
+    digest,
+    objectUid: node?.uid ?? "",
+    resourceVersion: node?.resourceVersion ?? "",
+    observedGeneration: 0,
+    observedAtMs: clock.now(),
+    summary,
+    actor,
+  });
+  return { id: rec.id, matches: digest === post, readable, summary };
+}
