@@ -337,6 +337,11 @@ export class TalosNode {
   reboot(mode: string): string {
     const clock = this.ctx.clock;
     const actor = this.newActorId();
+    // A reboot request while one is already under way joins it (one boot, one new boot ID).
+    if (this.stage === "rebooting") {
+      this.history.push(`reboot ${mode} (already rebooting)`);
+      return actor;
+    }
     this.stage = "rebooting";
     this.history.push(`reboot ${mode}`);
     clock.schedule(1000, () => {

@@ -89,6 +89,14 @@ Deno.test("reboot goes down, boots the default entry with a new boot ID and tell
   assertEquals(events, ["down w1", "up w1 Talos (v1.14.2)"]);
 });
 
+Deno.test("a second reboot request during a reboot joins it: one boot, one new boot ID", async () => {
+  const { n, clock, events } = node();
+  n.reboot("DEFAULT");
+  n.reboot("DEFAULT");
+  await clock.advance(200_000);
+  assertEquals(events, ["down w1", "up w1 Talos (v1.13.9)"]);
+});
+
 Deno.test("boots-old-version boots the fallback entry after a completed install", async () => {
   const { n, clock, faults } = node();
   await install(n, clock);
