@@ -1,0 +1,73 @@
+import type { Clock } from "../../ports/clock.ts";
+
+/**
+ * The twin's virtual clock, seen from another process (`cairn rehearse`, the demo, scenario
+ * tests). Time moves only when someone asks: `sleep(ms)` asks the twin to advance by `ms`
+ * (firing its timers: reboots finishing, pods terminating), and the twin's own handlers may move
+ * it while they work (an install takes its virtual duration). `sync()` re-reads the twin's time
+ * after such calls; `now()` answers from the last reading, so it is cheap and monotonic.
+ */
+export class TwinClock implements Clock {
+  readonly #url: string;
+  #now: number;
+
+  private constructor(url: string, nowMs: number) {
+    this.#url = url;
+    this.#now = nowMs;
+  }
+
+  /** Connects to a twin control endpoint and reads its current virtual time. */
+  static async connect(controlUrl: string): Promise<TwinClock> {
+    const c = new TwinClock(controlUrl, 0);
+    await c.sync();
+    return c;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) throw signal.reason;
+    const res = await fetch(`${this.#url}/advance`, {
+      method: "POST",
+      body: JSON.stringify({ ms: Math.max(0, Math.round(ms)) }),
+      ...(signal ? { signal } : {}),
+    });
+    this.#now = Math.max(this.#now, await readNow(res));
+  }
+
+  /** Re-reads the twin's time (after calls whose handlers moved it). */
+  async sync(): Promise<number> {
+    this.#now = Math.max(this.#now, await readNow(await fetch(`${this.#url}/state`)));
+    return this.#now;
+  }
+}
+
+async function readNow(res: Response): Promise<number> {
+  const body = await res.json() as { nowMs?: unknown; error?: unknown };
+  if (!res.ok || typeof body.nowMs !== "number") {
+    throw new Error(`twin control answered ${res.status}: ${String(body.error ?? "no time")}`);
+  }
+  return body.nowMs;
+}
+
+/**
+ * Wraps a port so that the clock re-reads the twin's time after every call. Calls are awaited
+ * as they are; only the clock reading is added.
+ */
+export function syncingPort<T extends object>(port: T, clock: TwinClock): T {
+  return new Proxy(port, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== "function" || prop === "close") return v;
+      return async (...args: unknown[]) => {
+        try {
+          return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } finally {
+          await clock.sync();
+        }
+      };
+    },
+  });
+}
