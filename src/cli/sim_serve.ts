@@ -119,7 +119,8 @@ export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinPr
   if (opts.noKube) args.push("--no-kube");
   if (opts.pkiCacheDir) args.push("--pki-cache", opts.pkiCacheDir);
   const nodeBin = opts.nodeBin ?? Deno.env.get("CAIRN_NODE") ?? "node";
-  const child = spawn(nodeBin, args, { stdio: ["ignore", "pipe", "pipe"] });
+  args.push("--exit-with-parent");
+  const child = spawn(nodeBin, args, { stdio: ["pipe", "pipe", "pipe"] });
   const exited = new Promise<number | string>((res) =>
     child.on("exit", (code, signal) => res(code ?? signal ?? -1))
   );

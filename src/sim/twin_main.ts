@@ -1,7 +1,7 @@
 /**
  * Entry point of the twin process (bundled for Node by `cairn sim serve`):
  * `node twin.mjs --cluster FILE --state-dir DIR --proto-dir DIR [--seed N] [--talos-port P]
- * [--control-port P] [--no-kube] [--pki-cache DIR]`. Prints one JSON line (TwinInfo plus `"ready": true`) on stdout once
+ * [--control-port P] [--no-kube] [--pki-cache DIR] [--exit-with-parent]`. Prints one JSON line (TwinInfo plus `"ready": true`) on stdout once
  * every endpoint listens, and stops on SIGTERM/SIGINT or `POST /shutdown`.
  */
 import process from "node:process";
@@ -24,6 +24,7 @@ async function main(): Promise<void> {
       "control-port": { type: "string" },
       "no-kube": { type: "boolean" },
       "pki-cache": { type: "string" },
+      "exit-with-parent": { type: "boolean" },
     },
   });
   if (!values.cluster || !values["state-dir"] || !values["proto-dir"]) {
@@ -43,6 +44,11 @@ async function main(): Promise<void> {
   const stop = () => void twin.stop().then(() => process.exit(0));
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  if (values["exit-with-parent"]) {
+    // The parent holds our stdin open; when it dies (even by SIGKILL) stdin ends and so do we.
+    process.stdin.on("end", stop);
+    process.stdin.resume();
+  }
   process.stdout.write(JSON.stringify({ ready: true, ...twin.info }) + "\n");
 }
 
