@@ -216,6 +216,38 @@ interface StreamOut {
   fail(e: unknown): void;
 }
 
+/** A stream writer that drops writes once the client went away or the stream ended. */
+function streamOut(call: grpc.ServerWritableStream<Msg, Msg>): StreamOut {
+  let open = true;
+  call.on("cancelled", () => (open = false));
+  return {
+    write: (m) => void (open && call.write(m)),
+    end: () => {
+      if (open) call.end();
+      open = false;
+    },
+    fail: (e) => {
+      if (open) call.emit("error", toStatus(e));
+      open = false;
+    },
+  };
+}
+
+/** Passes the first item through, then cuts the stream with UNAVAILABLE; the rest is lost. */
+function cutAfterFirst(out: StreamOut): StreamOut {
+  let first = true;
+  return {
+    write: (m) => {
+      if (!first) return;
+      first = false;
+      out.write(m);
+      out.fail(new TalosSimError(GRPC.UNAVAILABLE, RESET_MESSAGE));
+    },
+    end() {},
+    fail() {},
+  };
+}
+
 /** Turns a thrown error into a gRPC status object. */
 function toStatus(e: unknown): Partial<grpc.StatusObject> {
   if (e instanceof TalosSimError) return { code: e.code, details: e.message };
@@ -337,19 +369,7 @@ class Handlers {
     run: (node: TalosNode, req: Msg, out: StreamOut) => void,
   ): grpc.handleServerStreamingCall<Msg, Msg> {
     return (call) => {
-      let open = true;
-      call.on("cancelled", () => (open = false));
-      const out: StreamOut = {
-        write: (m) => void (open && call.write(m)),
-        end: () => {
-          if (open) call.end();
-          open = false;
-        },
-        fail: (e) => {
-          if (open) call.emit("error", toStatus(e));
-          open = false;
-        },
-      };
+      const out = streamOut(call);
       try {
         const { nodes, spec } = this.#admit(full, call);
         const node = nodes[0]!;
@@ -369,22 +389,8 @@ class Handlers {
           return;
         }
         node.assertReachable();
-        if (fault?.kind === "lose-response") {
-          // The effect runs to completion; the client sees its stream cut after the first item.
-          let first = true;
-          run(node, call.request, {
-            write: (m) => {
-              if (!first) return;
-              first = false;
-              out.write(m);
-              out.fail(new TalosSimError(GRPC.UNAVAILABLE, RESET_MESSAGE));
-            },
-            end() {},
-            fail() {},
-          });
-          return;
-        }
-        run(node, call.request, out);
+        // lose-response: the effect runs to completion; the client's stream is cut early.
+        run(node, call.request, fault?.kind === "lose-response" ? cutAfterFirst(out) : out);
       } catch (e) {
         out.fail(e);
       }
