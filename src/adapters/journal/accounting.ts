@@ -24,7 +24,6 @@ import {
   loadAttempts,
   loadOperation,
   loadPlan,
-  nextRevision,
   tokenText,
   toOperation,
 } from "./rows.ts";
@@ -51,16 +50,7 @@ export async function responseTx(ctx: Ctx, input: ResponseInput): Promise<Operat
     fail("TransitionIllegal", `attempt ${att.id} already has a response or an accounting`);
   }
   const accounts = accountsForAttempt(input.responseClass);
-  const revision = await nextRevision(ctx.tx, op.machine);
-  await ctx.tx.updateTable("attempts").set({
-    response_class: input.responseClass,
-    response_detail: input.detail,
-    response_at_ms: input.nowMs,
-    accounted_by: accounts ? "response" : null,
-    accounted_revision: accounts ? revision : null,
-  }).where("id", "=", att.id).execute();
-  await ctx.point("response:attempt-updated");
-  await machineEvent(ctx, {
+  const revision = await machineEvent(ctx, {
     machine: op.machine,
     kind: "response",
     operationId: op.id,
@@ -68,6 +58,14 @@ export async function responseTx(ctx: Ctx, input: ResponseInput): Promise<Operat
     body: { attempt: att.id, class: input.responseClass, detail: input.detail, accounts },
     nowMs: input.nowMs,
   });
+  await ctx.point("response:event-appended");
+  await ctx.tx.updateTable("attempts").set({
+    response_class: input.responseClass,
+    response_detail: input.detail,
+    response_at_ms: input.nowMs,
+    accounted_by: accounts ? "response" : null,
+    accounted_revision: accounts ? revision : null,
+  }).where("id", "=", att.id).execute();
   const to = responseMove(op.state, input.responseClass, await loadAttempts(ctx.tx, op.id));
   if (to) {
     const reason = `response ${input.responseClass}`;

@@ -1,5 +1,5 @@
 /** The commitment and attempt transactions (ER §3.1, §3.3) and the recording of refusals. */
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { refusalUnsettlesCommitted } from "../../domain/operation.ts";
 import type {
   AttemptInput,
@@ -9,10 +9,11 @@ import type {
   OwnerToken,
   Refused,
 } from "../../ports/journal.ts";
-import { checkAuthority, refuse } from "./comparisons.ts";
+import { authorityColumns, type AuthorityRow, checkAuthority, refuse } from "./comparisons.ts";
 import { type Ctx, machineEvent } from "./context.ts";
 import { appendEvent } from "./hash_chain.ts";
-import { loadOperation, loadPlan, toAttempt, tokenText, toOperation } from "./rows.ts";
+import { fail, loadOperation, loadPlan, toAttempt, tokenText, toOperation } from "./rows.ts";
+import type { InstallationTable, JournalDB, OperationTable, PlanTable } from "./schema.ts";
 
 const HOLDING = ["committed", "sending", "verifying", "unresolved"] as const;
 
@@ -70,21 +71,91 @@ export async function commitTx(
   return { ok: true, operation: toOperation(row) };
 }
 
+const PLAN_COLUMNS = [
+  "digest",
+  "name",
+  "kind",
+  "cluster",
+  "state",
+  "approval_epoch",
+  "approved_at_ms",
+  "expires_at_ms",
+  "max_attempts",
+  "max_evidence_age_ms",
+  "first_seen_commit",
+  "first_seen_at_ms",
+  "steps_json",
+] as const satisfies readonly (keyof PlanTable)[];
+
+/** Installation, operation, plan and comparison 1–3/6 inputs in one statement (hot path). */
+export async function loadForAttempt(
+  tx: Transaction<JournalDB>,
+  operationId: string,
+  evidenceId: string,
+): Promise<{
+  inst: InstallationTable;
+  op: OperationTable;
+  plan: PlanTable | undefined;
+  authority: AuthorityRow;
+}> {
+  const planJson = sql.raw(PLAN_COLUMNS.map((c) => `'${c}', p.${c}`).join(", "));
+  const r = await sql<OperationTable & AuthorityRow & { inst: string; plan: string | null }>`
+    SELECT o.*,
+      json_object('id', i.id, 'epoch', i.epoch, 'recovery_mode', i.recovery_mode,
+        'created_at_ms', i.created_at_ms) AS inst,
+      (SELECT json_object(${planJson}) FROM plans p WHERE p.digest = o.plan_digest) AS plan,
+      ${authorityColumns(sql.ref("pl.name"), sql.ref("i.epoch"))}
+    FROM operations o
+      JOIN installation i ON i.id = 1
+      LEFT JOIN plans pl ON pl.digest = o.plan_digest
+      LEFT JOIN observations e ON e.id = ${evidenceId}
+    WHERE o.id = ${operationId}`.execute(tx);
+  const row = r.rows[0] ?? fail("OperationNotFound", `no operation ${operationId} in the journal`);
+  const { inst, plan, ...rest } = row;
+  const { bound_digest, ev_id, ev_machine, ev_purpose, ev_plan, ev_digest, ev_at, ...rest2 } = rest;
+  const { newer_id, frozen, scope_state, ...op } = rest2;
+  return {
+    inst: JSON.parse(inst) as InstallationTable,
+    op,
+    // the plan's bytes and signatures are not needed to decide an attempt
+    plan: plan === null ? undefined : { bytes: "", signatures: "", ...JSON.parse(plan) },
+    authority: {
+      bound_digest,
+      ev_id,
+      ev_machine,
+      ev_purpose,
+      ev_plan,
+      ev_digest,
+      ev_at,
+      newer_id,
+      frozen,
+      scope_state,
+    },
+  };
+}
+
 /** Comparisons 1–3, 6, 9, 8, then 7 inside the conditional UPDATE; then the attempt row. */
 export async function attemptTx(
   ctx: Ctx,
   input: AttemptInput,
+  loaded: { op: OperationTable; plan: PlanTable | undefined; authority?: AuthorityRow },
 ): Promise<{ ok: true; attempt: AttemptRecord } | Refused> {
   if (input.transportDeadlineMs > input.verificationDeadlineMs) {
     throw new RangeError("the transport deadline must not be after the verification deadline");
   }
   const { tx, inst } = ctx;
-  const op = await loadOperation(tx, input.operationId);
+  const { op, plan } = loaded;
   const t = input.token;
   if (t.epoch !== inst.epoch) return refuse("epoch-superseded", `epoch ${t.epoch} is not current`);
-  const plan = await loadPlan(tx, op.plan_digest);
   const { evidenceId, nowMs } = input;
-  const auth = await checkAuthority(tx, { plan, stepKey: op.step, evidenceId, nowMs, inst });
+  const auth = await checkAuthority(tx, {
+    plan,
+    stepKey: op.step,
+    evidenceId,
+    nowMs,
+    inst,
+    ...(loaded.authority ? { preloaded: loaded.authority } : {}),
+  });
   if ("refused" in auth) return auth.refused;
   if (op.attempts_used >= auth.plan.max_attempts) {
     return refuse("attempts-exhausted", `${op.attempts_used} of ${auth.plan.max_attempts} used`);
@@ -109,7 +180,7 @@ export async function attemptTx(
           AND safe_retry_gen = owner_gen)
         OR (state = 'sending' AND NOT EXISTS (SELECT 1 FROM attempts a
           WHERE a.operation_id = operations.id
-            AND (a.accounted_by IS NULL OR a.response_class IS NOT 'accepted'))))`
+            AND (accounted_by IS NULL OR response_class IS NOT 'accepted'))))`
     .execute(tx);
   if (r.numAffectedRows !== 1n) return fenceRefusal(op, t);
   await ctx.point("attempt:operation-updated");

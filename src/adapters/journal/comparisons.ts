@@ -1,5 +1,5 @@
 /** ER's commitment and attempt comparisons, evaluated inside the write transaction. */
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { REFUSAL_CAUSES, type RefusalCause } from "../../domain/operation.ts";
 import type { Refused, StepBinding } from "../../ports/journal.ts";
 import type { InstallationTable, JournalDB, PlanTable } from "./schema.ts";
@@ -28,45 +28,6 @@ export function checkApproval(
   return null;
 }
 
-/** Comparison 2: the plan's name is still bound to its digest. */
-export async function checkBinding(tx: Tx, plan: PlanTable): Promise<Refused | null> {
-  const b = await tx.selectFrom("plan_names").select("digest").where("name", "=", plan.name)
-    .executeTakeFirst();
-  if (b?.digest !== plan.digest) {
-    return refuse("binding-changed", `plan name ${plan.name} is bound to ${b?.digest ?? "none"}`);
-  }
-  return null;
-}
-
-/** Comparison 3: fresh pre-dispatch evidence recorded for this plan and machine. */
-export async function checkEvidence(
-  tx: Tx,
-  a: { plan: PlanTable; step: StepBinding; evidenceId: string; nowMs: number },
-): Promise<Refused | null> {
-  const ev = await tx.selectFrom("observations").selectAll().where("id", "=", a.evidenceId)
-    .executeTakeFirst();
-  if (
-    !ev || ev.purpose !== "evidence" || ev.plan_digest !== a.plan.digest ||
-    ev.machine !== a.step.machine
-  ) {
-    return refuse("evidence-missing", `no evidence ${a.evidenceId} for this plan and machine`);
-  }
-  if (ev.observed_at_ms < a.nowMs - a.plan.max_evidence_age_ms) {
-    return refuse("evidence-stale", `evidence observed at ${ev.observed_at_ms} is too old`);
-  }
-  if (a.plan.approved_at_ms === null || ev.observed_at_ms < a.plan.approved_at_ms) {
-    return refuse("evidence-stale", "evidence was taken before the approval");
-  }
-  if (ev.digest !== a.step.preDigest) {
-    return refuse("evidence-digest-mismatch", `evidence digest ${ev.digest} is not the bound one`);
-  }
-  const newer = await tx.selectFrom("observations").select(["id", "digest"])
-    .where("machine", "=", a.step.machine).where("basis", ">", ev.basis)
-    .where("digest", "!=", ev.digest).where("purpose", "!=", "health").executeTakeFirst();
-  if (newer) return refuse("evidence-contradicted", `newer observation ${newer.id} differs`);
-  return null;
-}
-
 /** Comparison 6: the machine's scope gate is open (not frozen; recovery scope released). */
 export async function checkGate(
   tx: Tx,
@@ -86,7 +47,75 @@ export async function checkGate(
   return null;
 }
 
-/** Comparisons 1, 2, 3 and 6, shared by commitment and attempt. */
+/** Everything comparisons 1–3 and 6 read, fetched by one statement. */
+export interface AuthorityRow {
+  bound_digest: string | null;
+  ev_id: string | null;
+  ev_machine: string | null;
+  ev_purpose: string | null;
+  ev_plan: string | null;
+  ev_digest: string | null;
+  ev_at: number | null;
+  newer_id: string | null;
+  frozen: number | null;
+  scope_state: string | null;
+}
+
+/**
+ * The SQL columns of an AuthorityRow for plan name `name` and evidence `e` (joined by the caller
+ * as `e`), so the attempt transaction can fetch them with its operation in one statement.
+ */
+export function authorityColumns(name: unknown, epoch: unknown) {
+  return sql`(SELECT digest FROM plan_names WHERE name = ${name}) AS bound_digest,
+      e.id AS ev_id, e.machine AS ev_machine, e.purpose AS ev_purpose,
+      e.plan_digest AS ev_plan, e.digest AS ev_digest, e.observed_at_ms AS ev_at,
+      (SELECT n.id FROM observations n WHERE n.machine = e.machine AND n.basis > e.basis
+        AND n.digest != e.digest AND n.purpose != 'health' LIMIT 1) AS newer_id,
+      (SELECT frozen FROM machines m WHERE m.machine = e.machine) AS frozen,
+      (SELECT state FROM recovery_scopes s WHERE s.machine = e.machine AND s.epoch = ${epoch})
+        AS scope_state`;
+}
+
+async function readAuthority(
+  tx: Tx,
+  plan: PlanTable,
+  evidenceId: string,
+  epoch: string,
+): Promise<AuthorityRow> {
+  const r = await sql<AuthorityRow>`SELECT ${authorityColumns(plan.name, epoch)}
+    FROM (SELECT 1) LEFT JOIN observations e ON e.id = ${evidenceId}`.execute(tx);
+  return r.rows[0]!;
+}
+
+function evidenceRefusal(
+  a: AuthorityRow,
+  plan: PlanTable,
+  step: StepBinding,
+  nowMs: number,
+): Refused | null {
+  if (
+    a.ev_id === null || a.ev_purpose !== "evidence" || a.ev_plan !== plan.digest ||
+    a.ev_machine !== step.machine || a.ev_at === null
+  ) {
+    return refuse("evidence-missing", "no evidence with that id for this plan and machine");
+  }
+  if (a.ev_at < nowMs - plan.max_evidence_age_ms) {
+    return refuse("evidence-stale", `evidence observed at ${a.ev_at} is too old`);
+  }
+  if (plan.approved_at_ms === null || a.ev_at < plan.approved_at_ms) {
+    return refuse("evidence-stale", "evidence was taken before the approval");
+  }
+  if (a.ev_digest !== step.preDigest) {
+    return refuse(
+      "evidence-digest-mismatch",
+      `evidence digest ${a.ev_digest} is not the bound one`,
+    );
+  }
+  if (a.newer_id !== null) return refuse("evidence-contradicted", `newer ${a.newer_id} differs`);
+  return null;
+}
+
+/** Comparisons 1, 2, 3 and 6, shared by commitment and attempt; one read statement. */
 export async function checkAuthority(
   tx: Tx,
   a: {
@@ -95,23 +124,26 @@ export async function checkAuthority(
     inst: InstallationTable;
     evidenceId: string;
     nowMs: number;
+    /** The row, when the caller already read it in this transaction. */
+    preloaded?: AuthorityRow;
   },
 ): Promise<{ refused: Refused } | { step: StepBinding; plan: PlanTable }> {
   const r1 = checkApproval(a.plan, a.inst, a.nowMs);
   if (r1 || !a.plan) return { refused: r1 ?? refuse("plan-unknown", "no plan") };
-  const steps = JSON.parse(a.plan.steps_json) as StepBinding[];
-  const step = steps.find((s) => s.step === a.stepKey);
+  const plan = a.plan;
+  const step = (JSON.parse(plan.steps_json) as StepBinding[]).find((s) => s.step === a.stepKey);
   if (!step) return { refused: refuse("binding-changed", `plan has no step ${a.stepKey}`) };
-  const r2 = await checkBinding(tx, a.plan);
-  if (r2) return { refused: r2 };
-  const r3 = await checkEvidence(tx, {
-    plan: a.plan,
-    step,
-    evidenceId: a.evidenceId,
-    nowMs: a.nowMs,
-  });
+  const row = a.preloaded ?? await readAuthority(tx, plan, a.evidenceId, a.inst.epoch);
+  if (row.bound_digest !== plan.digest) {
+    const bound = row.bound_digest ?? "none";
+    return { refused: refuse("binding-changed", `plan name ${plan.name} is bound to ${bound}`) };
+  }
+  const r3 = evidenceRefusal(row, plan, step, a.nowMs);
   if (r3) return { refused: r3 };
-  const r6 = await checkGate(tx, step.machine, a.inst);
-  if (r6) return { refused: r6 };
-  return { step, plan: a.plan };
+  if (row.frozen) return { refused: refuse("gate-frozen", `machine ${step.machine} is frozen`) };
+  if (a.inst.recovery_mode && row.scope_state !== "released") {
+    const st = row.scope_state ?? "held";
+    return { refused: refuse("gate-recovery", `recovery mode: scope ${step.machine} is ${st}`) };
+  }
+  return { step, plan };
 }

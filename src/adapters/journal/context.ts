@@ -68,18 +68,14 @@ export async function move(
   const r = await q.executeTakeFirst();
   if (r.numUpdatedRows !== 1n) fail("OwnerFenced", `operation ${a.op.id} changed underneath`);
   await ctx.point(`transition:${from}->${a.to}`);
-  const revision = await nextRevision(ctx.tx, a.op.machine);
-  await appendEvent(ctx.tx, {
-    atMs: a.nowMs,
-    kind: "transition",
+  return await machineEvent(ctx, {
     machine: a.op.machine,
-    revision,
+    kind: "transition",
     operationId: a.op.id,
-    epoch: ctx.inst.epoch,
     actor: a.actor,
     body: { from, to: a.to, reason: a.reason },
+    nowMs: a.nowMs,
   });
-  return revision;
 }
 
 /** Appends an event on `machine`'s timeline with a fresh revision. */
@@ -94,7 +90,7 @@ export async function machineEvent(
     nowMs: number;
   },
 ): Promise<number> {
-  const revision = await nextRevision(ctx.tx, a.machine);
+  const { revision, head } = await nextRevision(ctx.tx, a.machine);
   await appendEvent(ctx.tx, {
     atMs: a.nowMs,
     kind: a.kind,
@@ -104,6 +100,6 @@ export async function machineEvent(
     epoch: ctx.inst.epoch,
     actor: a.actor,
     body: a.body,
-  });
+  }, head);
   return revision;
 }

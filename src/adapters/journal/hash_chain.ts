@@ -38,10 +38,23 @@ export interface NewEvent {
   readonly body: Readonly<Record<string, unknown>>;
 }
 
-/** Appends one event inside `tx` (the caller holds the write transaction). */
-export async function appendEvent(tx: Transaction<JournalDB>, e: NewEvent): Promise<number> {
-  const last = await tx.selectFrom("events").select(["seq", "hash"]).orderBy("seq", "desc")
-    .limit(1).executeTakeFirst();
+/** The last row's seq and hash, read inside the write transaction. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/**
+ * Appends one event inside `tx` (the caller holds the write transaction). `head` may come from a
+ * statement the caller already ran in the same transaction.
+ */
+export async function appendEvent(
+  tx: Transaction<JournalDB>,
+  e: NewEvent,
+  head?: ChainHead | null,
+): Promise<number> {
+  const last = head !== undefined ? head : await tx.selectFrom("events").select(["seq", "hash"])
+    .orderBy("seq", "desc").limit(1).executeTakeFirst();
   const row: Omit<EventTable, "hash"> = {
     seq: (last?.seq ?? 0) + 1,
     at_ms: e.atMs,

@@ -29,7 +29,7 @@ import type {
   TransitionInput,
 } from "../../ports/journal.ts";
 import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./accounting.ts";
-import { attemptTx, commitTx, recordRefusalTx } from "./commitment.ts";
+import { attemptTx, commitTx, loadForAttempt, recordRefusalTx } from "./commitment.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
 import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
@@ -95,15 +95,16 @@ class LibsqlJournal implements Journal {
   }
 
   /** Runs `fn` in one write transaction; this process's transactions run one at a time. */
+  #run<T>(fn: (tx: Transaction<JournalDB>) => Promise<T>): Promise<T> {
+    return serialise(this.#key, () => this.#db.transaction().execute(fn));
+  }
+
+  /** `#run` with the installation row read first, inside the transaction. */
   #tx<T>(fn: (ctx: Ctx) => Promise<T>): Promise<T> {
-    return serialise(
-      this.#key,
-      () =>
-        this.#db.transaction().execute(async (tx: Transaction<JournalDB>) => {
-          const inst = await tx.selectFrom("installation").selectAll().executeTakeFirstOrThrow();
-          return await fn({ tx, inst, ids: this.#ids, point: this.#point });
-        }),
-    );
+    return this.#run(async (tx) => {
+      const inst = await tx.selectFrom("installation").selectAll().executeTakeFirstOrThrow();
+      return await fn({ tx, inst, ids: this.#ids, point: this.#point });
+    });
   }
 
   async installation() {
@@ -298,7 +299,10 @@ class LibsqlJournal implements Journal {
   }
 
   async beginAttempt(input: AttemptInput) {
-    const r = await this.#tx((ctx) => attemptTx(ctx, input));
+    const r = await this.#run(async (tx) => {
+      const { inst, ...loaded } = await loadForAttempt(tx, input.operationId, input.evidenceId);
+      return await attemptTx({ tx, inst, ids: this.#ids, point: this.#point }, input, loaded);
+    });
     if (r.ok) await this.#point("attempt:after-commit");
     else {
       const actor = tokenText(input.token);

@@ -1,5 +1,5 @@
 /** Row ↔ record conversion and small shared helpers of the libSQL journal. */
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { OperationState, Phase, ResponseClass } from "../../domain/operation.ts";
@@ -122,14 +122,23 @@ export function toObservation(r: ObservationTable): ObservationRecord {
 
 type Tx = Transaction<JournalDB>;
 
-/** Allocates the next revision of `machine`'s counter inside `tx` (creating the machine row). */
-export async function nextRevision(tx: Tx, machine: string): Promise<number> {
-  await tx.insertInto("machines").values({ machine, revision_counter: 0, frozen: 0 })
-    .onConflict((oc) => oc.column("machine").doNothing()).execute();
-  const r = await tx.updateTable("machines")
-    .set((eb) => ({ revision_counter: eb("revision_counter", "+", 1) }))
-    .where("machine", "=", machine).returning("revision_counter").executeTakeFirstOrThrow();
-  return r.revision_counter;
+/**
+ * Allocates the next revision of `machine`'s counter inside `tx` (creating the machine row) and,
+ * in the same statement, reads the event chain's head.
+ */
+export async function nextRevision(
+  tx: Tx,
+  machine: string,
+): Promise<{ revision: number; head: { seq: number; hash: string } | null }> {
+  const r = await sql<{ revision_counter: number; seq: number | null; hash: string | null }>`
+    INSERT INTO machines (machine, revision_counter, frozen) VALUES (${machine}, 1, 0)
+    ON CONFLICT (machine) DO UPDATE SET revision_counter = revision_counter + 1
+    RETURNING revision_counter,
+      (SELECT seq FROM events ORDER BY seq DESC LIMIT 1) AS seq,
+      (SELECT hash FROM events ORDER BY seq DESC LIMIT 1) AS hash`.execute(tx);
+  const row = r.rows[0]!;
+  const head = row.seq === null || row.hash === null ? null : { seq: row.seq, hash: row.hash };
+  return { revision: row.revision_counter, head };
 }
 
 export async function loadOperation(tx: Tx, id: string): Promise<OperationTable> {

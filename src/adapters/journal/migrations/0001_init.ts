@@ -37,6 +37,9 @@ const STATEMENTS = [
     class_revision INTEGER, response_class TEXT, response_detail TEXT, response_at_ms INTEGER,
     accounted_by TEXT CHECK (accounted_by IN ('response','recovery')),
     accounted_revision INTEGER, UNIQUE (operation_id, number))`,
+  // Phase continuation asks "is any attempt of this operation unaccounted or not accepted?".
+  `CREATE INDEX attempts_open ON attempts (operation_id)
+    WHERE accounted_by IS NULL OR response_class IS NOT 'accepted'`,
   `CREATE TABLE observations (id TEXT PRIMARY KEY, machine TEXT NOT NULL, purpose TEXT NOT NULL,
     plan_digest TEXT, operation_id TEXT, basis INTEGER NOT NULL, revision INTEGER NOT NULL,
     digest TEXT NOT NULL, object_uid TEXT NOT NULL, resource_version TEXT NOT NULL,
