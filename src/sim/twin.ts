@@ -56,7 +56,10 @@ export interface TwinKube extends NodeStatusSink {
   resetStats?(): void;
   disconnectWatches?(): void;
   /** Sets nodeInfo facts without touching readiness (start-up sync). */
-  nodeInfo(name: string, info: { bootId: string; osImage: string; kubeletVersion: string }): void;
+  nodeInfo(
+    name: string,
+    info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
+  ): void;
   stop(): Promise<void>;
 }
 
@@ -187,6 +190,7 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
       bootId: n.bootId,
       osImage: `Talos (${n.runningVersion})`,
       kubeletVersion: n.kubeletVersion,
+      schematic: n.runningSchematic,
     });
   }
   const talosconfigPath = join(opts.stateDir, "talosconfig");
@@ -227,7 +231,10 @@ class ForwardingSink implements NodeStatusSink {
   nodeDown(name: string): void {
     this.target?.nodeDown(name);
   }
-  nodeUp(name: string, info: { bootId: string; osImage: string; kubeletVersion: string }): void {
+  nodeUp(
+    name: string,
+    info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
+  ): void {
     this.target?.nodeUp(name, info);
   }
 }
@@ -295,12 +302,22 @@ function startControl(
     timeChain = p.catch(() => undefined);
     return p;
   };
+  // A client blocked on a server stream (pull, install) waits on work that takes virtual time;
+  // nobody else will move the clock for it, so the twin does, one timer at a time, in order.
+  let advancing = false;
+  const autoAdvance = setInterval(() => {
+    const next = parts.clock.nextTimerAt();
+    if (advancing || parts.talos.openStreams() === 0 || next === undefined) return;
+    advancing = true;
+    void serial(() => parts.clock.advanceTo(next)).finally(() => (advancing = false));
+  }, 2);
   const server = createServer((req, res) => {
     void handleControl(parts, req, serial, shutdown).then(
       (body) => reply(res, 200, body),
       (e) => reply(res, e instanceof HttpError ? e.status : 500, { error: String(e.message ?? e) }),
     );
   });
+  server.on("close", () => clearInterval(autoAdvance));
   return new Promise((resolve) =>
     server.listen(port, "127.0.0.1", () => {
       const addr = server.address();

@@ -52,6 +52,7 @@ export const startTwinKube: KubeStarter = async (
         bootID: info.bootId,
         osImage: info.osImage,
         kubeletVersion: info.kubeletVersion,
+        ...(info.schematic ? { schematic: info.schematic } : {}),
       });
     },
     nodeUp(name, info) {

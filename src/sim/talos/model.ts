@@ -55,7 +55,10 @@ export interface ContainerdRef {
 /** What the Kubernetes side learns when a node goes down or comes back. */
 export interface NodeStatusSink {
   nodeDown(name: string): void;
-  nodeUp(name: string, info: { bootId: string; osImage: string; kubeletVersion: string }): void;
+  nodeUp(
+    name: string,
+    info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
+  ): void;
 }
 
 /** Deterministic PRNG (mulberry32) so boot IDs and member IDs repeat across runs. */
@@ -380,6 +383,7 @@ export class TalosNode {
       bootId: this.bootId,
       osImage: `Talos (${this.runningVersion})`,
       kubeletVersion: this.kubeletVersion,
+      schematic: this.runningSchematic,
     });
   }
 

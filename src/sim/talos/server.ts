@@ -144,6 +144,8 @@ export interface TalosSimServer {
   /** `host:port` clients dial. */
   readonly endpoint: string;
   readonly stats: TalosStats;
+  /** Server streams still open (pulls and installs in progress, as the client sees them). */
+  openStreams(): number;
   /** Sends GOAWAY on every open connection (server-side churn); new connections still work. */
   closeConnections(graceMs?: number): number;
   stop(): Promise<void>;
@@ -198,6 +200,7 @@ export async function startTalosSim(opts: TalosSimOptions): Promise<TalosSimServ
     port,
     endpoint: `${host}:${port}`,
     stats: h.stats,
+    openStreams: () => h.openStreams,
     closeConnections(graceMs = 2000) {
       server.drain(`${host}:${port}`, graceMs);
       return ++sessionsClosed;
@@ -217,18 +220,22 @@ interface StreamOut {
 }
 
 /** A stream writer that drops writes once the client went away or the stream ended. */
-function streamOut(call: grpc.ServerWritableStream<Msg, Msg>): StreamOut {
+function streamOut(call: grpc.ServerWritableStream<Msg, Msg>, onClose: () => void): StreamOut {
   let open = true;
-  call.on("cancelled", () => (open = false));
+  const close = () => {
+    if (open) onClose();
+    open = false;
+  };
+  call.on("cancelled", close);
   return {
     write: (m) => void (open && call.write(m)),
     end: () => {
       if (open) call.end();
-      open = false;
+      close();
     },
     fail: (e) => {
       if (open) call.emit("error", toStatus(e));
-      open = false;
+      close();
     },
   };
 }
@@ -256,6 +263,12 @@ function toStatus(e: unknown): Partial<grpc.StatusObject> {
 
 class Handlers {
   readonly stats = new TalosStats();
+  /**
+   * Server streams still open. A client waiting on one (a pull, an install) is blocked on work
+   * that takes virtual time, so the twin moves time forward while any is open.
+   */
+  openStreams = 0;
+
   constructor(private readonly o: TalosSimOptions) {}
 
   /** Roles from the client certificate's Organization values. */
@@ -369,7 +382,8 @@ class Handlers {
     run: (node: TalosNode, req: Msg, out: StreamOut) => void,
   ): grpc.handleServerStreamingCall<Msg, Msg> {
     return (call) => {
-      const out = streamOut(call);
+      this.openStreams++;
+      const out = streamOut(call, () => this.openStreams--);
       try {
         const { nodes, spec } = this.#admit(full, call);
         const node = nodes[0]!;
