@@ -552,7 +552,7 @@ function attemptTests(test: T): void {
     );
   });
 
-  test("a retry is refused when a response or ownership change follows the classification (8)", async (j) => {
+  test("a retry is refused when an ownership change follows the classification (8)", async (j) => {
     const plan = (await approvedPlan(j)).digest;
     const c = await committed(j, { plan });
     await j.transition({
@@ -563,20 +563,52 @@ function attemptTests(test: T): void {
       nowMs: T0 + 2500,
     });
     const rec = await observe(j, { purpose: "recovery", at: T0 + 2600 });
-    await j.classifySafeToRetry(c.op.id, c.token, rec.id, T0 + 2700);
-    await j.setFrozen("worker-1", true, ADMIN, T0 + 2750); // not a reclassification
-    await j.setFrozen("worker-1", false, APPROVER, T0 + 2760);
-    // A reclassification event after the class: a second classification supersedes the first
-    // revision, so forge the ordering by recording one more classification then retrying on the old.
-    const op = (await j.getOperation(c.op.id))!;
-    assert(op.safeRetryRevision !== null);
-    await j.classifySafeToRetry(c.op.id, c.token, rec.id, T0 + 2800);
+    const classified = await j.classifySafeToRetry(c.op.id, c.token, rec.id, T0 + 2700);
+    assert(classified.safeRetryRevision !== null);
+    const tk = await j.takeOver({
+      operationId: c.op.id,
+      newOwner: "cairn-b",
+      seenGen: 1,
+      epoch: c.token.epoch,
+      actor: CONTROLLER,
+      nowMs: T0 + 2800,
+    });
+    assert(tk.ok);
     const ev = await observe(j, { plan, at: T0 + 2900 });
-    const ok = await j.beginAttempt(attemptInput(c.op.id, c.token, ev.id, T0 + 2900));
-    assert(ok.ok, "the latest classification should admit the retry");
-    assertEquals(
-      ok.attempt.classRevision,
-      (await j.getOperation(c.op.id))!.safeRetryRevision ?? ok.attempt.classRevision,
+    const newTok = { owner: "cairn-b", gen: 2, epoch: c.token.epoch };
+    assertRefused(
+      await j.beginAttempt(attemptInput(c.op.id, newTok, ev.id, T0 + 2900)),
+      "reclassified",
+    );
+    assertRefused(
+      await j.beginAttempt(attemptInput(c.op.id, c.token, ev.id, T0 + 2901)),
+      "reclassified",
+    );
+    // the new owner classifies afresh on a new observation; then its retry is admitted
+    const rec2 = await observe(j, { purpose: "recovery", at: T0 + 3000 });
+    const again = await j.classifySafeToRetry(c.op.id, newTok, rec2.id, T0 + 3001);
+    const ev2 = await observe(j, { plan, at: T0 + 3002 });
+    const ok = await j.beginAttempt(attemptInput(c.op.id, newTok, ev2.id, T0 + 3003));
+    assert(ok.ok, "a fresh classification by the new owner should admit the retry");
+    assertEquals(ok.attempt.classRevision, again.safeRetryRevision);
+    assertEquals((await j.getOperation(c.op.id))!.state, "sending");
+  });
+
+  test("an unresolved operation without a safe-to-retry class admits no attempt (7)", async (j) => {
+    const plan = (await approvedPlan(j)).digest;
+    const c = await committed(j, { plan });
+    await j.transition({
+      operationId: c.op.id,
+      token: c.token,
+      to: "unresolved",
+      reason: "x",
+      nowMs: T0 + 2500,
+    });
+    const ev = await observe(j, { plan, at: T0 + 2600 });
+    // unresolved without a safe-to-retry class: no attempt transaction may pass
+    assertRefused(
+      await j.beginAttempt(attemptInput(c.op.id, c.token, ev.id, T0 + 2601)),
+      "state-not-attemptable",
     );
   });
 }

@@ -14,7 +14,6 @@ export async function takeoverTx(
   const before = await loadOperation(ctx.tx, input.operationId);
   const r = await sql`UPDATE operations SET owner = ${input.newOwner},
       owner_gen = owner_gen + 1, owner_epoch = ${input.epoch}, owner_since_ms = ${input.nowMs},
-      safe_retry_revision = NULL, safe_retry_gen = NULL,
       state = CASE WHEN state IN ('committed','sending','verifying') THEN 'unresolved'
         ELSE state END
     WHERE id = ${input.operationId} AND owner_gen = ${input.seenGen}
