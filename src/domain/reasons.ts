@@ -881,7 +881,8 @@ export const REASONS = [
     code: "TalosCancelled",
     area: "talos",
     retry: "backoff",
-    meaning: "A Talos call was cancelled before its answer arrived; a mutation's effect is unknown.",
+    meaning:
+      "A Talos call was cancelled before its answer arrived; a mutation's effect is unknown.",
   },
   {
     code: "TalosPermissionDenied",
@@ -925,7 +926,8 @@ export const REASONS = [
     code: "TalosInternal",
     area: "talos",
     retry: "backoff",
-    meaning: "Talos answered with an internal error (e.g. installer image missing from containerd).",
+    meaning:
+      "Talos answered with an internal error (e.g. installer image missing from containerd).",
   },
   {
     code: "TalosStreamIncomplete",
@@ -946,6 +948,198 @@ export const REASONS = [
     retry: "never",
     meaning:
       "The talosconfig is unreadable or lacks the context, endpoints, CA, certificate or key cairn needs.",
+  },
+  // --- executor ------------------------------------------------------------------------
+  {
+    code: "PlanKindNotExecutable",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "This command executes TalosUpgrade plans only; other kinds are checked and previewed.",
+  },
+  {
+    code: "GateFailed",
+    area: "executor",
+    retry: "wait",
+    meaning: "The fresh health gate before a node's commitment failed; no operation was created.",
+  },
+  {
+    code: "GateUnreadable",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The health gate could not read every bound check; absence of evidence commits nothing.",
+  },
+  {
+    code: "NodeVersionUnexpected",
+    area: "executor",
+    retry: "never",
+    meaning: "The node does not run the version the plan's first hop starts from.",
+  },
+  {
+    code: "TargetReachedOutOfBand",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The node already runs the target version; an unattempted upgrade cannot be completed.",
+  },
+  {
+    code: "PullResponseLost",
+    area: "executor",
+    retry: "wait",
+    meaning: "The image pull's response was lost; the attempt is unaccounted.",
+  },
+  {
+    code: "PullRefused",
+    area: "executor",
+    retry: "never",
+    meaning: "The node refused the image pull.",
+  },
+  {
+    code: "InstallFailed",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The installer ran and exited non-zero; the operation failed and is never retried automatically.",
+  },
+  {
+    code: "InstallResponseLost",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The install's outcome is unknown (response lost); install is never re-run before a reboot.",
+  },
+  {
+    code: "InstallRefused",
+    area: "executor",
+    retry: "never",
+    meaning: "The node refused the install (e.g. another install holds the lock).",
+  },
+  {
+    code: "RebootResponseLost",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The reboot's response was lost; unresolved even if the target version later appears, until accounted.",
+  },
+  {
+    code: "RebootRefused",
+    area: "executor",
+    retry: "never",
+    meaning: "The node refused the reboot request.",
+  },
+  {
+    code: "CordonNotApplied",
+    area: "executor",
+    retry: "wait",
+    meaning: "The cordon was not applied (the node changed since it was read, or is gone).",
+  },
+  {
+    code: "UncordonNotApplied",
+    area: "executor",
+    retry: "wait",
+    meaning: "The uncordon of an owned cordon was not applied.",
+  },
+  {
+    code: "DrainPlanRefused",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The drain plan was refused (grace periods beyond the drain bound, or unreplicated pods).",
+  },
+  {
+    code: "DrainIncomplete",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The drain bound passed with pods remaining, or an eviction was refused; facts are kept, nothing is forced.",
+  },
+  {
+    code: "BootNotObserved",
+    area: "executor",
+    retry: "wait",
+    meaning: "The node was not seen back in the target version by the reboot deadline.",
+  },
+  {
+    code: "BootedOtherVersion",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The node booted back into another version than the hop's target (e.g. the old boot slot).",
+  },
+  {
+    code: "BootIdUnreadable",
+    area: "executor",
+    retry: "wait",
+    meaning: "The node's boot ID could not be read before the reboot.",
+  },
+  {
+    code: "NodeUnreadable",
+    area: "executor",
+    retry: "backoff",
+    meaning: "The node could not be read.",
+  },
+  {
+    code: "NodeNotFound",
+    area: "executor",
+    retry: "never",
+    meaning: "The node is not in the cluster.",
+  },
+  {
+    code: "VerificationHealthFailed",
+    area: "executor",
+    retry: "never",
+    meaning: "Bound health still failed at the verification deadline.",
+  },
+  {
+    code: "VerificationHealthUnreadable",
+    area: "executor",
+    retry: "wait",
+    meaning: "Bound health was still unreadable at the verification deadline.",
+  },
+  {
+    code: "CompletionObserved",
+    area: "executor",
+    retry: "never",
+    meaning: "A fresh, ordered completion observation established the bound postconditions.",
+  },
+  {
+    code: "CompletionUnreadable",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The completion observation could not be read in full; the operation stays unresolved.",
+  },
+  {
+    code: "PostconditionContradicted",
+    area: "executor",
+    retry: "never",
+    meaning: "The completion observation contradicts a bound postcondition; the operation failed.",
+  },
+  {
+    code: "ExecutorError",
+    area: "executor",
+    retry: "wait",
+    meaning: "The executor hit an unexpected error mid-step; the operation is unresolved.",
+  },
+  {
+    code: "Stopped",
+    area: "executor",
+    retry: "wait",
+    meaning: "The controller was asked to stop between steps.",
+  },
+  {
+    code: "AlreadyCompleted",
+    area: "executor",
+    retry: "never",
+    meaning: "The node's operation for this plan already completed.",
+  },
+  {
+    code: "OperationExists",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The node already has an operation for this plan that has not completed; it is resumed or recovered, never rerun.",
   },
 ] as const satisfies readonly ReasonInfo[];
 

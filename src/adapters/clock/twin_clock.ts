@@ -37,6 +37,26 @@ export class TwinClock implements Clock {
     this.#now = Math.max(this.#now, await readNow(res));
   }
 
+  /**
+   * A view for timeouts: the same virtual `now()`, but `sleep` waits real time (at most `capMs`)
+   * without moving the twin. A timeout raced against a read must not advance the cluster's time
+   * (that would let a reboot finish because a read was slow); only waits do.
+   */
+  forTimeouts(capMs: number): Clock {
+    return {
+      now: () => this.#now,
+      sleep: (ms, signal) =>
+        new Promise<void>((resolve, reject) => {
+          if (signal?.aborted) return reject(signal.reason);
+          const t = setTimeout(resolve, Math.min(Math.max(0, ms), capMs));
+          signal?.addEventListener("abort", () => {
+            clearTimeout(t);
+            reject(signal.reason);
+          }, { once: true });
+        }),
+    };
+  }
+
   /** Re-reads the twin's time (after calls whose handlers moved it). */
   async sync(): Promise<number> {
     this.#now = Math.max(this.#now, await readNow(await fetch(`${this.#url}/state`)));

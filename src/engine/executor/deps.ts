@@ -22,7 +22,12 @@ export interface RoundVerdict {
 export interface HealthGate {
   round(
     purpose: RoundPurpose,
-    opts: { readonly target?: HealthTarget; readonly operationId?: string },
+    opts: {
+      readonly target?: HealthTarget;
+      readonly operationId?: string;
+      /** Only bindings of these readers (pre-uncordon verification); default all. */
+      readonly readers?: readonly string[];
+    },
   ): Promise<RoundVerdict>;
 }
 

@@ -8,6 +8,8 @@ import type { HealthGate, RoundPurpose } from "./deps.ts";
 
 export interface JournalHealthGateOptions {
   readonly clock: Clock;
+  /** Clock for the per-read timeouts of a round (defaults to `clock`). */
+  readonly timeoutClock?: Clock;
   readonly journal: Journal;
   readonly evidence: HealthEvidence;
   readonly policy: HealthPolicy;
@@ -22,9 +24,15 @@ export interface JournalHealthGateOptions {
 export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
   return {
     async round(purpose, opts) {
+      const policy = opts.readers
+        ? {
+          ...o.policy,
+          bindings: o.policy.bindings.filter((b) => opts.readers!.includes(b.reader)),
+        }
+        : o.policy;
       const outcome = await collectRound(
-        { clock: o.clock, evidence: o.evidence },
-        o.policy,
+        { clock: o.timeoutClock ?? o.clock, evidence: o.evidence },
+        policy,
         { intervalMs: o.intervalMs, ...(opts.target ? { target: opts.target } : {}) },
       );
       const roundId = await o.journal.recordHealthRound({

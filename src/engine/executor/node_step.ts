@@ -10,7 +10,7 @@ import { cordonPhase, uncordonPhase } from "./kube_phases.ts";
 import { errorText } from "./mutation.ts";
 import { observeEvidence } from "./observe.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
-import { awaitBoot, completionObservation, roundsUntilPass } from "./verify_phase.ts";
+import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
 /** How one node step ended. `not-committed` means no operation exists (nothing was sent). */
 export interface NodeOutcome {
@@ -152,7 +152,7 @@ async function phases(s: StepState): Promise<PhaseResult<TalosHop>> {
     if (!r.ok) return r;
   }
   const owned = cordon?.cordonedByOperation ?? false;
-  const verify = await roundsUntilPass(s, "verify", owned);
+  const verify = await roundsUntilPass(s, "verify", owned, NODE_READERS);
   if (verify.verdict !== "pass") return verdictHalt("Verification", verify);
   const u = await uncordonPhase(s, cordon!);
   if (!u.ok) return u;
@@ -203,11 +203,13 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
     return outcome(s, "completed", "CompletionObserved", obs.summary);
   }
   if (!obs.readable) {
-    await transition(s, "unresolved", "CompletionUnreadable", obs.summary);
-    return outcome(s, "unresolved", "CompletionUnreadable", obs.summary);
+    const why = `${obs.summary}; ${post.reason}: ${post.message}`;
+    await transition(s, "unresolved", "CompletionUnreadable", why);
+    return outcome(s, "unresolved", "CompletionUnreadable", why);
   }
-  await transition(s, "failed", "PostconditionContradicted", obs.summary, obs.id);
-  return outcome(s, "failed", "PostconditionContradicted", obs.summary);
+  const why = post.verdict === "pass" ? obs.summary : `${obs.summary}; ${post.reason}: ${post.message}`;
+  await transition(s, "failed", "PostconditionContradicted", why, obs.id);
+  return outcome(s, "failed", "PostconditionContradicted", why);
 }
 
 /** Classifies a halted step: unresolved holds the scope; failed needs a contradicting observation. */

@@ -74,6 +74,13 @@ export async function awaitBoot(
 }
 
 /**
+ * The readers that judge the target node itself. Before the uncordon, workloads pinned to the
+ * node cannot be back yet, so verification rounds there cover only these; the full policy runs
+ * as the post-gate after the uncordon.
+ */
+export const NODE_READERS = ["nodes", "node-versions", "talos-etcd", "talos-services"] as const;
+
+/**
  * Runs fresh health rounds until one passes or the verify deadline passes. A failing check
  * before the deadline keeps verifying (never advances); at the deadline a fail is final and an
  * unreadable round stays unresolved.
@@ -82,6 +89,7 @@ export async function roundsUntilPass(
   s: StepState,
   purpose: RoundPurpose,
   operationOwnedCordon: boolean,
+  readers?: readonly string[],
 ): Promise<{ verdict: Verdict; reason: string; message: string }> {
   const { clock, health, pollIntervalMs } = s.deps;
   const deadline = clock.now() +
@@ -90,6 +98,7 @@ export async function roundsUntilPass(
     const r = await health.round(purpose, {
       target: { node: s.node, operationOwnedCordon },
       operationId: s.operationId,
+      ...(readers ? { readers } : {}),
     });
     if (r.verdict === "pass" || clock.now() >= deadline) return r;
     await clock.sleep(Math.min(pollIntervalMs, Math.max(1, deadline - clock.now())), s.deps.signal);

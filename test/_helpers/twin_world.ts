@@ -1,0 +1,113 @@
+/**
+ * A rehearsal world for executor tests: the twin process (Kubernetes API simulator + Talos apid
+ * simulator under Node, real HTTPS and gRPC over mTLS), cairn's real adapters, the twin's virtual
+ * clock, an in-memory libSQL journal, and the example plan bound and approved.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
+import { cryptoIdSource } from "../../src/adapters/journal/ids.ts";
+import { syncingPort, TwinClock } from "../../src/adapters/clock/twin_clock.ts";
+import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/cli/sim_serve.ts";
+import { bindPlan, connectCluster, executePlan, loadHealthPolicy } from "../../src/cli/run_plan.ts";
+import { parsePlan } from "../../src/domain/plan/parse.ts";
+import type { Fault } from "../../src/sim/faults.ts";
+import { TwinControl } from "../../src/sim/twin_control.ts";
+import type { Journal } from "../../src/ports/journal.ts";
+import type { BoundPlan } from "../../src/engine/executor/deps.ts";
+import type { RolloutOutcome } from "../../src/engine/executor/rollout.ts";
+import { MemoryLogger } from "./memory_logger.ts";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface TwinWorld {
+  readonly twin: TwinProcess;
+  readonly control: TwinControl;
+  readonly clock: TwinClock;
+  readonly journal: Journal;
+  readonly bound: BoundPlan;
+  readonly log: MemoryLogger;
+  run(opts?: { signal?: AbortSignal }): Promise<RolloutOutcome>;
+  stop(): Promise<void>;
+}
+
+export interface TwinWorldOptions {
+  readonly cluster?: string;
+  readonly plan?: string;
+  /** Replaces the plan text before it is parsed (to shape a scenario). */
+  readonly editPlan?: (text: string) => string;
+  readonly faults?: readonly Fault[];
+  readonly journalUrl?: string;
+}
+
+export async function startTwinWorld(o: TwinWorldOptions = {}): Promise<TwinWorld> {
+  const twin = await startTwinProcess({
+    cluster: join(ROOT, o.cluster ?? "fixtures/clusters/home-ops.yaml"),
+    pkiCacheDir: TEST_PKI_CACHE,
+  });
+  try {
+    const control = new TwinControl(twin.controlUrl);
+    for (const f of o.faults ?? []) await control.arm(f);
+    const clock = await TwinClock.connect(twin.controlUrl);
+    const conn = await connectCluster({
+      kubeconfigPath: twin.kubeconfigPath!,
+      talosconfigPath: twin.talosconfigPath,
+    });
+    const cluster = {
+      kube: syncingPort(conn.kube, clock),
+      talos: syncingPort(conn.talos, clock),
+      close: () => conn.close(),
+    };
+    const journal = await openJournal({
+      url: o.journalUrl ?? ":memory:",
+      ids: cryptoIdSource(),
+      nowMs: clock.now(),
+    });
+    const planPath = join(ROOT, o.plan ?? "plans/talos-v1.14.2.yaml");
+    let text = await Deno.readTextFile(planPath);
+    if (o.editPlan) text = o.editPlan(text);
+    const bytes = new TextEncoder().encode(text);
+    const parsed = await parsePlan(bytes, { file: planPath });
+    const bound = await bindPlan(journal, {
+      parsed,
+      bytes,
+      signatures: "",
+      firstSeenCommit: "test",
+      approver: { identity: "bob@example.com", role: "approver" },
+      nowMs: clock.now(),
+    });
+    const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
+    const log = new MemoryLogger();
+    return {
+      twin,
+      control,
+      clock,
+      journal,
+      bound,
+      log,
+      run: (r = {}) =>
+        executePlan({
+          journal,
+          bound,
+          cluster,
+          policy,
+          clock,
+          timeoutClock: clock.forTimeouts(5_000),
+          log,
+          owner: "ctl_test",
+          callTimeoutMs: (ms) => Math.min(ms, 5_000),
+          pollIntervalMs: 5_000,
+          roundIntervalMs: 30_000,
+          ...(r.signal ? { signal: r.signal } : {}),
+        }),
+      async stop() {
+        cluster.close();
+        await journal.close();
+        await twin.stop();
+      },
+    };
+  } catch (e) {
+    await twin.stop();
+    throw e;
+  }
+}
