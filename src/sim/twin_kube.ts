@@ -6,6 +6,9 @@
 import { join } from "node:path";
 import { startKubeSim, writeKubeconfig } from "./kube/server.ts";
 import { mintPki } from "./pki.ts";
+import { startCnpgOperator } from "./kube/cnpg.ts";
+import { startWorkloadStatus } from "./kube/workload_status.ts";
+import { startScheduler } from "./kube/scheduler.ts";
 import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
 
 /** Starts the Kubernetes simulator for the twin. */
@@ -29,6 +32,9 @@ export const startTwinKube: KubeStarter = async (
     description,
     tls: { caPem: pki.ca.certPem, certPem: pki.server.certPem, keyPem: pki.server.keyPem },
   });
+  const stopCnpg = startCnpgOperator({ store: sim.store, clock });
+  const stopWorkloads = startWorkloadStatus(sim.store);
+  const stopScheduler = startScheduler({ store: sim.store, clock, controllers: sim.controllers });
   const kubeconfigPath = join(stateDir, "kubeconfig");
   writeKubeconfig(kubeconfigPath, {
     url: sim.url,
@@ -60,7 +66,12 @@ export const startTwinKube: KubeStarter = async (
       sim.setNodeReady(name, true);
     },
     disconnectWatches: () => sim.disconnectWatches(),
-    stop: () => sim.close(),
+    stop: () => {
+      stopCnpg();
+      stopWorkloads();
+      stopScheduler();
+      return sim.close();
+    },
   };
   return kube;
 };

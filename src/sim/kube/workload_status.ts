@@ -1,0 +1,119 @@
+/**
+ * Workload status, as the Deployment, StatefulSet and DaemonSet controllers would write it:
+ * recomputed from the pods each workload owns whenever a pod, node or workload changes, with
+ * `observedGeneration` following `metadata.generation`. Health readers judge rollouts by these
+ * fields, so the twin must keep them true to the pods it runs.
+ */
+import type { Obj, ResourceType, Store } from "./store.ts";
+
+type R = Record<string, unknown>;
+
+interface Owner {
+  readonly kind?: string;
+  readonly name?: string;
+  readonly controller?: boolean;
+}
+
+function ownerOf(o: Obj): Owner | undefined {
+  const refs = (o.metadata["ownerReferences"] ?? []) as Owner[];
+  return refs.find((r) => r.controller) ?? refs[0];
+}
+
+function podReady(p: Obj): boolean {
+  const conds = ((p["status"] as R | undefined)?.["conditions"] ?? []) as {
+    type: string;
+    status: string;
+  }[];
+  return p.metadata.deletionTimestamp === undefined &&
+    conds.some((c) => c.type === "Ready" && c.status === "True");
+}
+
+/** Starts keeping workload status current; returns a function that stops it. */
+export function startWorkloadStatus(store: Store): () => void {
+  const t = (g: string, p: string) => store.findType(g, "v1", p);
+  const pods = t("", "pods"), nodes = t("", "nodes");
+  const deploys = t("apps", "deployments"), sets = t("apps", "statefulsets");
+  const daemons = t("apps", "daemonsets"), rsets = t("apps", "replicasets");
+  if (!pods || !nodes) return () => {};
+  let queued = false;
+  const sync = () => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      recompute(store, { pods, nodes, deploys, sets, daemons, rsets });
+    });
+  };
+  // Our own status writes come back as events too; the recompute then finds nothing to change.
+  const stops = [pods, nodes, deploys, sets, daemons].filter((x): x is ResourceType => !!x)
+    .map((x) => store.watch(x, sync));
+  sync();
+  return () => stops.forEach((s) => s());
+}
+
+interface Types {
+  pods: ResourceType;
+  nodes: ResourceType;
+  deploys: ResourceType | undefined;
+  sets: ResourceType | undefined;
+  daemons: ResourceType | undefined;
+  rsets: ResourceType | undefined;
+}
+
+function recompute(store: Store, t: Types): void {
+  const byOwner = new Map<string, Obj[]>();
+  const rsOwner = new Map<string, string>();
+  for (const rs of t.rsets ? store.list(t.rsets) : []) {
+    const o = ownerOf(rs);
+    if (o?.kind === "Deployment") {
+      rsOwner.set(`${rs.metadata.namespace}/${rs.metadata.name}`, `${o.name}`);
+    }
+  }
+  for (const p of store.list(t.pods)) {
+    const o = ownerOf(p);
+    if (!o?.kind || !o.name) continue;
+    const ns = p.metadata.namespace;
+    const key = o.kind === "ReplicaSet"
+      ? rsOwner.has(`${ns}/${o.name}`)
+        ? `Deployment/${ns}/${rsOwner.get(`${ns}/${o.name}`)}`
+        : undefined
+      : `${o.kind}/${ns}/${o.name}`;
+    if (!key) continue;
+    byOwner.set(key, [...(byOwner.get(key) ?? []), p]);
+  }
+  const write = (type: ResourceType, kind: string, status: (o: Obj, pods: Obj[]) => R) => {
+    for (const o of store.list(type)) {
+      const owned = (byOwner.get(`${kind}/${o.metadata.namespace}/${o.metadata.name}`) ?? [])
+        .filter((p) => p.metadata.deletionTimestamp === undefined);
+      const next = { ...status(o, owned), observedGeneration: o.metadata.generation ?? 1 };
+      if (JSON.stringify(next) === JSON.stringify(o["status"] ?? {})) continue;
+      store.put(type, { ...o, status: next });
+    }
+  };
+  const replicas = (statefulSet: boolean) => (_o: Obj, owned: Obj[]): R => {
+    const ready = owned.filter(podReady).length;
+    return {
+      replicas: owned.length,
+      updatedReplicas: owned.length,
+      readyReplicas: ready,
+      availableReplicas: ready,
+      ...(statefulSet ? { currentReplicas: owned.length } : {}),
+    };
+  };
+  if (t.deploys) write(t.deploys, "Deployment", replicas(false));
+  if (t.sets) write(t.sets, "StatefulSet", replicas(true));
+  if (t.daemons) {
+    write(t.daemons, "DaemonSet", (_o, owned) => {
+      const ready = owned.filter(podReady).length;
+      return {
+        // One pod per node it runs on; the twin keeps DaemonSet pods through drains and reboots.
+        desiredNumberScheduled: owned.length,
+        currentNumberScheduled: owned.length,
+        updatedNumberScheduled: owned.length,
+        numberReady: ready,
+        numberAvailable: ready,
+        numberMisscheduled: 0,
+      };
+    });
+  }
+}
