@@ -65,6 +65,16 @@ const PdbBinding = z.strictObject({
   }).default({ nodes: "all" }),
   /** Also fail (not only report) temporary blockers. Permanent blockers always fail. */
   failOnTemporary: z.boolean().default(true),
+  /**
+   * Budgets whose blocking an operator resolves when the node is cordoned (CNPG switches the
+   * primary over). An explicit, reviewed exception with its reason: the finding is still
+   * reported, marked operator-handled, and the Eviction API still enforces the budget.
+   */
+  operatorHandled: z.array(z.strictObject({
+    namespace: z.string().min(1),
+    name: z.string().min(1),
+    reason: z.string().min(10),
+  })).default([]),
 });
 
 const KubeObjectSelection = z.strictObject({

@@ -160,7 +160,7 @@ function nodeFindings(
     const key = `${f.reason}|${f.subject}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push(f.blocker === "temporary" && !b.failOnTemporary ? { ...f, verdict: "pass" } : f);
+    out.push(tolerated(b, pdbs, f));
   }
   if (out.length === 0) {
     out.push({
@@ -171,6 +171,19 @@ function nodeFindings(
     });
   }
   return out;
+}
+
+/** Applies the binding's explicit tolerances: temporary blockers, operator-handled budgets. */
+function tolerated(b: PdbBinding, pdbs: readonly KubeObjectLike[], f: Finding): Finding {
+  if (f.verdict !== "fail") return f;
+  if (f.blocker === "temporary" && !b.failOnTemporary) return { ...f, verdict: "pass" };
+  const pdb = pdbs.length === 1 ? pdbs[0]! : undefined;
+  const handled = pdb &&
+    b.operatorHandled.find((h) =>
+      h.namespace === pdb.metadata?.namespace && h.name === pdb.metadata?.name
+    );
+  if (!handled) return f;
+  return { ...f, verdict: "pass", message: `${f.message} (operator-handled: ${handled.reason})` };
 }
 
 /** The blocker one pod's budgets put on its node's drain, if any. */
