@@ -207,7 +207,9 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
     await transition(s, "unresolved", "CompletionUnreadable", why);
     return outcome(s, "unresolved", "CompletionUnreadable", why);
   }
-  const why = post.verdict === "pass" ? obs.summary : `${obs.summary}; ${post.reason}: ${post.message}`;
+  const why = post.verdict === "pass"
+    ? obs.summary
+    : `${obs.summary}; ${post.reason}: ${post.message}`;
   await transition(s, "failed", "PostconditionContradicted", why, obs.id);
   return outcome(s, "failed", "PostconditionContradicted", why);
 }
