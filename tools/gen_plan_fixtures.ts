@@ -401,6 +401,49 @@ const INVALID: Record<string, Case> = {
       ),
     at: "fixtures/plans/catalogues/stale.yaml",
   },
+  "HealthPolicyMissing--no-such-file": {
+    base: T,
+    edit: (t) => rep(t, "path: policies/home-ops.yaml", "path: policies/does-not-exist.yaml"),
+    at: "policies/does-not-exist.yaml",
+  },
+  "HealthPolicyDigestMismatch--stale-digest": {
+    base: T,
+    edit: (t) =>
+      t.replace(/(healthPolicy:\n    path: .*\n    sha256: )[0-9a-f]{64}/, `$1${"cd".repeat(32)}`),
+    at: "cd".repeat(32),
+  },
+  "HealthPolicyDigestMismatch--component-plan": {
+    base: U,
+    edit: (t) =>
+      t.replace(/(healthPolicy:\n    path: .*\n    sha256: )[0-9a-f]{64}/, `$1${"ef".repeat(32)}`),
+    at: "ef".repeat(32),
+  },
+  "HealthPolicyClusterMismatch--policy-for-another-cluster": {
+    base: K,
+    edit: (t) => bindFixture(t, "healthPolicy", "policies/other-cluster.yaml"),
+    at: "fixtures/plans/policies/other-cluster.yaml",
+  },
+  "HealthPolicyInvalid--policy-does-not-parse": {
+    base: T,
+    edit: (t) => bindFixture(t, "healthPolicy", "policies/unknown-field.yaml"),
+    at: "fixtures/plans/policies/unknown-field.yaml",
+  },
+  "EvidenceManifestMissing--no-such-file": {
+    base: T,
+    edit: (t) => rep(t, "path: evidence/upgrade-order.yaml", "path: evidence/gone.yaml"),
+    at: "evidence/gone.yaml",
+  },
+  "EvidenceManifestDigestMismatch--stale-digest": {
+    base: T,
+    edit: (t) =>
+      t.replace(/(evidence:\n    path: .*\n    sha256: )[0-9a-f]{64}/, `$1${"a1".repeat(32)}`),
+    at: "a1".repeat(32),
+  },
+  "EvidenceManifestInvalid--manifest-does-not-parse": {
+    base: T,
+    edit: (t) => bindFixture(t, "evidence", "evidence/no-sources.yaml"),
+    at: "fixtures/plans/evidence/no-sources.yaml",
+  },
   "InstallerImageMismatch--tag-is-not-target": {
     base: T,
     edit: (t) => rep(t, IMG("v1.14.2"), IMG("v1.14.1")),
@@ -454,6 +497,27 @@ const VALID: Record<string, (t: string) => string> = {
 };
 
 let staleSha = "";
+/** Bound-file fixtures under fixtures/plans/ (path → bytes), written by main(). */
+const BOUND_FIXTURES = new Map<string, Uint8Array>();
+const boundSha = new Map<string, string>();
+
+/** Rebinds `role` (healthPolicy, evidence) to a file under fixtures/plans/ with its real digest. */
+function bindFixture(t: string, role: string, rel: string): string {
+  const re = new RegExp(`(${role}:\n    path: ).*\n(    sha256: )[0-9a-f]{64}`);
+  if (!re.test(t)) throw new Error(`fixture edit: no ${role} binding`);
+  return t.replace(re, `$1fixtures/plans/${rel}\n$2${boundSha.get(rel)}`);
+}
+
+function boundFixtureTexts(): Record<string, string> {
+  const policy = Deno.readTextFileSync(new URL("policies/home-ops.yaml", root));
+  const manifest = Deno.readTextFileSync(new URL("evidence/upgrade-order.yaml", root));
+  return {
+    "policies/other-cluster.yaml": rep(policy, "  cluster: home-ops\n", "  cluster: lab\n"),
+    "policies/unknown-field.yaml": rep(policy, "\nspec:\n", "\nspec:\n  mode: lenient\n"),
+    "evidence/no-sources.yaml": manifest.slice(0, manifest.indexOf("\nsources:\n")) +
+      manifest.slice(manifest.indexOf("\nassertions:")),
+  };
+}
 async function sha256(bytes: Uint8Array): Promise<string> {
   const h = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
   return [...h].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -475,9 +539,18 @@ async function main() {
     .replace(/snapshotAt: .*/, "snapshotAt: 2026-09-01T00:00:00Z");
   const staleBytes = new TextEncoder().encode(stale);
   staleSha = await sha256(staleBytes);
+  for (const [rel, text] of Object.entries(boundFixtureTexts())) {
+    const bytes = new TextEncoder().encode(text);
+    BOUND_FIXTURES.set(rel, bytes);
+    boundSha.set(rel, await sha256(bytes));
+  }
   const dir = (p: string) => new URL(`fixtures/plans/${p}/`, root);
   Deno.mkdirSync(dir("catalogues"), { recursive: true });
   Deno.writeFileSync(new URL("stale.yaml", dir("catalogues")), staleBytes);
+  for (const [rel, bytes] of BOUND_FIXTURES) {
+    Deno.mkdirSync(dir(rel.split("/")[0]!), { recursive: true });
+    Deno.writeFileSync(new URL(`fixtures/plans/${rel}`, root), bytes);
+  }
   for (const d of ["invalid", "valid"]) {
     Deno.mkdirSync(dir(d), { recursive: true });
     for (const e of Deno.readDirSync(dir(d))) {

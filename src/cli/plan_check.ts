@@ -1,7 +1,14 @@
 import { dirname, join, resolve } from "node:path";
 import { type Catalogue, parseCatalogue } from "../domain/catalogue.ts";
 import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
+import {
+  type BoundFileLoad,
+  type BoundFileLoads,
+  boundFiles,
+  checkBoundFiles,
+} from "../domain/plan/bound_files.ts";
 import { checkPlan } from "../domain/plan/checks.ts";
+import { sha256Hex } from "../domain/plan/digest.ts";
 import { located, safeParsePlan } from "../domain/plan/parse.ts";
 import type { Plan } from "../domain/plan/schema.ts";
 import {
@@ -34,6 +41,17 @@ export interface PlanCheckOptions {
 
 type CatalogueLoad = { catalogue: Catalogue } | { problem: Problem } | { missing: true };
 
+/** Files already read during one `plan check` run, by absolute path (plans share them). */
+export interface PlanCheckCache {
+  readonly catalogues: Map<string, CatalogueLoad>;
+  readonly bound: Map<string, BoundFileLoad>;
+}
+
+/** An empty {@link PlanCheckCache}. */
+export function newPlanCheckCache(): PlanCheckCache {
+  return { catalogues: new Map(), bound: new Map() };
+}
+
 async function exists(path: string): Promise<boolean> {
   try {
     await Deno.stat(path);
@@ -44,10 +62,11 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * The bound catalogue path is repository-relative: it is resolved against the plan file's
- * directory and then each ancestor in turn; the first that holds the file wins.
+ * A bound path (catalogue, health policy, evidence manifest) is repository-relative: it is
+ * resolved against the plan file's directory and then each ancestor in turn; the first that
+ * holds the file wins.
  */
-async function resolveCatalogue(planPath: string, rel: string): Promise<string | undefined> {
+async function resolveBound(planPath: string, rel: string): Promise<string | undefined> {
   let dir = dirname(planPath);
   for (;;) {
     const candidate = join(dir, rel);
@@ -74,6 +93,37 @@ async function loadCatalogue(path: string | undefined, cache: Map<string, Catalo
   return load;
 }
 
+async function readBound(path: string | undefined, rel: string): Promise<BoundFileLoad> {
+  if (path === undefined) return { status: "missing", detail: `no ${rel} above the plan file` };
+  try {
+    const bytes = await Deno.readFile(path);
+    return {
+      status: "read",
+      sha256: await sha256Hex(bytes),
+      text: new TextDecoder().decode(bytes),
+    };
+  } catch (e) {
+    return { status: "missing", detail: e instanceof Error ? e.name : "unreadable" };
+  }
+}
+
+/** Reads the health policy and evidence manifest the plan binds (once per path per run). */
+async function loadBoundFiles(
+  planPath: string,
+  plan: Plan,
+  cache: Map<string, BoundFileLoad>,
+): Promise<BoundFileLoads> {
+  const loads: Record<string, BoundFileLoad> = {};
+  for (const [role, file] of Object.entries(boundFiles(plan))) {
+    const path = await resolveBound(planPath, file.path);
+    const key = path ?? `?${file.path}`;
+    const load = cache.get(key) ?? await readBound(path, file.path);
+    cache.set(key, load);
+    loads[role] = load;
+  }
+  return loads;
+}
+
 function nodeCount(plan: Plan): number {
   return plan.kind === "ComponentUpgrade" ? 0 : plan.spec.nodes.length;
 }
@@ -82,7 +132,7 @@ function nodeCount(plan: Plan): number {
 export async function checkPlanFile(
   file: string,
   options: PlanCheckOptions,
-  cache: Map<string, CatalogueLoad> = new Map(),
+  cache: PlanCheckCache = newPlanCheckCache(),
 ): Promise<PlanCheckResult> {
   const abs = resolve(options.cwd, file);
   let bytes: Uint8Array;
@@ -97,15 +147,15 @@ export async function checkPlanFile(
   const { plan, sha256, source } = parsed.parsed;
   const bound = plan.spec.catalogue;
   const catPath = options.catalogueOverride ??
-    (bound ? await resolveCatalogue(abs, bound.path) : undefined);
-  const load = bound ? await loadCatalogue(catPath, cache) : { missing: true as const };
-  const problems = "problem" in load ? [load.problem] : located(
-    source,
-    checkPlan(plan, {
+    (bound ? await resolveBound(abs, bound.path) : undefined);
+  const load = bound ? await loadCatalogue(catPath, cache.catalogues) : { missing: true as const };
+  const problems = "problem" in load ? [load.problem] : located(source, [
+    ...checkPlan(plan, {
       nowMs: options.nowMs,
       catalogue: "catalogue" in load ? load.catalogue : undefined,
     }),
-  );
+    ...checkBoundFiles(plan, await loadBoundFiles(abs, plan, cache.bound)),
+  ]);
   const meta = { kind: plan.kind, name: plan.metadata.name, sha256, nodes: nodeCount(plan) };
   return { file, ok: problems.length === 0, ...meta, problems };
 }
@@ -127,7 +177,7 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     cwd: io.cwd,
     ...(cat ? { catalogueOverride: resolve(io.cwd, cat) } : {}),
   };
-  const cache = new Map<string, CatalogueLoad>();
+  const cache = newPlanCheckCache();
   const results: PlanCheckResult[] = [];
   for (const file of args.positionals) results.push(await checkPlanFile(file, options, cache));
   if (wantsJson(args)) io.stdout(JSON.stringify(results, null, 2) + "\n");
@@ -156,6 +206,10 @@ The release catalogue is the file the plan binds under spec.catalogue.path, reso
 the plan file's directory and then each parent directory in turn (so a repository-relative
 path works from anywhere inside the repository). Its SHA-256 must match spec.catalogue.sha256
 and its snapshot must be at most 30 days old.
+
+The health policy (spec.healthPolicy) and, when bound, the evidence manifest (spec.evidence)
+are resolved the same way; each file's SHA-256 must equal the bound digest and its contents
+must parse, and the health policy must be written for the plan's cluster.
 
 Prints "ok FILE KIND NAME sha256:DIGEST (N nodes)" per valid plan; problems go to stderr as
 "file:line:column: Reason: message (at field.path)".

@@ -246,6 +246,39 @@ export const REASONS = [
     retry: "never",
     meaning: "The ConfigApply mode is not accepted by the Talos version the plan targets.",
   },
+  {
+    code: "HealthPolicyMissing",
+    area: "plan",
+    retry: "wait",
+    meaning: "The health policy file the plan binds is missing or unreadable; the plan is held.",
+  },
+  {
+    code: "HealthPolicyDigestMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The health policy file differs from the digest the plan binds; it changed after the plan was written.",
+  },
+  {
+    code: "HealthPolicyClusterMismatch",
+    area: "plan",
+    retry: "never",
+    meaning: "The health policy the plan binds is written for a different cluster than the plan's.",
+  },
+  {
+    code: "EvidenceManifestMissing",
+    area: "plan",
+    retry: "wait",
+    meaning:
+      "The evidence manifest file the plan binds is missing or unreadable; the plan is held.",
+  },
+  {
+    code: "EvidenceManifestDigestMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The evidence manifest differs from the digest the plan binds; it changed after the plan was written.",
+  },
 
   // --- signatures and approval policy -------------------------------------------------------
   {
@@ -1140,6 +1173,38 @@ export const REASONS = [
     retry: "wait",
     meaning:
       "The node already has an operation for this plan that has not completed; it is resumed or recovered, never rerun.",
+  },
+  // --- reconcile: GitOps loop and reports --------------------------------------------------
+  {
+    code: "ExecutionHalted",
+    area: "reconcile",
+    retry: "wait",
+    meaning: "The rollout stopped before every node completed; the report says where and why.",
+  },
+  {
+    code: "SafeguardViolated",
+    area: "reconcile",
+    retry: "never",
+    meaning: "The journal shows a safeguard that did not hold during execution.",
+  },
+  {
+    code: "PlanNotApproved",
+    area: "reconcile",
+    retry: "never",
+    meaning:
+      "The merged plan is not validly signed and approved under the trust root; it is not executed.",
+  },
+  {
+    code: "PlanInvalid",
+    area: "reconcile",
+    retry: "never",
+    meaning: "The plan file does not parse or fails its checks; it is not executed.",
+  },
+  {
+    code: "PlanQueued",
+    area: "reconcile",
+    retry: "wait",
+    meaning: "The plan waits for its cluster's rollout slot, behind plans merged before it.",
   },
 ] as const satisfies readonly ReasonInfo[];
 

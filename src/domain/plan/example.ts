@@ -9,9 +9,9 @@ export const HOME_OPS_SCHEMATIC =
 /** Installer digest of the v1.14.2 metal installer for that schematic (world facts). */
 export const HOME_OPS_INSTALLER_DIGEST =
   "27d61ccaa31333b22b54e0bc1653c6b54a2a56f3354050aac6eeca584cf196b1";
-/** Placeholder digest of the home-ops health policy file. */
+/** SHA-256 of `policies/home-ops.yaml` (a test keeps the two in step). */
 export const HOME_OPS_HEALTH_POLICY_SHA256 =
-  "5f0c6e1b8d3a47c29e1f7b6a0d4c8e2f9a3b5d7c1e0f2a4b6c8d0e1f3a5b7c9d";
+  "bab4fae709d58c8512cb4ed713e6841913d10bf11ad2ff778f431486fc317473";
 
 /** Options of {@link buildTalosUpgradePlanYaml}. */
 export interface TalosPlanOptions {
@@ -22,6 +22,10 @@ export interface TalosPlanOptions {
   readonly name?: string;
   readonly expires?: string;
   readonly author?: string;
+  /** Digest bound for `policies/home-ops.yaml`; default {@link HOME_OPS_HEALTH_POLICY_SHA256}. */
+  readonly healthPolicySha256?: string;
+  /** Evidence manifest to bind under `spec.evidence`; none by default. */
+  readonly evidence?: { readonly path: string; readonly sha256: string };
 }
 
 function nodeList(total: number): string[] {
@@ -77,7 +81,14 @@ export function buildTalosUpgradePlanYaml(options: TalosPlanOptions): string {
     `    sha256: ${options.catalogueSha256}`,
     "  healthPolicy:",
     "    path: policies/home-ops.yaml",
-    `    sha256: ${HOME_OPS_HEALTH_POLICY_SHA256}`,
+    `    sha256: ${options.healthPolicySha256 ?? HOME_OPS_HEALTH_POLICY_SHA256}`,
+    ...(options.evidence
+      ? [
+        "  evidence:",
+        `    path: ${options.evidence.path}`,
+        `    sha256: ${options.evidence.sha256}`,
+      ]
+      : []),
     "  retry:",
     "    maxAttempts: 3",
     "  platform: metal",

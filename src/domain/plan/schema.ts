@@ -116,6 +116,7 @@ const Envelope = { apiVersion: z.literal(PLAN_API_VERSION), metadata: Metadata }
 const Shared = {
   /** Release catalogue snapshot the checks used, bound by digest. */
   catalogue: BoundFile,
+  /** Health policy (gate and verification bindings), bound by digest. */
   healthPolicy: BoundFile,
   retry: RetryPolicy,
 } as const;
@@ -126,6 +127,8 @@ export const TalosUpgradeSchema = z.strictObject({
   kind: z.literal("TalosUpgrade"),
   spec: z.strictObject({
     ...Shared,
+    /** Pinned-evidence manifest the safeguards rest on, bound by digest (optional). */
+    evidence: BoundFile.optional(),
     platform: z.enum(["metal", "aws", "azure", "gcp", "vmware", "nocloud", "openstack"]),
     arch: z.enum(["amd64", "arm64"]),
     /** Kubernetes and kubelet versions running across the rollout (support matrix checks). */
@@ -149,6 +152,8 @@ export const KubernetesUpgradeSchema = z.strictObject({
   kind: z.literal("KubernetesUpgrade"),
   spec: z.strictObject({
     ...Shared,
+    /** Pinned-evidence manifest the safeguards rest on, bound by digest (optional). */
+    evidence: BoundFile.optional(),
     /** Talos version every node must run (mixed versions hold the plan). */
     talosVersion: VersionString,
     from: VersionString,
