@@ -1,0 +1,191 @@
+/**
+ * Wiring of a rehearsal, shared by `cairn rehearse` and the scenario tests: the twin process
+ * (Kubernetes API simulator + Talos apid simulator), cairn's real adapters on the twin's virtual
+ * clock, a journal, the plan bound and approved, and the named faults aimed at one node. Not a
+ * command; heavy modules are imported lazily.
+ */
+import type { Fault } from "../sim/faults.ts";
+import { buildPresets, type FaultPresetName, type PresetEffect } from "../sim/fault_presets.ts";
+import type { TwinControl } from "../sim/twin_control.ts";
+import type { Journal } from "../ports/journal.ts";
+import type { Kube } from "../ports/kube.ts";
+import type { Logger } from "../ports/logger.ts";
+import type { BoundPlan } from "../engine/executor/deps.ts";
+import type { RolloutOutcome } from "../engine/executor/rollout.ts";
+import type { TwinProcess } from "./sim_serve.ts";
+import type { ClusterConnection } from "./run_plan.ts";
+import type { TwinClock } from "../adapters/clock/twin_clock.ts";
+
+/** The identity that takes operations over in `takeover-before-attempt`. */
+export const TAKEOVER_OWNER = "ctl_rehearsal_takeover";
+
+export interface RehearsalOptions {
+  /** Cluster description file. */
+  readonly cluster: string;
+  /** Plan file path (for located errors) and its exact bytes. */
+  readonly planPath: string;
+  readonly planBytes: Uint8Array;
+  readonly healthPolicyPath: string;
+  readonly faults: readonly FaultPresetName[];
+  /** Node the faults aim at (default: the plan's first node). */
+  readonly faultNode?: string;
+  /** Raw twin faults armed besides the named ones. */
+  readonly extraFaults?: readonly Fault[];
+  readonly journalUrl: string;
+  readonly log: Logger;
+  readonly owner?: string;
+  readonly pkiCacheDir?: string;
+  readonly stateDir?: string;
+}
+
+export interface Rehearsal {
+  readonly twin: TwinProcess;
+  readonly control: TwinControl;
+  readonly clock: TwinClock;
+  readonly journal: Journal;
+  readonly bound: BoundPlan;
+  readonly cluster: ClusterConnection;
+  readonly faultNode: string;
+  readonly effect: PresetEffect;
+  run(opts?: { readonly signal?: AbortSignal }): Promise<RolloutOutcome>;
+  stop(): Promise<void>;
+}
+
+/** Starts the twin, binds the plan, arms the faults; `run()` executes the plan in virtual time. */
+export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
+  const { startTwinProcess } = await import("./sim_serve.ts");
+  const twin = await startTwinProcess({
+    cluster: o.cluster,
+    ...(o.pkiCacheDir ? { pkiCacheDir: o.pkiCacheDir } : {}),
+    ...(o.stateDir ? { stateDir: o.stateDir } : {}),
+  });
+  const closers: Array<() => Promise<unknown> | void> = [() => twin.stop()];
+  try {
+    return await wire(o, twin, closers);
+  } catch (e) {
+    for (const c of closers.reverse()) await c();
+    throw e;
+  }
+}
+
+async function wire(
+  o: RehearsalOptions,
+  twin: TwinProcess,
+  closers: Array<() => Promise<unknown> | void>,
+): Promise<Rehearsal> {
+  const { TwinControl } = await import("../sim/twin_control.ts");
+  const { syncingPort, TwinClock } = await import("../adapters/clock/twin_clock.ts");
+  const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
+  const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
+  const { parsePlan } = await import("../domain/plan/parse.ts");
+  const { bindPlan, connectCluster, executePlan, loadHealthPolicy } = await import("./run_plan.ts");
+  const control = new TwinControl(twin.controlUrl);
+  const clock = await TwinClock.connect(twin.controlUrl);
+  const conn = await connectCluster({
+    kubeconfigPath: twin.kubeconfigPath!,
+    talosconfigPath: twin.talosconfigPath,
+  });
+  closers.push(() => conn.close());
+  const cluster: ClusterConnection = {
+    kube: syncingPort(conn.kube, clock),
+    talos: syncingPort(conn.talos, clock),
+    close: () => conn.close(),
+  };
+  const raw = await openJournal({ url: o.journalUrl, ids: cryptoIdSource(), nowMs: clock.now() });
+  closers.push(() => raw.close());
+  const parsed = await parsePlan(o.planBytes, { file: o.planPath });
+  const bound = await bindPlan(raw, {
+    parsed,
+    bytes: o.planBytes,
+    signatures: "",
+    firstSeenCommit: "rehearsal",
+    approver: { identity: "rehearsal", role: "approver" },
+    nowMs: clock.now(),
+  });
+  const faultNode = o.faultNode ?? bound.plan.spec.nodes[0]!.name;
+  const effect = buildPresets(o.faults, await presetContext(cluster.kube, bound, faultNode));
+  for (const f of [...effect.faults, ...(o.extraFaults ?? [])]) await control.arm(f);
+  const journal = effect.journal === "takeover-before-attempt"
+    ? takeoverBeforeFirstAttempt(raw, faultNode, () => clock.now())
+    : raw;
+  const policy = await loadHealthPolicy(o.healthPolicyPath);
+  return {
+    twin,
+    control,
+    clock,
+    journal,
+    bound,
+    cluster,
+    faultNode,
+    effect,
+    run: (r = {}) =>
+      executePlan({
+        journal,
+        bound,
+        cluster,
+        policy,
+        clock,
+        timeoutClock: clock.forTimeouts(5_000),
+        log: o.log,
+        owner: o.owner ?? "ctl_rehearsal",
+        callTimeoutMs: (ms) => Math.min(ms, 5_000),
+        pollIntervalMs: 5_000,
+        roundIntervalMs: 30_000,
+        ...(r.signal ? { signal: r.signal } : {}),
+      }),
+    async stop() {
+      for (const c of closers.splice(0).reverse()) await c();
+    },
+  };
+}
+
+async function presetContext(kube: Kube, bound: BoundPlan, node: string) {
+  const pods = (await kube.listPods(node)).items;
+  return {
+    node,
+    pods: pods.map((p) => ({
+      name: p.name,
+      evictable: !p.daemonSet && !p.mirror && p.owner !== undefined &&
+        p.phase !== "Succeeded" && p.phase !== "Failed",
+      graceSeconds: p.terminationGracePeriodSeconds,
+    })),
+    drainBoundSeconds: bound.plan.spec.phases.drainTimeoutSeconds,
+    verifySeconds: bound.plan.spec.phases.deadlines.verify.verificationSeconds,
+  };
+}
+
+/**
+ * A journal through which another controller takes the target node's operation over right
+ * before the executor's first attempt transaction on it: the executor's own attempt must then be
+ * refused (stale owner generation) and nothing may be sent.
+ */
+export function takeoverBeforeFirstAttempt(
+  journal: Journal,
+  node: string,
+  now: () => number,
+): Journal {
+  let done = false;
+  const beginAttempt: Journal["beginAttempt"] = async (input) => {
+    const op = done ? undefined : await journal.getOperation(input.operationId);
+    if (op && op.machine === node) {
+      done = true;
+      const { epoch } = await journal.installation();
+      await journal.takeOver({
+        operationId: op.id,
+        newOwner: TAKEOVER_OWNER,
+        seenGen: op.ownerGen,
+        epoch,
+        actor: { identity: TAKEOVER_OWNER, role: "controller" },
+        nowMs: now(),
+      });
+    }
+    return await journal.beginAttempt(input);
+  };
+  return new Proxy(journal, {
+    get(target, prop) {
+      if (prop === "beginAttempt") return beginAttempt;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
