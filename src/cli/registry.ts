@@ -27,6 +27,7 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["journal", "verify"], load: async () => (await import("./journal_verify.ts")).command },
   { path: ["sim", "serve"], load: async () => (await import("./sim_serve.ts")).command },
   { path: ["status"], load: async () => (await import("./status.ts")).command },
+  { path: ["rehearse"], load: async () => (await import("./rehearse.ts")).command },
   { path: ["demo"], load: async () => (await import("./demo.ts")).command },
   {
     path: ["health", "import-tuppr"],
