@@ -1,38 +1,41 @@
 import type { Command } from "./command.ts";
 
 /**
+ * Imports a command module through a computed specifier. A literal `import("./x.ts")` is
+ * statically analysable, and `deno run` then resolves and loads the whole module graph behind
+ * every such literal (all commands, kysely, libSQL, gRPC, the Kubernetes client) at start-up,
+ * even for `cairn plan check`, whether or not it is ever executed. A computed URL keeps that
+ * graph out of every command's cold start. test/cli/registry_test.ts guards this.
+ */
+function lazy(file: string): () => Promise<Command> {
+  return async () => {
+    const mod = await import(new URL(file, import.meta.url).href) as { command: Command };
+    return mod.command;
+  };
+}
+
+/**
  * Every command, loaded lazily so that `cairn plan check` never pays for the Kubernetes client or
  * gRPC. Command modules must not import heavy libraries at top level; they `await import()` them
- * inside `run`.
+ * inside `run`. Add a command as `{ path: [...], load: lazy("./file.ts") }`.
  */
 export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Promise<Command> }> = [
-  { path: ["plan", "check"], load: async () => (await import("./plan_check.ts")).command },
-  { path: ["plan", "sign"], load: async () => (await import("./plan_sign.ts")).command },
-  { path: ["plan", "verify"], load: async () => (await import("./plan_verify.ts")).command },
-  {
-    path: ["evidence", "check"],
-    load: async () => (await import("./evidence_check.ts")).command,
-  },
-  { path: ["image", "resolve"], load: async () => (await import("./image_resolve.ts")).command },
-  {
-    path: ["catalogue", "refresh"],
-    load: async () => (await import("./catalogue_refresh.ts")).command,
-  },
-  {
-    path: ["journal", "migrate"],
-    load: async () => (await import("./journal_migrate.ts")).command,
-  },
-  { path: ["journal", "show"], load: async () => (await import("./journal_show.ts")).command },
-  { path: ["journal", "export"], load: async () => (await import("./journal_export.ts")).command },
-  { path: ["journal", "verify"], load: async () => (await import("./journal_verify.ts")).command },
-  { path: ["sim", "serve"], load: async () => (await import("./sim_serve.ts")).command },
-  { path: ["status"], load: async () => (await import("./status.ts")).command },
-  { path: ["rehearse"], load: async () => (await import("./rehearse.ts")).command },
-  { path: ["demo"], load: async () => (await import("./demo.ts")).command },
-  {
-    path: ["health", "import-tuppr"],
-    load: async () => (await import("./health_import_tuppr.ts")).command,
-  },
+  { path: ["plan", "check"], load: lazy("./plan_check.ts") },
+  { path: ["plan", "sign"], load: lazy("./plan_sign.ts") },
+  { path: ["plan", "verify"], load: lazy("./plan_verify.ts") },
+  { path: ["plan", "preview"], load: lazy("./plan_preview.ts") },
+  { path: ["evidence", "check"], load: lazy("./evidence_check.ts") },
+  { path: ["image", "resolve"], load: lazy("./image_resolve.ts") },
+  { path: ["catalogue", "refresh"], load: lazy("./catalogue_refresh.ts") },
+  { path: ["journal", "migrate"], load: lazy("./journal_migrate.ts") },
+  { path: ["journal", "show"], load: lazy("./journal_show.ts") },
+  { path: ["journal", "export"], load: lazy("./journal_export.ts") },
+  { path: ["journal", "verify"], load: lazy("./journal_verify.ts") },
+  { path: ["sim", "serve"], load: lazy("./sim_serve.ts") },
+  { path: ["status"], load: lazy("./status.ts") },
+  { path: ["rehearse"], load: lazy("./rehearse.ts") },
+  { path: ["demo"], load: lazy("./demo.ts") },
+  { path: ["health", "import-tuppr"], load: lazy("./health_import_tuppr.ts") },
 ];
 
 /** Finds the command whose path is the longest prefix of `argv`. */

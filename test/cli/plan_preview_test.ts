@@ -1,0 +1,105 @@
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import type { CommandIO } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command.ts";
+import { command } from "../../src/cli/plan_preview.ts";
+import { startTwinProcess, TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
+import { TwinControl } from "../../src/sim/twin_control.ts";
+import { ROOT } from "../_helpers/twin_world.ts";
+
+function captureIo(): { io: CommandIO; out: string[] } {
+  const out: string[] = [];
+  return {
+    out,
+    io: {
+      stdout: (t) => out.push(t),
+      stderr: () => {},
+      env: {},
+      cwd: ROOT,
+      color: false,
+      tty: false,
+      signal: new AbortController().signal,
+    },
+  };
+}
+
+Deno.test("cairn plan preview reads the twin with zero writes on both simulators and reports drain planning", async () => {
+  const twin = await startTwinProcess({
+    cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
+    pkiCacheDir: TEST_PKI_CACHE,
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    const control = new TwinControl(twin.controlUrl);
+    await control.resetStats();
+    const { io, out } = captureIo();
+    const args = parseCommandArgs(command, [
+      "plans/talos-v1.14.2.yaml",
+      "--kubeconfig",
+      twin.kubeconfigPath!,
+      "--talosconfig",
+      twin.talosconfigPath,
+      "--health-policy",
+      "fixtures/health/home-ops.yaml",
+      "--out",
+      join(dir, "preview.md"),
+    ]);
+    const code = await command.run(args, io);
+    const stats = await control.stats();
+    const kube = stats.kube as { mutating: number; total: number };
+    assertEquals([stats.talos.totalMutating, kube.mutating], [0, 0]);
+    assert(stats.talos.totalCalls >= 7 && kube.total > 7, "the preview did read the cluster");
+    const report = await Deno.readTextFile(join(dir, "preview.md"));
+    for (const node of ["worker-1", "cp-3"]) {
+      assert(report.includes(`drain planning ${node}`), `drain planning row for ${node}`);
+    }
+    assert(report.includes("drain plan ok"));
+    assert(report.includes("The preview made no writes"));
+    assert(out.join("").includes("report written"));
+    assert(code === 0 || code === 1);
+  } finally {
+    await twin.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cairn plan preview refuses a drain bound below the pods' grace periods", async () => {
+  const twin = await startTwinProcess({
+    cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
+    pkiCacheDir: TEST_PKI_CACHE,
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    const text = (await Deno.readTextFile(join(ROOT, "plans/talos-v1.14.2.yaml")))
+      .replace("drainTimeoutSeconds: 600", "drainTimeoutSeconds: 120");
+    const plan = join(dir, "short-drain.yaml");
+    await Deno.writeTextFile(plan, text);
+    const { io, out } = captureIo();
+    const code = await command.run(
+      parseCommandArgs(command, [
+        plan,
+        "--kubeconfig",
+        twin.kubeconfigPath!,
+        "--talosconfig",
+        twin.talosconfigPath,
+        "--output",
+        "json",
+      ]),
+      io,
+    );
+    const model = JSON.parse(out.join(""));
+    assertEquals([code, model.verdict], [1, "refused"]);
+    const drain = model.reasons.filter((r: { reason: string }) =>
+      r.reason === "DrainBoundTooShort"
+    );
+    assertEquals(drain.map((r: { where: string }) => r.where), [
+      "worker-1",
+      "worker-2",
+      "worker-3",
+    ]);
+    assertEquals((await new TwinControl(twin.controlUrl).stats()).talos.totalMutating, 0);
+  } finally {
+    await twin.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
