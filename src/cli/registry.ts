@@ -1,8 +1,8 @@
 import type { Command } from "./command.ts";
 
 /**
- * Imports a command module through a computed specifier. A literal `import("./x.ts")` is
- * statically analysable, and `deno run` then resolves and loads the whole module graph behind
+ * Imports a command module through a computed specifier. A string-literal dynamic import is
+ * statically analysable, and `deno run` then resolves and prepares the whole module graph behind
  * every such literal (all commands, kysely, libSQL, gRPC, the Kubernetes client) at start-up,
  * even for `cairn plan check`, whether or not it is ever executed. A computed URL keeps that
  * graph out of every command's cold start. test/cli/registry_test.ts guards this.
