@@ -34,6 +34,7 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["sim", "serve"], load: lazy("./sim_serve.ts") },
   { path: ["status"], load: lazy("./status.ts") },
   { path: ["rehearse"], load: lazy("./rehearse.ts") },
+  { path: ["apply"], load: lazy("./apply.ts") },
   { path: ["demo"], load: lazy("./demo.ts") },
   { path: ["health", "import-tuppr"], load: lazy("./health_import_tuppr.ts") },
 ];

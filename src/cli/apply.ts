@@ -1,0 +1,130 @@
+/**
+ * `cairn apply FILE`: runs one signed TalosUpgrade plan now with the system clock. Signatures and
+ * the approval policy are verified first; a refusal sends nothing. The reconciler calls the same
+ * executor (run_plan.ts).
+ */
+import { resolve } from "node:path";
+import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
+import { CairnError } from "../domain/errors.ts";
+
+export const command: Command = {
+  path: ["apply"],
+  summary: "Verify a signed plan's approval and run it now",
+  usage: "FILE --kubeconfig K --talosconfig T --journal URL --allowed-signers F " +
+    "[--approvals N] [--health-policy P] [--output json]",
+  help: `
+Verifies FILE.sig against allowed_signers and the approval policy (the author plus N approvers),
+then runs the plan node by node: intent, attempt and response for every mutation in the journal,
+fresh health rounds before progressing, and an honest classification of each node step.
+
+Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`,
+  options: {
+    kubeconfig: { type: "string" },
+    talosconfig: { type: "string" },
+    journal: { type: "string" },
+    "allowed-signers": { type: "string" },
+    approvals: { type: "string", default: "1" },
+    "health-policy": { type: "string" },
+    ...OUTPUT_OPTION,
+  },
+  positionals: { min: 1, max: 1 },
+  async run(args, io) {
+    const need = (k: string) => {
+      const v = args.values[k];
+      if (typeof v !== "string") throw new UsageError(`--${k} is required`);
+      return v;
+    };
+    const file = resolve(io.cwd, args.positionals[0]!);
+    const [kubeconfig, talosconfig, journalUrl, signersFile] = [
+      need("kubeconfig"),
+      need("talosconfig"),
+      need("journal"),
+      need("allowed-signers"),
+    ];
+    const approvals = Number(args.values["approvals"]);
+    if (!Number.isSafeInteger(approvals) || approvals < 0) {
+      throw new UsageError("--approvals must be a non-negative integer");
+    }
+    const bytes = await read(file);
+    const signatures = await Deno.readTextFile(`${file}.sig`).catch(() => undefined);
+    const { parsePlan } = await import("../domain/plan/parse.ts");
+    const parsed = await parsePlan(bytes, { file });
+    const { parseAllowedSigners } = await import("../domain/trust/allowed_signers.ts");
+    const { evaluatePolicy } = await import("../domain/trust/policy.ts");
+    const verdict = await evaluatePolicy({
+      plan: bytes,
+      signatures,
+      signers: parseAllowedSigners(new TextDecoder().decode(await read(signersFile)), signersFile),
+      author: parsed.plan.metadata.author,
+      requiredApprovals: approvals,
+      atMs: Date.now(),
+    });
+    if (!verdict.ok) {
+      if (wantsJson(args)) printJson(io, { refused: true, policy: verdict });
+      else io.stderr(`refused: ${verdict.reasons.join(", ")}: ${verdict.summary}\n`);
+      return EXIT.refused;
+    }
+    const m = await import("./run_plan.ts");
+    const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
+    const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
+    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
+    const { JsonLogger } = await import("../adapters/log/json_logger.ts");
+    const clock = new SystemClock();
+    const journal = await openJournal({
+      url: journalUrl,
+      ids: cryptoIdSource(),
+      nowMs: clock.now(),
+    });
+    const cluster = await m.connectCluster({
+      kubeconfigPath: resolve(io.cwd, kubeconfig),
+      talosconfigPath: resolve(io.cwd, talosconfig),
+    });
+    try {
+      const bound = await m.bindPlan(journal, {
+        parsed,
+        bytes,
+        signatures: signatures ?? "",
+        firstSeenCommit: "apply",
+        approver: { identity: verdict.approvers.join(",") || "policy", role: "approver" },
+        nowMs: clock.now(),
+      });
+      const policyPath = args.values["health-policy"];
+      const policy = await m.loadHealthPolicy(
+        resolve(io.cwd, typeof policyPath === "string" ? policyPath : "policies/home-ops.yaml"),
+      );
+      const out = await m.executePlan({
+        journal,
+        bound,
+        cluster,
+        policy,
+        clock,
+        log: new JsonLogger({ write: (l) => io.stderr(l), clock }),
+        owner: `ctl_apply_${crypto.randomUUID().slice(0, 8)}`,
+        callTimeoutMs: (ms) => ms,
+        pollIntervalMs: 5_000,
+        roundIntervalMs: 30_000,
+        signal: io.signal,
+      });
+      if (wantsJson(args)) printJson(io, out);
+      else {
+        for (const n of out.nodes) io.stdout(`${n.node} ${n.state} ${n.reason}: ${n.detail}\n`);
+        io.stdout(`rollout ${out.state}\n`);
+      }
+      return out.state === "completed" ? EXIT.ok : EXIT.refused;
+    } finally {
+      cluster.close();
+      await journal.close();
+    }
+  },
+};
+
+async function read(path: string): Promise<Uint8Array> {
+  try {
+    return await Deno.readFile(path);
+  } catch (e) {
+    throw new CairnError({
+      reason: "FileUnreadable",
+      message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
+    });
+  }
+}
