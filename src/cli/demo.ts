@@ -1,0 +1,97 @@
+/**
+ * `cairn demo`: the whole GitOps loop on one machine. A local bare repository receives the
+ * example plan on a branch, signed by two throwaway keys (author alice, approver bob; the
+ * allowed_signers trust root lives outside the repository); the reconciler previews it, the
+ * branch is merged, and the reconciler executes the plan on the twin (the 7-node home-ops
+ * cluster, virtual time) and commits the execution report. `--fault NAME` arms one of the named
+ * faults of `cairn rehearse` on the first node.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Command, EXIT, OUTPUT_OPTION, UsageError } from "./command.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const PLAN = "talos-v1.14.2";
+const PLAN_BRANCH = `plan/${PLAN}`;
+
+/** What a demo run produced. */
+export interface DemoResult {
+  readonly dir: string;
+  readonly remote: string;
+  readonly reportPath: string;
+  readonly reportCopy: string;
+  readonly previewVerdict: string;
+  readonly outcome: string;
+  readonly nodesCompleted: number;
+  readonly nodes: number;
+  readonly attempts: number;
+  readonly unaccounted: number;
+  readonly virtualMs: number;
+  readonly journalHead: string;
+  readonly fault?: string;
+}
+
+export const command: Command = {
+  path: ["demo"],
+  summary: "Run the GitOps loop locally: signed plan, preview, merge, execution on the twin",
+  usage: "[--fault NAME] [--dir DIR] [--output json]",
+  help: `Creates a bare Git repository with the example plan signed by throwaway keys, starts the
+twin (7-node home-ops cluster), and runs the reconciler until the plan's execution ends. Prints
+where the execution report is and a short summary.
+
+  --fault NAME   arm a named fault of 'cairn rehearse' on the first node (e.g. reboot-response-lost)
+  --dir DIR      work in DIR (default: a new temporary directory); it is kept afterwards
+  --output json  print the summary as JSON
+
+Exit codes: 0 the run reached the expected outcome (completed, or the fault's expected outcome);
+1 it did not; 2 usage; 3 internal error.`,
+  options: { fault: { type: "string" }, dir: { type: "string" }, ...OUTPUT_OPTION },
+  async run(args, io) {
+    const { isFaultPresetName, FAULT_PRESET_NAMES, FAULT_PRESETS } = await import(
+      "../sim/fault_presets.ts"
+    );
+    const fault = args.values["fault"] as string | undefined;
+    if (fault !== undefined && !isFaultPresetName(fault)) {
+      throw new UsageError(`unknown fault '${fault}'; one of: ${FAULT_PRESET_NAMES.join(", ")}`);
+    }
+    const json = args.values["output"] === "json";
+    const dir = (args.values["dir"] as string | undefined) ??
+      await Deno.makeTempDir({ prefix: "cairn-demo-" });
+    const say = (line: string) => {
+      if (!json) io.stdout(`${line}\n`);
+    };
+    const { runDemo } = await import("./demo_run.ts");
+    const r = await runDemo({
+      dir,
+      root: ROOT,
+      plan: PLAN,
+      planBranch: PLAN_BRANCH,
+      say,
+      ...(fault ? { fault } : {}),
+    });
+    if (json) io.stdout(JSON.stringify(r, null, 2) + "\n");
+    else printSummary(r, io.stdout);
+    const expected = fault
+      ? FAULT_PRESETS[fault as keyof typeof FAULT_PRESETS].expect
+      : "completed";
+    return r.outcome === expected ? EXIT.ok : EXIT.refused;
+  },
+};
+
+function printSummary(r: DemoResult, out: (t: string) => void): void {
+  const mins = Math.floor(r.virtualMs / 60_000);
+  const secs = Math.round((r.virtualMs % 60_000) / 1000);
+  out(
+    [
+      "",
+      `Execution report: ${r.reportPath} (branch main of ${r.remote})`,
+      `  local copy:     ${r.reportCopy}`,
+      `Outcome:          ${r.outcome}${r.fault ? ` (fault: ${r.fault})` : ""}`,
+      `Nodes completed:  ${r.nodesCompleted} of ${r.nodes}`,
+      `Attempts:         ${r.attempts} (${r.unaccounted} unaccounted)`,
+      `Virtual duration: ${mins}m ${secs}s`,
+      `Journal head:     ${r.journalHead}`,
+      "",
+    ].join("\n"),
+  );
+}

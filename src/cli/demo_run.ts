@@ -1,0 +1,252 @@
+/**
+ * The demo's steps (see `demo.ts`): repository and keys, twin, reconciler, preview, merge,
+ * execution, summary. Loaded lazily by the command.
+ */
+import { join } from "node:path";
+import { gitOrThrow, gitText } from "../adapters/git/run_git.ts";
+import { cryptoIdSource, openJournal } from "../adapters/journal/libsql_journal.ts";
+import { JsonLogger } from "../adapters/log/json_logger.ts";
+import { generateKey, signPlanFile } from "../adapters/ssh/ssh_keygen.ts";
+import { buildPresets, type FaultPresetName } from "../sim/fault_presets.ts";
+import type { Journal } from "../ports/journal.ts";
+import type { DemoResult } from "./demo.ts";
+import { takeoverBeforeFirstAttempt } from "./rehearsal.ts";
+import { createReconciler, HookWakeup } from "./reconcile_wiring.ts";
+import { type ClusterConnection, loadHealthPolicy } from "./run_plan.ts";
+import { startTwinCluster, type TwinCluster } from "./twin_cluster.ts";
+import { TEST_PKI_CACHE } from "./sim_serve.ts";
+import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
+
+export interface DemoOptions {
+  readonly dir: string;
+  readonly root: string;
+  readonly plan: string;
+  readonly planBranch: string;
+  readonly fault?: string;
+  readonly say: (line: string) => void;
+}
+
+const AUTHOR = "alice@example.com";
+const APPROVER = "bob@example.com";
+
+/** Runs the demo end to end; the directory is kept (it holds the repository and the report). */
+export async function runDemo(o: DemoOptions): Promise<DemoResult> {
+  const remote = join(o.dir, "remote.git");
+  const work = join(o.dir, "work");
+  const trust = await makeTrustRoot(o.dir);
+  o.say(`Throwaway keys for ${AUTHOR} (author) and ${APPROVER} (approver); trust root ${trust}`);
+  await makeRepo(o, remote, work);
+  o.say(`Plan ${o.plan} pushed on branch ${o.planBranch} of ${remote}, signed by both`);
+  await Deno.mkdir(join(o.dir, "state"), { recursive: true });
+  const tc = await startTwinCluster({
+    cluster: join(o.root, "fixtures/clusters/home-ops.yaml"),
+    pkiCacheDir: TEST_PKI_CACHE,
+  });
+  const journal = await openJournal({
+    url: `file:${join(o.dir, "state", "journal.db")}`,
+    ids: cryptoIdSource(),
+    nowMs: tc.clock.now(),
+  }).catch(async (e) => {
+    await tc.stop();
+    throw e;
+  });
+  try {
+    return await runLoop(o, { remote, work, trust, tc, journal });
+  } finally {
+    await journal.close();
+    await tc.stop();
+  }
+}
+
+async function makeTrustRoot(dir: string): Promise<string> {
+  const keys = join(dir, "keys");
+  const trustDir = join(dir, "trust");
+  await Deno.mkdir(keys, { recursive: true });
+  await Deno.mkdir(trustDir, { recursive: true });
+  const lines: string[] = [];
+  for (const who of [AUTHOR, APPROVER]) {
+    const pub = await generateKey("ed25519", join(keys, who.split("@")[0]!), who);
+    lines.push(`${who} ${pub.split(/\s+/).slice(0, 2).join(" ")}`);
+  }
+  const path = join(trustDir, "allowed_signers");
+  await Deno.writeTextFile(path, lines.join("\n") + "\n");
+  return path;
+}
+
+const AS_ALICE = [
+  "-c",
+  "user.name=Alice",
+  "-c",
+  `user.email=${AUTHOR}`,
+  "-c",
+  "commit.gpgsign=false",
+];
+
+async function git(args: string[], cwd?: string): Promise<string> {
+  return await gitText([...AS_ALICE, ...args], cwd ? { cwd } : {});
+}
+
+async function makeRepo(o: DemoOptions, remote: string, work: string): Promise<void> {
+  await gitOrThrow(["init", "--bare", "--quiet", "--initial-branch=main", remote]);
+  await gitOrThrow(["init", "--quiet", "--initial-branch=main", work]);
+  await git(["remote", "add", "origin", remote], work);
+  for (const f of ["catalogue/talos.yaml", "policies/home-ops.yaml"]) {
+    await Deno.mkdir(join(work, f, ".."), { recursive: true });
+    await Deno.copyFile(join(o.root, f), join(work, f));
+  }
+  await Deno.writeTextFile(join(work, "README.md"), "# home-ops plans (cairn demo)\n");
+  await git(["add", "-A"], work);
+  await git(["commit", "--quiet", "-m", "Initial: catalogue and health policy"], work);
+  await git(["push", "--quiet", "origin", "main"], work);
+  await git(["checkout", "--quiet", "-b", o.planBranch], work);
+  const planPath = join(work, "plans", `${o.plan}.yaml`);
+  await Deno.mkdir(join(work, "plans"), { recursive: true });
+  await Deno.copyFile(join(o.root, "plans", `${o.plan}.yaml`), planPath);
+  for (const who of ["alice", "bob"]) {
+    await signPlanFile(planPath, { key: join(o.dir, "keys", who) });
+  }
+  await git(["add", "-A"], work);
+  await git(["commit", "--quiet", "-m", `Plan ${o.plan}`], work);
+  await git(["push", "--quiet", "origin", o.planBranch], work);
+}
+
+interface LoopParts {
+  readonly remote: string;
+  readonly work: string;
+  readonly trust: string;
+  readonly tc: TwinCluster;
+  readonly journal: Journal;
+}
+
+async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
+  const started = p.tc.clock.now();
+  const stop = new AbortController();
+  const logFile = await Deno.open(join(o.dir, "reconcile.log"), { create: true, append: true });
+  const enc = new TextEncoder();
+  const log = new JsonLogger({
+    write: (line) => void logFile.writeSync(enc.encode(line)),
+    clock: p.tc.clock,
+  });
+  const journal = o.fault ? await armFault(o, p) : p.journal;
+  const reconciler = await createReconciler({
+    git: {
+      remote: p.remote,
+      cacheDir: join(o.dir, "state", "repo-cache"),
+      branch: "main",
+      reportBranch: "main",
+      reportAuthor: { name: "cairn", email: "cairn@localhost" },
+    },
+    executor: {
+      journal,
+      cluster: p.tc.cluster,
+      policy: await loadHealthPolicy(join(o.root, "fixtures/health/home-ops.yaml")),
+      clock: p.tc.clock,
+      timeoutClock: p.tc.clock.forTimeouts(5_000),
+      log,
+      owner: "ctl_demo",
+      callTimeoutMs: (ms) => Math.min(ms, 5_000),
+      pollIntervalMs: 5_000,
+      roundIntervalMs: 30_000,
+    },
+    allowedSignersPath: p.trust,
+    requiredApprovals: 1,
+    pollIntervalMs: 1_000,
+    planBranchesGlob: "*",
+    signal: stop.signal,
+    wakeup: new HookWakeup(stop.signal),
+  });
+  try {
+    await reconciler.cycle();
+    await reconciler.settled();
+    const preview = await reportAt(p.remote, `reports/${o.plan}/preview.md`);
+    const previewVerdict = /\*\*Verdict: ([A-Z]+)/.exec(preview ?? "")?.[1] ?? "missing";
+    o.say(`Preview report: reports/${o.plan}/preview.md (verdict ${previewVerdict})`);
+    // The preview landed on main (the report branch): merge on top of it, as a PR merge would.
+    await git(["fetch", "--quiet", "origin"], p.work);
+    await git(["checkout", "--quiet", "main"], p.work);
+    await git(["reset", "--quiet", "--hard", "origin/main"], p.work);
+    await git(["merge", "--quiet", "--no-ff", "-m", `Merge ${o.planBranch}`, o.planBranch], p.work);
+    await git(["push", "--quiet", "origin", "main"], p.work);
+    o.say(`Merged ${o.planBranch} into main; the reconciler executes it on the twin`);
+    await reconciler.cycle();
+    await reconciler.settled();
+    return await summarise(o, p, reconciler.finished()[0]?.outcome ?? "not-run", {
+      previewVerdict,
+      started,
+    });
+  } finally {
+    stop.abort();
+    logFile.close();
+  }
+}
+
+/** Arms the named fault on the plan's first node; returns the journal the executor uses. */
+async function armFault(o: DemoOptions, p: LoopParts): Promise<Journal> {
+  const plan = await readPlan(o);
+  const node = plan.spec.nodes[0]!.name;
+  const effect = buildPresets([o.fault as FaultPresetName], {
+    node,
+    pods: await podsOn(p.tc.cluster, node),
+    drainBoundSeconds: plan.spec.phases.drainTimeoutSeconds,
+    verifySeconds: plan.spec.phases.deadlines.verify.verificationSeconds,
+  });
+  for (const f of effect.faults) await p.tc.control.arm(f);
+  o.say(`Fault '${o.fault}' armed on ${node}`);
+  return effect.journal === "takeover-before-attempt"
+    ? takeoverBeforeFirstAttempt(p.journal, node, () => p.tc.clock.now())
+    : p.journal;
+}
+
+async function readPlan(o: DemoOptions): Promise<TalosUpgradePlan> {
+  const { parse } = await import("yaml");
+  return parse(await Deno.readTextFile(join(o.root, "plans", `${o.plan}.yaml`)));
+}
+
+async function podsOn(cluster: ClusterConnection, node: string) {
+  return (await cluster.kube.listPods(node)).items.map((pod) => ({
+    name: pod.name,
+    evictable: !pod.daemonSet && !pod.mirror && pod.owner !== undefined &&
+      pod.phase !== "Succeeded" && pod.phase !== "Failed",
+    graceSeconds: pod.terminationGracePeriodSeconds,
+  }));
+}
+
+async function reportAt(remote: string, path: string): Promise<string | undefined> {
+  try {
+    return await gitText(["show", `main:${path}`], { gitDir: remote });
+  } catch {
+    return undefined;
+  }
+}
+
+async function summarise(
+  o: DemoOptions,
+  p: LoopParts,
+  outcome: string,
+  x: { previewVerdict: string; started: number },
+): Promise<DemoResult> {
+  const reportPath = `reports/${o.plan}/execution.md`;
+  const report = await reportAt(p.remote, reportPath);
+  const reportCopy = join(o.dir, "execution.md");
+  await Deno.writeTextFile(reportCopy, report ?? "");
+  const ops = await p.journal.listOperations();
+  const attempts = ((await p.journal.exportAll())["attempts"] ?? []) as {
+    accounted_by: string | null;
+  }[];
+  const chain = await p.journal.verifyChain();
+  return {
+    dir: o.dir,
+    remote: p.remote,
+    reportPath,
+    reportCopy,
+    previewVerdict: x.previewVerdict,
+    outcome,
+    nodesCompleted: ops.filter((op) => op.state === "completed").length,
+    nodes: (await readPlan(o)).spec.nodes.length,
+    attempts: attempts.length,
+    unaccounted: attempts.filter((a) => a.accounted_by === null).length,
+    virtualMs: p.tc.clock.now() - x.started,
+    journalHead: chain.ok ? chain.head : `chain broken at ${chain.seq}`,
+    ...(o.fault ? { fault: o.fault } : {}),
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * Composition of the reconcile loop, shared by `cairn reconcile` and `cairn demo`: the Git plan
+ * source and report sink, the journal, the executor over `executePlan`, the trust root read by
+ * path, the poll/hook wake-up, metrics and the ops server. Not a command; the cluster connection
+ * and clocks are passed in so the demo can use the twin's virtual clock.
+ */
+import { CairnError } from "../domain/errors.ts";
+import type { HealthPolicy } from "../domain/health/policy_parse.ts";
+import type { Verdict } from "../domain/health/types.ts";
+import type { Phase } from "../domain/operation.ts";
+import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
+import type { BoundPlan } from "../engine/executor/deps.ts";
+import { Reconciler } from "../engine/reconcile/reconciler.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Journal } from "../ports/journal.ts";
+import type { Logger } from "../ports/logger.ts";
+import type { PlanSource } from "../ports/plan_source.ts";
+import type {
+  ExecutionEnd,
+  PlanExecutor,
+  TrustRoot,
+  WakeReason,
+  Wakeup,
+} from "../ports/reconcile.ts";
+import type { ReportSink } from "../ports/report_sink.ts";
+import { GitRemote } from "../adapters/git/git_remote.ts";
+import { GitReportSink } from "../adapters/git/git_report_sink.ts";
+import type { CairnMetrics } from "../adapters/metrics/cairn_metrics.ts";
+import { reconcileReports } from "../report/reconcile_reports.ts";
+import { bindPlan, type ClusterConnection, executePlan } from "./run_plan.ts";
+
+/** How the executor runs against the cluster. */
+export interface ExecutorSettings {
+  readonly journal: Journal;
+  readonly cluster: ClusterConnection;
+  readonly policy: HealthPolicy;
+  readonly clock: Clock;
+  readonly timeoutClock?: Clock;
+  readonly log: Logger;
+  readonly owner: string;
+  readonly callTimeoutMs: (remainingMs: number) => number;
+  readonly pollIntervalMs: number;
+  readonly roundIntervalMs: number;
+  readonly metrics?: CairnMetrics;
+}
+
+/** The PlanExecutor over `bindPlan` + `executePlan`. */
+export function planExecutor(s: ExecutorSettings): PlanExecutor {
+  const bound = new Map<string, BoundPlan>();
+  return {
+    async bind(input) {
+      try {
+        const b = await bindPlan(s.journal, {
+          parsed: input.parsed,
+          bytes: input.bytes,
+          signatures: input.signatures,
+          firstSeenCommit: input.commit,
+          approver: { identity: input.approver, role: "approver" },
+          nowMs: input.nowMs,
+        });
+        bound.set(b.digest, b);
+        return { ok: true };
+      } catch (e) {
+        if (!(e instanceof CairnError)) throw e;
+        return { ok: false, note: { reason: e.reason, message: e.message } };
+      }
+    },
+    async execute(digest, opts) {
+      const b = bound.get(digest);
+      if (!b) throw new TypeError(`plan ${digest} was not bound in this process`);
+      const outcome = await executePlan({
+        journal: watchedJournal(s.journal, opts.onProgress, s.metrics),
+        bound: b,
+        cluster: s.cluster,
+        policy: s.policy,
+        clock: s.clock,
+        ...(s.timeoutClock ? { timeoutClock: s.timeoutClock } : {}),
+        log: s.log,
+        owner: s.owner,
+        callTimeoutMs: s.callTimeoutMs,
+        pollIntervalMs: s.pollIntervalMs,
+        roundIntervalMs: s.roundIntervalMs,
+        signal: opts.signal,
+      });
+      return {
+        state: outcome.state,
+        reasons: outcome.nodes.filter((n) => n.state !== "completed").map((n) => ({
+          reason: n.reason,
+          message: n.detail,
+          where: n.node,
+        })),
+      } satisfies ExecutionEnd;
+    },
+  };
+}
+
+const PROGRESS_CALLS = new Set(["commit", "transition", "recordResponse", "takeOver"]);
+
+/**
+ * The journal as the executor sees it under the loop: every state-moving call notifies progress
+ * (milestone reports) and attempts and rounds feed the metrics.
+ */
+export function watchedJournal(
+  journal: Journal,
+  onProgress: () => void,
+  metrics?: CairnMetrics,
+): Journal {
+  const phases = new Map<string, Phase>();
+  return new Proxy(journal, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== "function") return value;
+      const name = String(prop);
+      return async (...args: unknown[]) => {
+        const out = await value.apply(target, args);
+        if (name === "beginAttempt" && out?.ok) phases.set(out.attempt.id, out.attempt.phase);
+        if (name === "recordResponse") {
+          const input = args[0] as { attemptId: string; responseClass: string };
+          const phase = phases.get(input.attemptId);
+          if (phase) metrics?.attempt(phase, input.responseClass as never);
+        }
+        if (name === "recordHealthRound") metrics?.healthRound(roundVerdict(args[0]));
+        if (PROGRESS_CALLS.has(name)) onProgress();
+        return out;
+      };
+    },
+  });
+}
+
+function roundVerdict(input: unknown): Verdict {
+  const results = (input as { results: { outcome: Verdict }[] }).results;
+  if (results.some((r) => r.outcome === "fail")) return "fail";
+  return results.some((r) => r.outcome === "unreadable") ? "unreadable" : "pass";
+}
+
+/** The trust root read from its path on every cycle (edits take effect without a restart). */
+export function fileTrustRoot(path: string): TrustRoot {
+  return { load: async () => parseAllowedSigners(await Deno.readTextFile(path), path) };
+}
+
+/** Poll timer + webhook nudges + stop signal. */
+export class HookWakeup implements Wakeup {
+  readonly #signal: AbortSignal;
+  #nudged = false;
+  #wake: ((r: WakeReason) => void) | undefined;
+
+  constructor(signal: AbortSignal) {
+    this.#signal = signal;
+    signal.addEventListener("abort", () => this.#wake?.("stop"), { once: true });
+  }
+
+  /** A webhook arrived: wake the loop now (or at its next wait). */
+  nudge(): void {
+    if (this.#wake) this.#wake("hook");
+    else this.#nudged = true;
+  }
+
+  wait(ms: number): Promise<WakeReason> {
+    if (this.#signal.aborted) return Promise.resolve("stop");
+    if (this.#nudged) {
+      this.#nudged = false;
+      return Promise.resolve("hook");
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done("timer"), ms);
+      const done = (r: WakeReason) => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve(r);
+      };
+      this.#wake = done;
+    });
+  }
+}
+
+/** Times every fetch into the git fetch histogram. */
+export function timedSource(source: PlanSource, metrics?: CairnMetrics): PlanSource {
+  return {
+    fetch: async () => {
+      const t0 = performance.now();
+      const r = await source.fetch();
+      metrics?.observeGitFetchSeconds((performance.now() - t0) / 1000);
+      return r;
+    },
+    listPlans: (c) => source.listPlans(c),
+    introductions: (c, since) => source.introductions(c, since),
+    readFile: (c, p) => source.readFile(c, p),
+  };
+}
+
+/** Where the loop watches and reports. */
+export interface GitSettings {
+  readonly remote: string;
+  readonly cacheDir: string;
+  readonly branch: string;
+  readonly reportBranch: string;
+  readonly reportAuthor: { readonly name: string; readonly email: string };
+  readonly clock?: Clock;
+}
+
+/** Opens the plan source and report sink over one cache clone. */
+export async function openGit(g: GitSettings): Promise<{ source: GitRemote; sink: ReportSink }> {
+  const source = await GitRemote.open({
+    url: g.remote,
+    cacheDir: g.cacheDir,
+    watchedBranch: g.branch,
+  });
+  const sink = new GitReportSink(source, {
+    branch: g.reportBranch,
+    authorName: g.reportAuthor.name,
+    authorEmail: g.reportAuthor.email,
+    ...(g.clock ? { clock: g.clock } : {}),
+  });
+  return { source, sink };
+}
+
+/** Everything `createReconciler` needs. */
+export interface ReconcilerSettings {
+  readonly git: GitSettings;
+  readonly executor: ExecutorSettings;
+  readonly allowedSignersPath: string;
+  readonly requiredApprovals: number;
+  readonly pollIntervalMs: number;
+  readonly planBranchesGlob: string;
+  readonly signal: AbortSignal;
+  readonly wakeup: Wakeup;
+}
+
+/** Wires the reconcile loop. */
+export async function createReconciler(s: ReconcilerSettings): Promise<Reconciler> {
+  const { source, sink } = await openGit(s.git);
+  const metrics = s.executor.metrics;
+  return await Reconciler.create({
+    source: timedSource(source, metrics),
+    sink,
+    journal: s.executor.journal,
+    executor: planExecutor(s.executor),
+    renderer: reconcileReports(),
+    trust: fileTrustRoot(s.allowedSignersPath),
+    wakeup: s.wakeup,
+    clock: s.executor.clock,
+    log: s.executor.log,
+    ...(metrics ? { metrics } : {}),
+    watchedBranch: s.git.branch,
+    isPlanBranch: globMatcher(s.planBranchesGlob),
+    reportBranch: s.git.reportBranch,
+    requiredApprovals: s.requiredApprovals,
+    pollIntervalMs: s.pollIntervalMs,
+    signal: s.signal,
+  });
+}
+
+/** `*` and `?` globs over branch names (`*` also crosses `/`: `plan/*` matches `plan/a/b`). */
+export function globMatcher(glob: string): (branch: string) => boolean {
+  const re = new RegExp(
+    "^" + glob.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$",
+  );
+  return (b) => re.test(b);
+}

@@ -1,0 +1,100 @@
+/**
+ * One approved plan's execution under the reconcile loop: runs it through the PlanExecutor and
+ * commits `reports/<plan>/execution.md` at milestones only — a node's operation changing state
+ * (a node done, a node unresolved) or the outcome changing — never every health round.
+ */
+import type { ExecutionEnd, ExecutionFacts, PlanFacts } from "../../ports/reconcile.ts";
+import type { ReportDocument } from "../../ports/report_sink.ts";
+import type { ExecutionRecord, ReconcilerDeps } from "./reconciler.ts";
+
+const IN_FLIGHT: ReadonlySet<string> = new Set(["committed", "sending", "verifying"]);
+
+type Publish = (docs: readonly ReportDocument[], message: string) => Promise<void>;
+
+/** Runs one plan and keeps its execution report current. */
+export class ExecutionRun {
+  readonly #d: ReconcilerDeps;
+  readonly #facts: PlanFacts;
+  readonly #publish: Publish;
+  #lastMilestone = "";
+  #check: Promise<void> = Promise.resolve();
+  #pending = false;
+
+  constructor(deps: ReconcilerDeps, facts: PlanFacts, publish: Publish) {
+    this.#d = deps;
+    this.#facts = facts;
+    this.#publish = publish;
+  }
+
+  async run(): Promise<ExecutionRecord> {
+    const log = this.#d.log.child({ planName: this.#facts.name, planDigest: this.#facts.digest });
+    log.info("execution starting");
+    await this.#milestone();
+    let end: ExecutionEnd;
+    try {
+      end = await this.#d.executor.execute(this.#facts.digest, {
+        signal: this.#d.signal,
+        onProgress: () => this.#progress(),
+      });
+    } catch (e) {
+      const reason = (e as { reason?: unknown })?.reason;
+      end = {
+        state: "halted",
+        reasons: [{
+          reason: typeof reason === "string" ? reason : "ExecutorError",
+          message: e instanceof Error ? e.message : String(e),
+        }],
+      };
+    }
+    await this.#check;
+    const outcome = await this.#milestone(end);
+    log.info("execution ended", {
+      verdict: outcome,
+      ...(end.reasons[0] ? { reason: end.reasons[0].reason } : {}),
+    });
+    return { plan: this.#facts.name, digest: this.#facts.digest, end, outcome };
+  }
+
+  /** Coalesces progress signals: at most one milestone check runs, one more may wait. */
+  #progress(): void {
+    if (this.#pending) return;
+    this.#pending = true;
+    this.#check = this.#check.then(async () => {
+      this.#pending = false;
+      await this.#milestone();
+    });
+  }
+
+  /** Publishes the report when the milestone signature moved; returns the outcome word. */
+  async #milestone(end?: ExecutionEnd): Promise<string> {
+    const f = await this.#facts_(end);
+    const outcome = this.#d.renderer.outcome(f);
+    // In-flight moves (committed → sending → verifying) are not milestones; settled states are.
+    const ops = (await this.#d.journal.listOperations())
+      .filter((o) => o.planDigest === this.#facts.digest && !IN_FLIGHT.has(o.state))
+      .map((o) => `${o.machine}=${o.state}`).sort().join(",");
+    const signature = `${outcome}|${ops}|${end ? end.state : "live"}`;
+    if (signature === this.#lastMilestone) return outcome;
+    this.#lastMilestone = signature;
+    const markdown = this.#d.renderer.execution(f);
+    await this.#publish(
+      [{ plan: this.#facts.name, kind: "execution", markdown }],
+      `execution of ${this.#facts.name}: ${outcome}`,
+    );
+    return outcome;
+  }
+
+  async #facts_(end?: ExecutionEnd): Promise<ExecutionFacts> {
+    const journal = await this.#d.journal.exportAll();
+    const chain = await this.#d.journal.verifyChain();
+    return {
+      facts: this.#facts,
+      journal,
+      head: chain.ok
+        ? { hash: chain.head, events: chain.rows }
+        : { hash: `chain broken at seq ${chain.seq}: ${chain.why}`, events: 0 },
+      generatedAt: this.#d.clock.now(),
+      ...(end ? { end } : {}),
+    };
+  }
+}

@@ -1,0 +1,310 @@
+/**
+ * The GitOps loop (design §6): fetch, assess every plan on the watched branch in merge order and
+ * on plan branches, publish previews, bind approved merged plans (name → digest, once), run them
+ * one per cluster in merge order, and commit execution reports at milestones. Pure orchestration
+ * over ports; time comes from the Clock, waiting from the Wakeup.
+ */
+import { OPERATION_STATES, type OperationState } from "../../domain/operation.ts";
+import { sha256Hex } from "../../domain/plan/digest.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import type { AllowedSigners } from "../../domain/trust/allowed_signers.ts";
+import type { Clock } from "../../ports/clock.ts";
+import type { Journal } from "../../ports/journal.ts";
+import type { Logger } from "../../ports/logger.ts";
+import type {
+  BranchHead,
+  PlanFile,
+  PlanIntroduction,
+  PlanSource,
+} from "../../ports/plan_source.ts";
+import type {
+  ExecutionEnd,
+  PlanExecutor,
+  PlanFacts,
+  ReconcileMetrics,
+  ReportRenderer,
+  TrustRoot,
+  Wakeup,
+} from "../../ports/reconcile.ts";
+import type { ReportDocument, ReportSink } from "../../ports/report_sink.ts";
+import { type Assessed, assessPlan } from "./assess.ts";
+import { ExecutionRun } from "./execution_run.ts";
+
+/** Everything the loop reaches the world through. */
+export interface ReconcilerDeps {
+  readonly source: PlanSource;
+  readonly sink: ReportSink;
+  readonly journal: Journal;
+  readonly executor: PlanExecutor;
+  readonly renderer: ReportRenderer;
+  readonly trust: TrustRoot;
+  readonly wakeup: Wakeup;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly metrics?: ReconcileMetrics;
+  readonly watchedBranch: string;
+  /** Branches (other than the watched and report branches) whose plans get previews. */
+  readonly isPlanBranch: (branch: string) => boolean;
+  readonly reportBranch: string;
+  readonly requiredApprovals: number;
+  readonly pollIntervalMs: number;
+  /** Aborted on SIGTERM: executions stop between steps, the loop after the current cycle. */
+  readonly signal: AbortSignal;
+}
+
+/** A finished execution, for summaries (the demo, status). */
+export interface ExecutionRecord {
+  readonly plan: string;
+  readonly digest: string;
+  readonly end: ExecutionEnd;
+  readonly outcome: string;
+}
+
+interface Queued {
+  readonly facts: PlanFacts;
+  readonly cluster: string;
+}
+
+/** The reconcile loop's state and steps. */
+export class Reconciler {
+  readonly #d: ReconcilerDeps;
+  readonly #bound = new Map<string, string>();
+  readonly #seen = new Map<string, string>();
+  readonly #previewed = new Map<string, string>();
+  readonly #queue: Queued[] = [];
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #finished: ExecutionRecord[] = [];
+  #intros: PlanIntroduction[] = [];
+  #lastWatched: string | undefined;
+  #publishing: Promise<unknown> = Promise.resolve();
+  #ready: { ready: boolean; why?: string } = { ready: false, why: "no fetch yet" };
+
+  private constructor(deps: ReconcilerDeps) {
+    this.#d = deps;
+  }
+
+  /** Loads the name → digest bindings the journal already holds. */
+  static async create(deps: ReconcilerDeps): Promise<Reconciler> {
+    const r = new Reconciler(deps);
+    const rows = (await deps.journal.exportAll())["plan_names"] ?? [];
+    for (const row of rows as { name: string; digest: string }[]) {
+      r.#bound.set(row.name, row.digest);
+    }
+    return r;
+  }
+
+  /** Readiness for `/readyz`: the last cycle fetched successfully. */
+  readiness(): { ready: boolean; why?: string } {
+    return this.#ready;
+  }
+
+  /** Executions that ended, in the order they ended. */
+  finished(): readonly ExecutionRecord[] {
+    return this.#finished;
+  }
+
+  /** Loops until stopped: a cycle, then wait for the poll interval or a hook. */
+  async run(): Promise<void> {
+    while (!this.#d.signal.aborted) {
+      await this.cycle();
+      if ((await this.#d.wakeup.wait(this.#d.pollIntervalMs)) === "stop") break;
+    }
+    await this.settled();
+    this.#d.log.info("reconciler stopped");
+  }
+
+  /** One fetch-assess-publish-dispatch pass; errors are logged and counted, never thrown. */
+  async cycle(): Promise<void> {
+    try {
+      // The port's git fetch (the architecture check forbids the global fetch call by name).
+      const gitFetch = this.#d.source.fetch.bind(this.#d.source);
+      const fetched = await gitFetch();
+      this.#ready = { ready: true };
+      const signers = await this.#d.trust.load();
+      await this.#watched(fetched.watched, signers);
+      for (const b of fetched.branches) {
+        if (this.#isPreviewBranch(b.branch)) await this.#previewBranch(b, signers);
+      }
+      this.#dispatch();
+    } catch (e) {
+      const reason = reasonOf(e);
+      this.#ready = { ready: false, why: `${reason}: ${messageOf(e)}` };
+      this.#d.metrics?.reconcileError(reason as Reason);
+      this.#d.log.error("reconcile cycle failed", { reason, error: messageOf(e) });
+    }
+  }
+
+  /** Resolves when every running execution and pending publish has finished. */
+  async settled(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all(this.#running.values());
+    await this.#publishing;
+  }
+
+  #isPreviewBranch(branch: string): boolean {
+    return branch !== this.#d.watchedBranch && branch !== this.#d.reportBranch &&
+      this.#d.isPlanBranch(branch);
+  }
+
+  async #watched(head: BranchHead, signers: AllowedSigners): Promise<void> {
+    if (head.commit !== this.#lastWatched) {
+      const fresh = await this.#d.source.introductions(head.commit, this.#lastWatched);
+      const known = new Set(this.#intros.map((i) => i.name));
+      this.#intros = [...this.#intros, ...fresh.filter((i) => !known.has(i.name))];
+      this.#lastWatched = head.commit;
+    }
+    const listing = await this.#d.source.listPlans(head.commit);
+    const order = new Map(this.#intros.map((i, k) => [i.name, k]));
+    const files = listing.plans.slice().sort((a, b) =>
+      (order.get(a.name) ?? Infinity) - (order.get(b.name) ?? Infinity)
+    );
+    for (const file of files) {
+      const key = await fileKey(file);
+      if (this.#seen.get(file.name) === key) continue;
+      this.#seen.set(file.name, key);
+      const intro = this.#intros.find((i) => i.name === file.name);
+      await this.#mergedPlan(file, intro?.commit ?? head.commit, signers);
+    }
+  }
+
+  async #mergedPlan(file: PlanFile, commit: string, signers: AllowedSigners): Promise<void> {
+    const log = this.#d.log.child({ planName: file.name, branch: this.#d.watchedBranch, commit });
+    const a = await this.#assess(file, this.#d.watchedBranch, commit, signers);
+    if (a.facts.refusals.length === 0 && a.parsed && a.facts.policy) {
+      const bound = await this.#d.executor.bind({
+        parsed: a.parsed,
+        bytes: file.bytes,
+        signatures: file.signature ? new TextDecoder().decode(file.signature) : "",
+        commit,
+        approver: a.facts.policy.approvers[0] ?? "",
+        nowMs: this.#d.clock.now(),
+      });
+      if (bound.ok) {
+        this.#bound.set(file.name, a.facts.digest);
+        this.#queue.push({ facts: a.facts, cluster: a.parsed.plan.metadata.cluster });
+        log.info("plan approved and queued", { planDigest: a.facts.digest });
+        return;
+      }
+      a.facts.refusals.push(bound.note);
+    }
+    log.warn("merged plan refused", {
+      planDigest: a.facts.digest,
+      reason: a.facts.refusals[0]?.reason ?? "PlanNotApproved",
+    });
+    await this.#publishPreview(a.facts, "refused", `refuse ${file.name}`);
+  }
+
+  async #assess(
+    file: PlanFile,
+    branch: string,
+    commit: string,
+    signers: AllowedSigners,
+  ): Promise<{ facts: PlanFacts & { refusals: PlanFacts["refusals"][number][] } } & Assessed> {
+    const boundDigest = this.#bound.get(file.name);
+    const a = await assessPlan(file, {
+      source: this.#d.source,
+      signers,
+      requiredApprovals: this.#d.requiredApprovals,
+      nowMs: this.#d.clock.now(),
+      branch,
+      commit,
+      ...(boundDigest !== undefined ? { boundDigest } : {}),
+    });
+    return { ...a, facts: { ...a.facts, refusals: [...a.facts.refusals] } };
+  }
+
+  async #previewBranch(b: BranchHead, signers: AllowedSigners): Promise<void> {
+    const listing = await this.#d.source.listPlans(b.commit);
+    for (const file of listing.plans) {
+      const key = await fileKey(file);
+      if (this.#seen.get(file.name) === key) continue; // unchanged from the watched branch
+      const mark = `${b.branch}\u0000${file.name}`;
+      if (this.#previewed.get(mark) === key) continue;
+      this.#previewed.set(mark, key);
+      const a = await this.#assess(file, b.branch, b.commit, signers);
+      const verdict = a.facts.refusals.length ? "refused" : "ready";
+      this.#d.log.info("plan previewed", {
+        planName: file.name,
+        branch: b.branch,
+        commit: b.commit,
+        verdict,
+      });
+      await this.#publishPreview(
+        a.facts,
+        verdict,
+        `preview ${file.name} at ${b.commit.slice(0, 12)}`,
+      );
+    }
+  }
+
+  #publishPreview(facts: PlanFacts, verdict: "ready" | "refused", message: string) {
+    const markdown = this.#d.renderer.preview({
+      facts,
+      verdict,
+      generatedAt: this.#d.clock.now(),
+    });
+    return this.publish([{ plan: facts.name, kind: "preview", markdown }], message);
+  }
+
+  /** Publishes through one queue: report commits never race each other. */
+  publish(docs: readonly ReportDocument[], message: string): Promise<void> {
+    const next = this.#publishing.then(async () => {
+      try {
+        const r = await this.#d.sink.publish(docs, `cairn: ${message}`);
+        this.#d.metrics?.observeGitCommitSeconds(r.durationMs / 1000);
+        this.#d.log.info("reports published", {
+          commit: r.commit,
+          branch: this.#d.reportBranch,
+          count: docs.length,
+          durationMs: r.durationMs,
+          verdict: r.status,
+        });
+      } catch (e) {
+        this.#d.metrics?.reconcileError(reasonOf(e) as Reason);
+        this.#d.log.error("report publish failed", { reason: reasonOf(e), error: messageOf(e) });
+      }
+    });
+    this.#publishing = next;
+    return next;
+  }
+
+  /** Starts the first queued plan of every cluster whose slot is free. */
+  #dispatch(): void {
+    if (this.#d.signal.aborted) return;
+    for (const q of [...this.#queue]) {
+      if (this.#running.has(q.cluster)) continue;
+      this.#queue.splice(this.#queue.indexOf(q), 1);
+      const run = new ExecutionRun(this.#d, q.facts, (docs, msg) => this.publish(docs, msg));
+      const p = run.run().then((rec) => {
+        this.#finished.push(rec);
+        this.#running.delete(q.cluster);
+        this.#dispatch();
+      });
+      this.#running.set(q.cluster, p);
+    }
+  }
+
+  /** Counts operations by state for the metrics gauge. */
+  async refreshOperationMetrics(): Promise<void> {
+    if (!this.#d.metrics) return;
+    const counts: Partial<Record<OperationState, number>> = {};
+    for (const s of OPERATION_STATES) counts[s] = 0;
+    for (const o of await this.#d.journal.listOperations()) {
+      counts[o.state] = (counts[o.state] ?? 0) + 1;
+    }
+    this.#d.metrics.setOperations(counts);
+  }
+}
+
+async function fileKey(file: PlanFile): Promise<string> {
+  const sig = file.signature ? await sha256Hex(file.signature) : "-";
+  return `${file.blob}:${sig}`;
+}
+
+export function reasonOf(e: unknown): string {
+  const r = (e as { reason?: unknown })?.reason;
+  return typeof r === "string" ? r : "Internal";
+}
+
+export function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

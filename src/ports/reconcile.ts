@@ -1,0 +1,117 @@
+/**
+ * What the reconcile loop reaches beyond Git and the journal: the executor of one approved plan,
+ * the report renderer, the trust root, the wake-up source (poll timer, webhook, stop) and the
+ * metrics it feeds. The composition root (`src/cli/reconcile_wiring.ts`) provides each.
+ */
+import type { Problem } from "../domain/errors.ts";
+import type { OperationState } from "../domain/operation.ts";
+import type { Reason } from "../domain/reasons.ts";
+import type { Plan } from "../domain/plan/schema.ts";
+import type { ParsedPlan } from "../domain/plan/parse.ts";
+import type { AllowedSigners } from "../domain/trust/allowed_signers.ts";
+import type { PolicyVerdict } from "../domain/trust/policy.ts";
+
+/** A reason with its message and, when known, where. */
+export interface ReasonNote {
+  readonly reason: string;
+  readonly message: string;
+  readonly where?: string;
+}
+
+/** Everything the loop established about one plan file at one commit. */
+export interface PlanFacts {
+  readonly name: string;
+  /** `plans/<name>.yaml`. */
+  readonly path: string;
+  readonly branch: string;
+  /** Branch tip for previews, the introducing (merge) commit for merged plans. */
+  readonly commit: string;
+  /** SHA-256 hex of the plan bytes. */
+  readonly digest: string;
+  /** Present when the file parsed. */
+  readonly plan?: Plan;
+  /** Parse and check problems, located in the file. */
+  readonly problems: readonly Problem[];
+  /** Absent when the plan did not parse (no author to verify against). */
+  readonly policy?: PolicyVerdict;
+  readonly requiredApprovals: number;
+  /** Why the plan may not run, in order found; empty when it may. */
+  readonly refusals: readonly ReasonNote[];
+}
+
+/** A preview to render: `reports/<plan>/preview.md`. */
+export interface PreviewFacts {
+  readonly facts: PlanFacts;
+  readonly verdict: "ready" | "refused" | "held";
+  readonly generatedAt: number;
+}
+
+/** How an execution ended, as far as the loop knows (absent while running). */
+export interface ExecutionEnd {
+  readonly state: "completed" | "halted" | "stopped";
+  readonly reasons: readonly ReasonNote[];
+}
+
+/** An execution report to render from journal records. */
+export interface ExecutionFacts {
+  readonly facts: PlanFacts;
+  /** `Journal.exportAll()` rows. */
+  readonly journal: Readonly<Record<string, readonly unknown[]>>;
+  readonly head: { readonly hash: string; readonly events: number };
+  readonly generatedAt: number;
+  readonly end?: ExecutionEnd;
+}
+
+/** Renders reports; pure functions of their inputs (byte-identical on re-render). */
+export interface ReportRenderer {
+  preview(f: PreviewFacts): string;
+  execution(f: ExecutionFacts): string;
+  /** Outcome word of an execution report (`running`, `completed`, `unresolved`, …). */
+  outcome(f: ExecutionFacts): string;
+}
+
+/** Input to bind an approved plan (name → digest) in the journal. */
+export interface BindInput {
+  readonly parsed: ParsedPlan;
+  readonly bytes: Uint8Array;
+  readonly signatures: string;
+  readonly commit: string;
+  /** The approver principal the policy counted first. */
+  readonly approver: string;
+  readonly nowMs: number;
+}
+
+/** Runs approved plans. */
+export interface PlanExecutor {
+  /**
+   * Records the plan and its approval; refuses a different digest under a bound name with
+   * `PlanChangedAfterApproval` (the journal decides), and plan kinds it cannot run.
+   */
+  bind(input: BindInput): Promise<{ ok: true } | { ok: false; note: ReasonNote }>;
+  /** Runs one bound plan to its end; `onProgress` fires after each recorded state change. */
+  execute(
+    digest: string,
+    opts: { readonly signal: AbortSignal; readonly onProgress: () => void },
+  ): Promise<ExecutionEnd>;
+}
+
+/** The trust root, read by path on each use (never from the watched repository). */
+export interface TrustRoot {
+  load(): Promise<AllowedSigners>;
+}
+
+/** Why the loop woke up. */
+export type WakeReason = "timer" | "hook" | "stop";
+
+/** Poll timer, webhook nudges and stop requests. */
+export interface Wakeup {
+  /** Resolves at the next poll, on a hook received since the last wait, or on stop. */
+  wait(ms: number): Promise<WakeReason>;
+}
+
+/** Metrics the loop feeds (`CairnMetrics` satisfies it). */
+export interface ReconcileMetrics {
+  setOperations(counts: Partial<Record<OperationState, number>>): void;
+  observeGitCommitSeconds(seconds: number): void;
+  reconcileError(reason: Reason): void;
+}
