@@ -28,6 +28,11 @@ export class Controllers {
   #dirtyNs = new Set<string>();
   #flushQueued = false;
   #nameSeq = 0;
+  #syncPending = new Set<string>();
+  /** Pods bound to each node, and per controller the pods it has on each node (placement). */
+  readonly #index = new PodIndex();
+  /** Eligible node names per pod scheduling shape; dropped whenever any node changes. */
+  readonly #eligible = new Map<string, readonly string[]>();
 
   constructor(
     readonly store: Store,
@@ -37,13 +42,22 @@ export class Controllers {
     this.pods = store.findType("", "v1", "pods")!;
     this.nodes = store.findType("", "v1", "nodes")!;
     this.pdbs = store.findType("policy", "v1", "poddisruptionbudgets")!;
-    store.watch(this.pods, (e) => this.#markDirty(e.object.metadata.namespace ?? ""));
+    store.watch(this.pods, (e) => {
+      this.#index.apply(e.type, e.object);
+      this.#markDirty(e.object.metadata.namespace ?? "");
+    });
+    store.watch(this.nodes, () => this.#eligible.clear());
     store.watch(this.pdbs, (e) => {
-      const o = e.object, st = rec(o.status);
+      const o = e.object, st = rec(o.status), ns = o.metadata.namespace ?? "";
       if (e.type === "DELETED") return;
-      if ((st.observedGeneration as number | undefined) !== o.metadata.generation) {
-        clock.schedule(PDB_SYNC_MS, () => this.syncPdbs(o.metadata.namespace ?? ""));
-      }
+      // One pending sync per namespace: it recomputes every PDB there anyway.
+      const stale = (st.observedGeneration as number | undefined) !== o.metadata.generation;
+      if (!stale || this.#syncPending.has(ns)) return;
+      this.#syncPending.add(ns);
+      clock.schedule(PDB_SYNC_MS, () => {
+        this.#syncPending.delete(ns);
+        this.syncPdbs(ns);
+      });
     });
   }
 
@@ -98,8 +112,16 @@ export class Controllers {
     this.createPod(gone, node, name);
   }
 
-  /** Creates a pod from a template pod (or a workload template) and starts it on `node`. */
-  createPod(template: Obj, node: string | undefined, name?: string): Obj | undefined {
+  /**
+   * Creates a pod from a template pod (or a workload template) and starts it on `node`: after
+   * the start delay, or at once (`running`, for pods that exist when the twin starts).
+   */
+  createPod(
+    template: Obj,
+    node: string | undefined,
+    name?: string,
+    running = false,
+  ): Obj | undefined {
     const prefix = (template.metadata.generateName as string | undefined) ??
       `${ownerName(template) ?? template.metadata.name}-`;
     const pod: Obj = {
@@ -111,12 +133,18 @@ export class Controllers {
         ownerReferences: clone(template.metadata.ownerReferences ?? []),
       },
       spec: { ...clone(rec(template.spec)), ...(node ? { nodeName: node } : {}) },
-      status: { phase: "Pending", conditions: podConditions(false, node !== undefined) },
+      status: running && node
+        ? {
+          phase: "Running",
+          startTime: isoSeconds(this.clock.now()),
+          conditions: podConditions(true, true),
+        }
+        : { phase: "Pending", conditions: podConditions(false, node !== undefined) },
     };
     if (!node) delete rec(pod.spec).nodeName;
     delete pod.metadata.annotations!["kubernetes.io/config.mirror"];
     const created = this.store.create(this.pods, pod);
-    if (created && node) {
+    if (created && node && !running) {
       const start = Number(
         template.metadata.annotations?.["sim.cairn.dev/start-seconds"] ?? DEFAULT_START_S,
       );
@@ -156,32 +184,39 @@ export class Controllers {
     return s;
   }
 
-  /** The least-loaded schedulable node that tolerates the pod, preferring spreading from siblings. */
+  /**
+   * The schedulable node that tolerates the pod with the fewest siblings (same controller), then
+   * the fewest pods, then the first name. One pass over the nodes with counts kept up to date
+   * from pod events: placing 30,000 pods must not rescan every pod for each.
+   */
   pickNode(pod: Obj, avoid?: string): string | undefined {
-    const spec = rec(pod.spec);
-    const selector = rec(spec.nodeSelector) as Record<string, string>;
-    const tolerations = (spec.tolerations ?? []) as R[];
-    const counts = new Map<string, number>(), siblings = new Map<string, number>();
-    const ownerUid = (pod.metadata.ownerReferences ?? [])[0]?.uid;
-    for (const p of this.store.list(this.pods)) {
-      const n = rec(p.spec).nodeName as string | undefined;
-      if (!n) continue;
-      counts.set(n, (counts.get(n) ?? 0) + 1);
-      if (ownerUid && p.metadata.ownerReferences?.[0]?.uid === ownerUid) {
-        siblings.set(n, (siblings.get(n) ?? 0) + 1);
+    const ownerUid = (pod.metadata.ownerReferences ?? [])[0]?.uid as string | undefined;
+    const siblings = ownerUid ? this.#index.siblings(ownerUid) : undefined;
+    let best: string | undefined, bestSib = 0, bestCount = 0;
+    for (const name of this.#eligibleNodes(rec(pod.spec))) {
+      if (name === avoid) continue;
+      const sib = siblings?.get(name) ?? 0, count = this.#index.count(name);
+      if (best === undefined || sib < bestSib || (sib === bestSib && count < bestCount)) {
+        best = name, bestSib = sib, bestCount = count;
       }
     }
-    const candidates = this.store.list(this.nodes).filter((n) =>
-      n.metadata.name !== avoid && !rec(n.spec).unschedulable && nodeReady(n) &&
-      Object.entries(selector).every(([k, v]) => n.metadata.labels?.[k] === v) &&
+    return best;
+  }
+
+  /** Ready, schedulable nodes matching a pod's selector and tolerations, cached per shape. */
+  #eligibleNodes(spec: R): readonly string[] {
+    const key = JSON.stringify([spec.nodeSelector ?? {}, spec.tolerations ?? []]);
+    let names = this.#eligible.get(key);
+    if (names) return names;
+    const selector = Object.entries(rec(spec.nodeSelector) as Record<string, string>);
+    const tolerations = (spec.tolerations ?? []) as R[];
+    names = this.store.list(this.nodes).filter((n) =>
+      !rec(n.spec).unschedulable && nodeReady(n) &&
+      selector.every(([k, v]) => n.metadata.labels?.[k] === v) &&
       tolerates(tolerations, (rec(n.spec).taints ?? []) as R[])
-    );
-    candidates.sort((a, b) =>
-      (siblings.get(a.metadata.name) ?? 0) - (siblings.get(b.metadata.name) ?? 0) ||
-      (counts.get(a.metadata.name) ?? 0) - (counts.get(b.metadata.name) ?? 0) ||
-      (a.metadata.name < b.metadata.name ? -1 : 1)
-    );
-    return candidates[0]?.metadata.name;
+    ).map((n) => n.metadata.name);
+    this.#eligible.set(key, names);
+    return names;
   }
 
   // ---- nodes ------------------------------------------------------------------------------
@@ -202,8 +237,8 @@ export class Controllers {
       lastTransitionTime: now,
     });
     this.store.put(this.nodes, { ...node, status: { ...status, conditions } });
-    for (const p of this.store.list(this.pods)) {
-      if (rec(p.spec).nodeName !== name || p.metadata.deletionTimestamp) continue;
+    for (const p of this.#index.podsOn(name, this.store, this.pods)) {
+      if (p.metadata.deletionTimestamp) continue;
       if (!ready) {
         this.store.put(this.pods, {
           ...p,
@@ -217,14 +252,19 @@ export class Controllers {
   /** The Talos side reports what the kubelet says after a boot. */
   setNodeInfo(
     name: string,
-    info: { osImage?: string; kubeletVersion?: string; bootID?: string },
+    info: { osImage?: string; kubeletVersion?: string; bootID?: string; schematic?: string },
   ): void {
     const node = this.store.get(this.nodes, undefined, name);
     if (!node) return;
+    const { schematic, ...facts } = info;
     const status = rec(node.status);
-    const nodeInfo: R = { ...rec(status.nodeInfo), ...info };
+    const nodeInfo: R = { ...rec(status.nodeInfo), ...facts };
     if (info.kubeletVersion) nodeInfo.kubeProxyVersion = info.kubeletVersion;
-    this.store.put(this.nodes, { ...node, status: { ...status, nodeInfo } });
+    // Talos publishes the schematic id (64 hex, too long for a label value) as an annotation.
+    const annotations = { ...(node.metadata.annotations ?? {}) };
+    if (schematic) annotations["extensions.talos.dev/schematic"] = schematic;
+    const metadata = { ...node.metadata, annotations };
+    this.store.put(this.nodes, { ...node, metadata, status: { ...status, nodeInfo } });
   }
 
   // ---- PDBs -------------------------------------------------------------------------------
@@ -246,8 +286,10 @@ export class Controllers {
     const pdbs = this.store.list(this.pdbs, ns);
     if (pdbs.length === 0) return;
     const pods = this.store.list(this.pods, ns);
+    const byLabel = labelIndex(pods);
     for (const pdb of pdbs) {
-      const status = computePdbStatus(pdb, pods, (kind, name) => this.#scale(ns, kind, name));
+      const candidates = candidatesFor(rec(pdb.spec).selector, pods, byLabel);
+      const status = computePdbStatus(pdb, candidates, (kind, name) => this.#scale(ns, kind, name));
       const old = rec(pdb.status);
       this.store.put(this.pdbs, { ...pdb, status: { ...old, ...status } });
     }
@@ -264,6 +306,81 @@ export class Controllers {
     const o = this.store.get(t, ns, name);
     return o ? Number(rec(o.spec).replicas ?? 1) : undefined;
   }
+}
+
+/** `key=value` → pods carrying that label, so each PDB looks only at pods that can match. */
+function labelIndex(pods: readonly Obj[]): Map<string, Obj[]> {
+  const m = new Map<string, Obj[]>();
+  for (const p of pods) {
+    for (const [k, v] of Object.entries(p.metadata.labels ?? {})) {
+      const key = `${k}=${v}`;
+      const list = m.get(key);
+      if (list) list.push(p);
+      else m.set(key, [p]);
+    }
+  }
+  return m;
+}
+
+function candidatesFor(
+  selector: unknown,
+  pods: readonly Obj[],
+  byLabel: Map<string, Obj[]>,
+): readonly Obj[] {
+  const first = Object.entries(rec(rec(selector).matchLabels))[0];
+  return first ? byLabel.get(`${first[0]}=${String(first[1])}`) ?? [] : pods;
+}
+
+/** Pod placement counts, kept current from the pod watch. */
+class PodIndex {
+  #byNode = new Map<string, Map<string, string>>();
+  #byOwner = new Map<string, Map<string, number>>();
+  #placed = new Map<string, { node: string; owner: string | undefined }>();
+
+  apply(type: string, pod: Obj): void {
+    const key = `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`;
+    const was = this.#placed.get(key);
+    const node = rec(pod.spec).nodeName as string | undefined;
+    const owner = (pod.metadata.ownerReferences ?? [])[0]?.uid as string | undefined;
+    if (was && (type === "DELETED" || was.node !== node || was.owner !== owner)) {
+      this.#byNode.get(was.node)?.delete(key);
+      if (was.owner) bump(this.#byOwner, was.owner, was.node, -1);
+      this.#placed.delete(key);
+    }
+    if (type === "DELETED" || !node || this.#placed.has(key)) return;
+    this.#placed.set(key, { node, owner });
+    let onNode = this.#byNode.get(node);
+    if (!onNode) this.#byNode.set(node, onNode = new Map());
+    onNode.set(key, pod.metadata.name);
+    if (owner) bump(this.#byOwner, owner, node, 1);
+  }
+
+  count(node: string): number {
+    return this.#byNode.get(node)?.size ?? 0;
+  }
+
+  siblings(ownerUid: string): ReadonlyMap<string, number> | undefined {
+    return this.#byOwner.get(ownerUid);
+  }
+
+  /** The current objects of the pods bound to `node`. */
+  podsOn(node: string, store: Store, pods: ResourceType): Obj[] {
+    const out: Obj[] = [];
+    for (const [key, name] of this.#byNode.get(node) ?? []) {
+      const p = store.get(pods, key.slice(0, key.indexOf("/")), name);
+      if (p) out.push(p);
+    }
+    return out;
+  }
+}
+
+function bump(m: Map<string, Map<string, number>>, owner: string, node: string, by: number): void {
+  let perNode = m.get(owner);
+  if (!perNode) m.set(owner, perNode = new Map());
+  const n = (perNode.get(node) ?? 0) + by;
+  if (n > 0) perNode.set(node, n);
+  else perNode.delete(node);
+  if (perNode.size === 0) m.delete(owner);
 }
 
 function ownerName(o: Obj): string | undefined {

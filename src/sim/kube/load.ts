@@ -132,11 +132,12 @@ const clonePlain = (v: R): R => structuredClone(v);
 /** Starts the pods a workload wants; at load time they come up Running and Ready at once. */
 function expandWorkloads(c: Controllers): void {
   const t = (plural: string) => c.store.findType("apps", "v1", plural)!;
+  // Owner uids that already have dependents: one pass, not one scan per workload.
+  const ownersOf = (objs: readonly Obj[]) =>
+    new Set(objs.flatMap((o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid)));
+  const withRs = ownersOf(c.store.list(t("replicasets")));
   for (const dep of c.store.list(t("deployments"))) {
-    const hasRs = c.store.list(t("replicasets"), dep.metadata.namespace).some((rs) =>
-      rs.metadata.ownerReferences?.some((r) => r.uid === dep.metadata.uid)
-    );
-    if (hasRs) continue;
+    if (withRs.has(dep.metadata.uid)) continue;
     const hash = short(`${dep.metadata.namespace}/${dep.metadata.name}`, 10).replace(
       /[0-9]/g,
       (d) => "bcdfghjklm"[Number(d)]!,
@@ -162,9 +163,8 @@ function expandWorkloads(c: Controllers): void {
       },
     });
   }
-  const pods = c.store.list(c.pods);
-  const owned = (o: Obj) =>
-    pods.some((p) => p.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
+  const withPods = ownersOf(c.store.list(c.pods));
+  const owned = (o: Obj) => withPods.has(o.metadata.uid);
   for (const kind of ["ReplicaSet", "StatefulSet"] as const) {
     for (const w of c.store.list(t(kind === "ReplicaSet" ? "replicasets" : "statefulsets"))) {
       if (owned(w)) continue;
@@ -176,7 +176,7 @@ function expandWorkloads(c: Controllers): void {
         if (kind === "StatefulSet") {
           tpl.metadata.labels!["statefulset.kubernetes.io/pod-name"] = name!;
         }
-        startNow(c, c.createPod(tpl, node, name));
+        c.createPod(tpl, node, name, true);
       }
     }
   }
@@ -184,18 +184,6 @@ function expandWorkloads(c: Controllers): void {
     if (owned(ds)) continue;
     const tpl = templatePod(ds, "DaemonSet", ds);
     rec(tpl.spec).tolerations = [{ operator: "Exists" }];
-    for (const node of c.store.list(c.nodes)) startNow(c, c.createPod(tpl, node.metadata.name));
+    for (const node of c.store.list(c.nodes)) c.createPod(tpl, node.metadata.name, undefined, true);
   }
-}
-
-function startNow(c: Controllers, pod: Obj | undefined): void {
-  if (!pod || !rec(pod.spec).nodeName) return;
-  c.store.put(c.pods, {
-    ...pod,
-    status: {
-      phase: "Running",
-      startTime: pod.metadata.creationTimestamp,
-      conditions: podConditions(true, true),
-    },
-  });
 }

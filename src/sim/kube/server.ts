@@ -39,7 +39,7 @@ export interface KubeSimOptions {
   readonly token?: string;
   /** Virtual milliseconds the clock advances at each request (lets real clients drive time). */
   readonly advanceOnRequestMs?: number;
-  /** Watch history size; versions older than this many events get 410 Gone. */
+  /** Watch history: at least this many events are kept (trimmed in batches); older versions get 410. */
   readonly historySize?: number;
 }
 
@@ -62,7 +62,7 @@ export interface KubeSim {
   /** Talos side: what the kubelet reports after a boot. */
   setNodeInfo(
     name: string,
-    info: { osImage?: string; kubeletVersion?: string; bootID?: string },
+    info: { osImage?: string; kubeletVersion?: string; bootID?: string; schematic?: string },
   ): void;
   /** Resolves once `pred(stats)` holds (checked after every request). */
   waitFor(pred: (s: KubeSimStats) => boolean): Promise<void>;

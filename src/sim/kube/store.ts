@@ -198,6 +198,10 @@ export class Store {
   #history: StoredEvent[] = [];
   #historyStart = 0;
   #watchers = new Map<string, Set<Watcher>>();
+  /** type → namespace → key → object, for namespaced lists without a full scan. */
+  #byNs = new Map<string, Map<string, Map<string, Obj>>>();
+  #sorted = new Map<string, readonly Obj[]>();
+  #sortedNs = new Map<string, readonly Obj[]>();
   #uidSeq = 0;
   readonly #historySize: number;
   readonly #now: () => number;
@@ -258,17 +262,36 @@ export class Store {
     return this.#objects.get(typeKey(t))?.get(objKey(t.namespaced ? ns : undefined, name));
   }
 
-  /** Objects of a type (all namespaces when `ns` is undefined), sorted by namespace/name. */
-  list(t: ResourceType, ns?: string): Obj[] {
-    const all = [...(this.#objects.get(typeKey(t))?.values() ?? [])];
-    const items = ns === undefined || !t.namespaced
-      ? all
-      : all.filter((o) => o.metadata.namespace === ns);
-    return items.sort((a, b) =>
-      objKey(a.metadata.namespace, a.metadata.name) < objKey(b.metadata.namespace, b.metadata.name)
-        ? -1
-        : 1
-    );
+  /**
+   * Objects of a type (all namespaces when `ns` is undefined), sorted by namespace/name. The
+   * sorted array is cached until the type changes, so paged LISTs and controllers do not re-sort
+   * tens of thousands of pods per call; callers must not mutate it.
+   */
+  list(t: ResourceType, ns?: string): readonly Obj[] {
+    const key = typeKey(t);
+    if (ns === undefined || !t.namespaced) {
+      let all = this.#sorted.get(key);
+      if (!all) this.#sorted.set(key, all = sortedValues(this.#objects.get(key)));
+      return all;
+    }
+    const cacheKey = `${key}\u0000${ns}`;
+    let inNs = this.#sortedNs.get(cacheKey);
+    if (!inNs) this.#sortedNs.set(cacheKey, inNs = sortedValues(this.#byNs.get(key)?.get(ns)));
+    return inNs;
+  }
+
+  #index(t: ResourceType, key: string, obj: Obj | undefined): void {
+    const tk = typeKey(t);
+    this.#sorted.delete(tk);
+    if (!t.namespaced) return;
+    const ns = key.slice(0, key.indexOf("/"));
+    this.#sortedNs.delete(`${tk}\u0000${ns}`);
+    let byNs = this.#byNs.get(tk);
+    if (!byNs) this.#byNs.set(tk, byNs = new Map());
+    let m = byNs.get(ns);
+    if (!m) byNs.set(ns, m = new Map());
+    if (obj) m.set(key, obj);
+    else m.delete(key);
   }
 
   /** Stores a new object, stamping server fields. Returns undefined if it exists. */
@@ -286,6 +309,7 @@ export class Store {
     obj.metadata.creationTimestamp ??= isoSeconds(this.#now());
     obj.metadata.resourceVersion = String(++this.#rv);
     map.set(objKey(ns, obj.metadata.name), obj);
+    this.#index(t, objKey(ns, obj.metadata.name), obj);
     this.#emit(t, "ADDED", obj);
     return obj;
   }
@@ -307,6 +331,7 @@ export class Store {
     if (old && JSON.stringify(stripRv(old)) === JSON.stringify(stripRv(next))) return old;
     next.metadata.resourceVersion = String(++this.#rv);
     map.set(objKey(ns, next.metadata.name), next);
+    this.#index(t, objKey(ns, next.metadata.name), next);
     this.#emit(t, "MODIFIED", next);
     return next;
   }
@@ -317,6 +342,7 @@ export class Store {
     const old = map.get(key);
     if (!old) return undefined;
     map.delete(key);
+    this.#index(t, key, undefined);
     const gone = clone(old);
     gone.metadata.resourceVersion = String(++this.#rv);
     this.#emit(t, "DELETED", gone);
@@ -347,7 +373,8 @@ export class Store {
   #emit(t: ResourceType, type: EventType, obj: Obj): void {
     const e: StoredEvent = { rv: this.#rv, type, type_key: typeKey(t), object: obj };
     this.#history.push(e);
-    if (this.#history.length > this.#historySize) {
+    // Trim in batches: splicing the front of the array at every event is quadratic.
+    if (this.#history.length >= 2 * this.#historySize) {
       const dropped = this.#history.splice(0, this.#history.length - this.#historySize);
       this.#historyStart = dropped[dropped.length - 1]!.rv;
     }
@@ -361,6 +388,11 @@ export class Store {
       h.slice(20, 32)
     }`;
   }
+}
+
+function sortedValues(m: Map<string, Obj> | undefined): readonly Obj[] {
+  if (!m) return [];
+  return [...m.keys()].sort().map((k) => m.get(k)!);
 }
 
 function stripRv(o: Obj): unknown {
