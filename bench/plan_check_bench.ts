@@ -111,7 +111,13 @@ async function ownLoop(list: Case[], dir: string): Promise<number[]> {
 
 const quote = (a: string) => `'${a.replaceAll("'", `'\\''`)}'`;
 
-async function hyperfine(list: Case[], dir: string): Promise<number[] | undefined> {
+/** Medians (wall ms) and, from hyperfine, mean CPU ms (user + system) per case. */
+interface Figures {
+  readonly medians: number[];
+  readonly cpu?: number[];
+}
+
+async function hyperfine(list: Case[], dir: string): Promise<Figures | undefined> {
   const commands = list.map((c) =>
     c.argv.length === 1
       ? c.argv[0]!.map(quote).join(" ")
@@ -125,8 +131,13 @@ async function hyperfine(list: Case[], dir: string): Promise<number[] | undefine
     stderr: "piped",
   }).output().catch(() => undefined);
   if (!out?.success) return undefined;
-  const data = JSON.parse(await Deno.readTextFile(json)) as { results: { median: number }[] };
-  return data.results.map((r) => r.median * 1000);
+  const data = JSON.parse(await Deno.readTextFile(json)) as {
+    results: { median: number; user: number; system: number }[];
+  };
+  return {
+    medians: data.results.map((r) => r.median * 1000),
+    cpu: data.results.map((r) => (r.user + r.system) * 1000),
+  };
 }
 
 async function main() {
@@ -136,7 +147,7 @@ async function main() {
     const list = cases(plan);
     for (const c of list) await runOnce(c.argv, dir); // every command must succeed first
     const viaHyperfine = await hyperfine(list, dir);
-    const medians = viaHyperfine ?? await ownLoop(list, dir);
+    const { medians, cpu } = viaHyperfine ?? { medians: await ownLoop(list, dir) };
     const base = medians[0]!;
     console.log(
       `plan check + verify cold start: 500-node plan, 2 ed25519 signatures, ` +
@@ -147,7 +158,8 @@ async function main() {
       const ratio = i === 0
         ? "baseline"
         : `${(m / base).toFixed(2)}x bare, +${(m - base).toFixed(0)} ms`;
-      console.log(`  ${c.label.padEnd(30)} ${m.toFixed(0).padStart(6)} ms   ${ratio}`);
+      const cpuText = cpu ? `   (cpu ${cpu[i]!.toFixed(0)} ms)` : "";
+      console.log(`  ${c.label.padEnd(30)} ${m.toFixed(0).padStart(6)} ms   ${ratio}${cpuText}`);
     }
     for (const i of [1, 2]) {
       const m = medians[i]!;
