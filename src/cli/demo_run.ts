@@ -213,7 +213,8 @@ async function podsOn(cluster: ClusterConnection, node: string) {
 
 async function reportAt(remote: string, path: string): Promise<string | undefined> {
   try {
-    return await gitText(["show", `main:${path}`], { gitDir: remote });
+    // Exact bytes: the local copy must equal the committed report.
+    return new TextDecoder().decode(await gitOrThrow(["show", `main:${path}`], { gitDir: remote }));
   } catch {
     return undefined;
   }

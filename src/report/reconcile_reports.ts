@@ -64,7 +64,10 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
     healthRounds: [],
     components: components(facts.plan),
     rollout: rollout(facts.plan),
-    writes: { count: 0, evidence: "the preview opens no cluster connection (no adapter is wired)" },
+    writes: {
+      count: 0,
+      evidence: "it reads Git and the trust root only; no cluster connection is opened",
+    },
   };
 }
 

@@ -126,6 +126,7 @@ export class Reconciler {
         if (this.#isPreviewBranch(b.branch)) await this.#previewBranch(b, signers);
       }
       this.#dispatch();
+      await this.refreshOperationMetrics();
     } catch (e) {
       const reason = reasonOf(e);
       this.#ready = { ready: false, why: `${reason}: ${messageOf(e)}` };

@@ -1,0 +1,133 @@
+/**
+ * `cairn reconcile`: the long-running GitOps loop (design §6) against a real cluster. Settings
+ * come from one validated config file, then `CAIRN_*` variables, then flags (src/config.ts).
+ * Stops cleanly between steps on SIGTERM/SIGINT.
+ */
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { CONFIG_FLAG_OPTIONS, loadConfig, MAX_CONFIG_BYTES } from "../config.ts";
+import { CairnError } from "../domain/errors.ts";
+import { type Command, EXIT, UsageError } from "./command.ts";
+
+const VERSION = "0.1.0";
+
+export const command: Command = {
+  path: ["reconcile"],
+  summary: "Watch a Git remote: preview plan branches, execute merged plans, commit reports",
+  usage: "--config FILE --health-policy FILE [setting flags]",
+  help: `Runs until SIGTERM. Fetches the watched branch and plan branches every
+pollIntervalSeconds and on POST /hooks/git; verifies every plan's signatures against the
+allowed_signers trust root (by path, never from the repository); binds a merged plan's name to
+its digest on first sight and refuses any later change (PlanChangedAfterApproval); writes
+reports/<plan>/preview.md for plan branches; executes merged plans one per cluster in merge
+order; commits reports/<plan>/execution.md at milestones. Serves /metrics, /healthz, /readyz.
+JSON logs go to stderr.
+
+  --config FILE         configuration file (see docs; every setting also has a flag and CAIRN_* env)
+  --health-policy FILE  health policy bound to executions (or CAIRN_HEALTH_POLICY)
+
+Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal error.`,
+  options: { ...CONFIG_FLAG_OPTIONS, "health-policy": { type: "string" } },
+  async run(args, io) {
+    const configPath = args.values["config"] as string | undefined;
+    const file = configPath ? { text: await readConfig(configPath), name: configPath } : undefined;
+    const config = loadConfig({ ...(file ? { file } : {}), env: io.env, flags: args.values });
+    const policyPath = (args.values["health-policy"] as string | undefined) ??
+      io.env["CAIRN_HEALTH_POLICY"];
+    if (!policyPath) {
+      throw new UsageError("--health-policy FILE (or CAIRN_HEALTH_POLICY) is required");
+    }
+    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
+    const { JsonLogger } = await import("../adapters/log/json_logger.ts");
+    const { createCairnMetrics } = await import("../adapters/metrics/cairn_metrics.ts");
+    const { cryptoIdSource, openJournal } = await import("../adapters/journal/libsql_journal.ts");
+    const { startOpsServer } = await import("../adapters/http/ops_server.ts");
+    const { connectCluster, loadHealthPolicy } = await import("./run_plan.ts");
+    const { createReconciler, HookWakeup } = await import("./reconcile_wiring.ts");
+    const clock = new SystemClock();
+    const log = new JsonLogger({ write: io.stderr, clock, level: config.logLevel });
+    const metrics = createCairnMetrics({ version: VERSION });
+    const policy = await loadHealthPolicy(policyPath);
+    await Deno.mkdir(config.stateDir, { recursive: true });
+    const journal = await openJournal({
+      url: config.journalUrl,
+      ids: cryptoIdSource(),
+      nowMs: clock.now(),
+    });
+    const cluster = await connectCluster({
+      kubeconfigPath: config.kubeconfigPath,
+      talosconfigPath: config.talosconfigPath,
+    });
+    const wakeup = new HookWakeup(io.signal);
+    try {
+      const reconciler = await createReconciler({
+        git: {
+          remote: config.remote,
+          cacheDir: join(config.stateDir, "repo-cache"),
+          branch: config.branch,
+          reportBranch: config.reportBranch,
+          reportAuthor: config.reportAuthor,
+          clock,
+        },
+        executor: {
+          journal,
+          cluster,
+          policy,
+          clock,
+          log,
+          owner: `ctl_${hostname()}_${Deno.pid}`,
+          callTimeoutMs: (ms) => ms,
+          pollIntervalMs: 5_000,
+          roundIntervalMs: 30_000,
+          metrics,
+        },
+        allowedSignersPath: config.allowedSignersPath,
+        requiredApprovals: config.requiredApprovals,
+        pollIntervalMs: config.pollIntervalSeconds * 1000,
+        planBranchesGlob: config.planBranchesGlob,
+        signal: io.signal,
+        wakeup,
+      });
+      const hookSecret = config.hookSecretPath
+        ? (await Deno.readTextFile(config.hookSecretPath)).trim()
+        : undefined;
+      const ops = await startOpsServer({
+        host: config.listen.host,
+        port: config.listen.port,
+        metrics,
+        readiness: () => reconciler.readiness(),
+        onGitHook: () => wakeup.nudge(),
+        ...(hookSecret ? { hookSecret } : {}),
+      });
+      log.info("reconciler started", { url: ops.url, branch: config.branch });
+      try {
+        await reconciler.run();
+      } finally {
+        await ops.close();
+      }
+      return EXIT.ok;
+    } finally {
+      cluster.close();
+      await journal.close();
+    }
+  },
+};
+
+async function readConfig(path: string): Promise<string> {
+  try {
+    const info = await Deno.stat(path);
+    if (info.size > MAX_CONFIG_BYTES) {
+      throw new CairnError({
+        reason: "ConfigInvalid",
+        message: `${path} is ${info.size} bytes; a config is at most ${MAX_CONFIG_BYTES}`,
+      });
+    }
+    return await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof CairnError) throw e;
+    throw new CairnError({
+      reason: "ConfigInvalid",
+      message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
+    });
+  }
+}

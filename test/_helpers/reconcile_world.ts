@@ -1,0 +1,166 @@
+/**
+ * A reconcile world for end-to-end tests and benchmarks: a bare plan repository served by
+ * `git daemon` on loopback, a work tree pushing as "someone else", throwaway ssh keys for
+ * alice (author), bob and carol (approvers) with allowed_signers outside the repository, the
+ * twin as the cluster, a libSQL journal file, and the reconciler wired as `cairn reconcile`
+ * wires it (poll/hook wake-up included).
+ */
+import { join } from "node:path";
+import { cryptoIdSource, openJournal } from "../../src/adapters/journal/libsql_journal.ts";
+import { generateKey, signBytes } from "../../src/adapters/ssh/ssh_keygen.ts";
+import { createReconciler, HookWakeup } from "../../src/cli/reconcile_wiring.ts";
+import { loadHealthPolicy } from "../../src/cli/run_plan.ts";
+import { TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
+import { startTwinCluster, type TwinCluster } from "../../src/cli/twin_cluster.ts";
+import type { Reconciler } from "../../src/engine/reconcile/reconciler.ts";
+import type { Journal } from "../../src/ports/journal.ts";
+import type { Logger } from "../../src/ports/logger.ts";
+import { createBareRepo, git, type GitDaemon, GitWorkTree, startGitDaemon } from "./git_daemon.ts";
+import { MemoryLogger } from "./memory_logger.ts";
+import { ROOT } from "./twin_world.ts";
+
+export const PEOPLE = ["alice", "bob", "carol"] as const;
+export type Person = (typeof PEOPLE)[number];
+
+export interface ReconcileWorld {
+  readonly dir: string;
+  readonly bare: string;
+  readonly daemon: GitDaemon;
+  readonly wt: GitWorkTree;
+  readonly tc: TwinCluster;
+  readonly journal: Journal;
+  readonly reconciler: Reconciler;
+  readonly wakeup: HookWakeup;
+  readonly stopper: AbortController;
+  readonly log: MemoryLogger;
+  /** The example plan's text. */
+  readonly planText: string;
+  /** Armored signatures of `text` by each person, concatenated (a `.sig` file). */
+  sign(text: string, who: readonly Person[]): Promise<string>;
+  /** A file on the report branch (main) of the served repository, or undefined. */
+  reportAt(path: string): Promise<string | undefined>;
+  stop(): Promise<void>;
+}
+
+export interface ReconcileWorldOptions {
+  readonly pollIntervalMs?: number;
+  readonly log?: Logger;
+}
+
+/** Builds the world with an initial commit (catalogue + health policy) on main. */
+export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promise<ReconcileWorld> {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-reconcile-" });
+  const closers: Array<() => Promise<unknown> | void> = [];
+  try {
+    const served = join(dir, "served");
+    await Deno.mkdir(served);
+    const bare = await createBareRepo(served, "plans.git");
+    const daemon = await startGitDaemon(served);
+    closers.push(() => daemon.stop());
+    const wt = await initialCommit(daemon.url("plans.git"), join(dir, "work"));
+    const trustPath = await trustRoot(dir);
+    const tc = await startTwinCluster({
+      cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
+      pkiCacheDir: TEST_PKI_CACHE,
+    });
+    closers.push(() => tc.stop());
+    const journal = await openJournal({
+      url: `file:${join(dir, "journal.db")}`,
+      ids: cryptoIdSource(),
+      nowMs: tc.clock.now(),
+    });
+    closers.push(() => journal.close());
+    const stopper = new AbortController();
+    closers.push(() => stopper.abort());
+    const wakeup = new HookWakeup(stopper.signal);
+    const log = new MemoryLogger();
+    const reconciler = await createReconciler({
+      git: {
+        remote: daemon.url("plans.git"),
+        cacheDir: join(dir, "state", "repo-cache"),
+        branch: "main",
+        reportBranch: "main",
+        reportAuthor: { name: "cairn", email: "cairn@localhost" },
+      },
+      executor: {
+        journal,
+        cluster: tc.cluster,
+        policy: await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml")),
+        clock: tc.clock,
+        timeoutClock: tc.clock.forTimeouts(5_000),
+        log: o.log ?? log,
+        owner: "ctl_e2e",
+        callTimeoutMs: (ms) => Math.min(ms, 5_000),
+        pollIntervalMs: 5_000,
+        roundIntervalMs: 30_000,
+      },
+      allowedSignersPath: trustPath,
+      requiredApprovals: 1,
+      pollIntervalMs: o.pollIntervalMs ?? 1_000,
+      planBranchesGlob: "plan/*",
+      signal: stopper.signal,
+      wakeup,
+    });
+    const planText = await Deno.readTextFile(join(ROOT, "plans/talos-v1.14.2.yaml"));
+    return {
+      dir,
+      bare,
+      daemon,
+      wt,
+      tc,
+      journal,
+      reconciler,
+      wakeup,
+      stopper,
+      log,
+      planText,
+      sign: (text, who) => signAll(dir, text, who),
+      reportAt: async (path) => {
+        try {
+          return await git(["--git-dir", bare, "show", `main:${path}`]);
+        } catch {
+          return undefined;
+        }
+      },
+      async stop() {
+        for (const c of closers.splice(0).reverse()) await c();
+        await Deno.remove(dir, { recursive: true });
+      },
+    };
+  } catch (e) {
+    for (const c of closers.reverse()) await c();
+    throw e;
+  }
+}
+
+async function initialCommit(url: string, dir: string): Promise<GitWorkTree> {
+  const wt = await GitWorkTree.clone(url, dir);
+  await wt.run("checkout", "--quiet", "-b", "main");
+  const files: Record<string, string> = { "README.md": "# plans\n" };
+  for (const f of ["catalogue/talos.yaml", "policies/home-ops.yaml"]) {
+    files[f] = await Deno.readTextFile(join(ROOT, f));
+  }
+  await wt.commit(files, "Initial");
+  await wt.push("main");
+  return wt;
+}
+
+async function trustRoot(dir: string): Promise<string> {
+  const keys = join(dir, "keys");
+  await Deno.mkdir(keys);
+  const lines: string[] = [];
+  for (const p of PEOPLE) {
+    const pub = await generateKey("ed25519", join(keys, p), `${p}@example.com`);
+    lines.push(`${p}@example.com ${pub.split(/\s+/).slice(0, 2).join(" ")}`);
+  }
+  const path = join(dir, "allowed_signers");
+  await Deno.writeTextFile(path, lines.join("\n") + "\n");
+  return path;
+}
+
+async function signAll(dir: string, text: string, who: readonly Person[]): Promise<string> {
+  const bytes = new TextEncoder().encode(text);
+  let out = "";
+  for (const p of who) out += await signBytes(bytes, { key: join(dir, "keys", p) });
+  return out;
+}

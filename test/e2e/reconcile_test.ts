@@ -1,0 +1,148 @@
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { git } from "../_helpers/git_daemon.ts";
+import { type ReconcileWorld, startReconcileWorld } from "../_helpers/reconcile_world.ts";
+import { ROOT } from "../_helpers/twin_world.ts";
+import { checkMarkdown } from "../report/_markdown_check.ts";
+
+const PLAN = "talos-v1.14.2";
+const PREVIEW = `reports/${PLAN}/preview.md`;
+const EXECUTION = `reports/${PLAN}/execution.md`;
+
+/** One reconcile pass, waited to its end (executions and report commits included). */
+async function reconcile(w: ReconcileWorld): Promise<void> {
+  await w.reconciler.cycle();
+  await w.reconciler.settled();
+}
+
+/** A second plan with its own name (same upgrade), so refusals are about signatures only. */
+function renamed(text: string, name: string): string {
+  return text.replace(`name: ${PLAN}`, `name: ${name}`);
+}
+
+async function cairnCommits(w: ReconcileWorld): Promise<string[]> {
+  const log = await git(["--git-dir", w.bare, "log", "--format=%an|%s", "main"]);
+  return log.split("\n").filter((l) => l.startsWith("cairn|"));
+}
+
+Deno.test("reconcile over git daemon: preview on a branch, execution after merge, refusals reported", async (t) => {
+  const w = await startReconcileWorld();
+  try {
+    await t.step(
+      "a signed plan pushed on a branch gets a READY preview on the report branch",
+      async () => {
+        await w.wt.checkout(`plan/${PLAN}`, true);
+        await w.wt.commit({
+          [`plans/${PLAN}.yaml`]: w.planText,
+          [`plans/${PLAN}.yaml.sig`]: await w.sign(w.planText, ["alice", "bob"]),
+        }, `Plan ${PLAN}`);
+        await w.wt.push(`plan/${PLAN}`);
+        await reconcile(w);
+        const preview = await w.reportAt(PREVIEW);
+        assert(preview, "no preview on main");
+        assert(preview.includes("**Verdict: READY FOR APPROVAL"), preview.slice(0, 300));
+        assert(preview.includes(`on \`plan/${PLAN}\``));
+        assertEquals(checkMarkdown(preview), []);
+        assertEquals(await w.journal.listOperations(), [], "a preview must not execute");
+        assertEquals(await w.reportAt(EXECUTION), undefined);
+      },
+    );
+
+    await t.step(
+      "merging executes the plan on the twin and commits a completed execution report",
+      async () => {
+        await w.wt.pull("main");
+        const merge = await w.wt.merge(`plan/${PLAN}`);
+        await w.wt.push("main");
+        await reconcile(w);
+        const report = await w.reportAt(EXECUTION);
+        assert(report, "no execution report");
+        assert(report.includes("**Verdict: COMPLETED"), report.slice(0, 400));
+        assert(report.includes(`\`${merge}\` on \`main\``), "report names the merge commit");
+        const chain = await w.journal.verifyChain();
+        assert(chain.ok && report.includes(chain.head), "report carries the journal head");
+        assertEquals(checkMarkdown(report), []);
+        const ops = await w.journal.listOperations();
+        assertEquals(ops.map((o) => o.state), Array(7).fill("completed"));
+        const execCommits = (await cairnCommits(w)).filter((c) => c.includes("execution of"));
+        // Milestones only: start, one per node done, the end — never one per health round.
+        assert(execCommits.length >= 2 && execCommits.length <= 9, execCommits.join("\n"));
+      },
+    );
+
+    await t.step(
+      "changing the merged plan (even re-signed) is refused with PlanChangedAfterApproval",
+      async () => {
+        await w.wt.pull("main");
+        const changed = w.planText.replace("one node\n", "one node (edited)\n");
+        assert(changed !== w.planText);
+        await w.wt.commit({
+          [`plans/${PLAN}.yaml`]: changed,
+          [`plans/${PLAN}.yaml.sig`]: await w.sign(changed, ["alice", "bob"]),
+        }, "Edit the approved plan");
+        await w.wt.push("main");
+        const before = await w.journal.listOperations();
+        await reconcile(w);
+        const preview = await w.reportAt(PREVIEW) ?? "";
+        assert(preview.includes("**Verdict: REFUSED"), preview.slice(0, 300));
+        assert(preview.includes("PlanChangedAfterApproval"));
+        assertEquals(await w.journal.listOperations(), before, "nothing executed");
+        assert((await w.reportAt(EXECUTION))?.includes("**Verdict: COMPLETED"), "history kept");
+      },
+    );
+
+    await t.step(
+      "an unsigned and an under-approved merged plan are not executed; reports say why",
+      async () => {
+        await w.wt.pull("main");
+        const unsigned = renamed(w.planText, "talos-unsigned");
+        const alone = renamed(w.planText, "talos-alone");
+        await w.wt.commit({
+          "plans/talos-unsigned.yaml": unsigned,
+          "plans/talos-alone.yaml": alone,
+          "plans/talos-alone.yaml.sig": await w.sign(alone, ["alice"]),
+        }, "Two plans that lack approval");
+        await w.wt.push("main");
+        const before = await w.journal.listOperations();
+        await reconcile(w);
+        const a = await w.reportAt("reports/talos-unsigned/preview.md") ?? "";
+        assert(a.includes("**Verdict: REFUSED") && a.includes("SignatureMissing"), a);
+        const b = await w.reportAt("reports/talos-alone/preview.md") ?? "";
+        assert(b.includes("**Verdict: REFUSED") && b.includes("ApprovalsInsufficient"), b);
+        assertEquals(checkMarkdown(a), []);
+        assertEquals(await w.journal.listOperations(), before);
+        assertEquals(await w.reportAt("reports/talos-unsigned/execution.md"), undefined);
+        const exported = await w.journal.exportAll();
+        assertEquals((exported["plan_names"] as { name: string }[]).map((p) => p.name), [PLAN]);
+      },
+    );
+  } finally {
+    await w.stop();
+  }
+});
+
+Deno.test("./cairn demo completes and prints the report path; the report renders", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-demo-test-" });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "-A", join(ROOT, "src/main.ts"), "demo", "--dir", dir],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assertEquals(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+    assert(stdout.includes(`Execution report: ${EXECUTION}`), stdout);
+    assert(stdout.includes("Nodes completed:  7 of 7"), stdout);
+    const report = await Deno.readTextFile(join(dir, "execution.md"));
+    assertEquals(
+      report,
+      await git(["--git-dir", join(dir, "remote.git"), "show", `main:${EXECUTION}`]) + "\n",
+    );
+    assert(report.includes("```mermaid\ngantt\n"));
+    assert(/\n\| Node \| Role \| State \|/.test(report), "node table present");
+    assertEquals(checkMarkdown(report), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
