@@ -45,6 +45,8 @@ export interface ReconcileWorld {
 export interface ReconcileWorldOptions {
   readonly pollIntervalMs?: number;
   readonly log?: Logger;
+  /** Wraps the journal the executor writes through (benchmarks time its first intent). */
+  readonly wrapJournal?: (j: Journal) => Journal;
 }
 
 /** Builds the world with an initial commit (catalogue + health policy) on main. */
@@ -83,7 +85,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
         reportAuthor: { name: "cairn", email: "cairn@localhost" },
       },
       executor: {
-        journal,
+        journal: o.wrapJournal ? o.wrapJournal(journal) : journal,
         cluster: tc.cluster,
         policy: await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml")),
         clock: tc.clock,

@@ -76,6 +76,10 @@ export class Reconciler {
   readonly #finished: ExecutionRecord[] = [];
   #intros: PlanIntroduction[] = [];
   #lastWatched: string | undefined;
+  #watchedMark = "";
+  readonly #branchTips = new Map<string, string>();
+  /** Digests queued, running or finished in this process: each runs at most once per process. */
+  readonly #enqueued = new Set<string>();
   #publishing: Promise<unknown> = Promise.resolve();
   #ready: { ready: boolean; why?: string } = { ready: false, why: "no fetch yet" };
 
@@ -147,6 +151,10 @@ export class Reconciler {
   }
 
   async #watched(head: BranchHead, signers: AllowedSigners): Promise<void> {
+    // An unchanged tip under an unchanged trust root has nothing new to assess.
+    const mark = `${head.commit}|${trustMark(signers)}`;
+    if (mark === this.#watchedMark) return;
+    this.#watchedMark = mark;
     if (head.commit !== this.#lastWatched) {
       const fresh = await this.#d.source.introductions(head.commit, this.#lastWatched);
       const known = new Set(this.#intros.map((i) => i.name));
@@ -159,7 +167,7 @@ export class Reconciler {
       (order.get(a.name) ?? Infinity) - (order.get(b.name) ?? Infinity)
     );
     for (const file of files) {
-      const key = await fileKey(file);
+      const key = `${await fileKey(file)}|${trustMark(signers)}`;
       if (this.#seen.get(file.name) === key) continue;
       this.#seen.set(file.name, key);
       const intro = this.#intros.find((i) => i.name === file.name);
@@ -181,6 +189,8 @@ export class Reconciler {
       });
       if (bound.ok) {
         this.#bound.set(file.name, a.facts.digest);
+        if (this.#enqueued.has(a.facts.digest)) return;
+        this.#enqueued.add(a.facts.digest);
         this.#queue.push({ facts: a.facts, cluster: a.parsed.plan.metadata.cluster });
         log.info("plan approved and queued", { planDigest: a.facts.digest });
         return;
@@ -214,9 +224,12 @@ export class Reconciler {
   }
 
   async #previewBranch(b: BranchHead, signers: AllowedSigners): Promise<void> {
+    const tip = `${b.commit}|${trustMark(signers)}`;
+    if (this.#branchTips.get(b.branch) === tip) return;
+    this.#branchTips.set(b.branch, tip);
     const listing = await this.#d.source.listPlans(b.commit);
     for (const file of listing.plans) {
-      const key = await fileKey(file);
+      const key = `${await fileKey(file)}|${trustMark(signers)}`;
       if (this.#seen.get(file.name) === key) continue; // unchanged from the watched branch
       const mark = `${b.branch}\u0000${file.name}`;
       if (this.#previewed.get(mark) === key) continue;
@@ -294,6 +307,11 @@ export class Reconciler {
     }
     this.#d.metrics.setOperations(counts);
   }
+}
+
+/** Identifies the trust root's content: an edited allowed_signers re-assesses everything. */
+function trustMark(signers: AllowedSigners): string {
+  return JSON.stringify(signers.entries);
 }
 
 async function fileKey(file: PlanFile): Promise<string> {
