@@ -35,6 +35,7 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["status"], load: lazy("./status.ts") },
   { path: ["rehearse"], load: lazy("./rehearse.ts") },
   { path: ["apply"], load: lazy("./apply.ts") },
+  { path: ["abort"], load: lazy("./abort.ts") },
   { path: ["demo"], load: lazy("./demo.ts") },
   { path: ["reconcile"], load: lazy("./reconcile.ts") },
   { path: ["health", "import-tuppr"], load: lazy("./health_import_tuppr.ts") },
