@@ -20,24 +20,44 @@ import { MemoryLogger } from "./memory_logger.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-export interface TwinWorld {
-  readonly twin: TwinProcess;
+/** A connected world: adapters, virtual clock, journal, and the plan bound and approved. */
+export interface World {
   readonly control: TwinControl;
   readonly clock: TwinClock;
   readonly journal: Journal;
   readonly bound: BoundPlan;
   readonly log: MemoryLogger;
   run(opts?: { signal?: AbortSignal }): Promise<RolloutOutcome>;
+  /** Closes the adapters and the journal (not the twin). */
+  close(): Promise<void>;
+}
+
+export interface TwinWorld extends World {
+  readonly twin: TwinProcess;
   stop(): Promise<void>;
 }
 
-export interface TwinWorldOptions {
-  readonly cluster?: string;
+export interface WorldOptions {
   readonly plan?: string;
   /** Replaces the plan text before it is parsed (to shape a scenario). */
   readonly editPlan?: (text: string) => string;
-  readonly faults?: readonly Fault[];
   readonly journalUrl?: string;
+  /** This controller instance's identity (default `ctl_test`). */
+  readonly owner?: string;
+  /** Journal write-point hook (crash tests). */
+  readonly writePoint?: (name: string) => Promise<void>;
+}
+
+export interface TwinWorldOptions extends WorldOptions {
+  readonly cluster?: string;
+  readonly faults?: readonly Fault[];
+}
+
+/** Where a running twin is. */
+export interface TwinEndpoints {
+  readonly controlUrl: string;
+  readonly kubeconfigPath: string | null | undefined;
+  readonly talosconfigPath: string;
 }
 
 export async function startTwinWorld(o: TwinWorldOptions = {}): Promise<TwinWorld> {
@@ -48,61 +68,12 @@ export async function startTwinWorld(o: TwinWorldOptions = {}): Promise<TwinWorl
   try {
     const control = new TwinControl(twin.controlUrl);
     for (const f of o.faults ?? []) await control.arm(f);
-    const clock = await TwinClock.connect(twin.controlUrl);
-    const conn = await connectCluster({
-      kubeconfigPath: twin.kubeconfigPath!,
-      talosconfigPath: twin.talosconfigPath,
-    });
-    const cluster = {
-      kube: syncingPort(conn.kube, clock),
-      talos: syncingPort(conn.talos, clock),
-      close: () => conn.close(),
-    };
-    const journal = await openJournal({
-      url: o.journalUrl ?? ":memory:",
-      ids: cryptoIdSource(),
-      nowMs: clock.now(),
-    });
-    const planPath = join(ROOT, o.plan ?? "plans/talos-v1.14.2.yaml");
-    let text = await Deno.readTextFile(planPath);
-    if (o.editPlan) text = o.editPlan(text);
-    const bytes = new TextEncoder().encode(text);
-    const parsed = await parsePlan(bytes, { file: planPath });
-    const bound = await bindPlan(journal, {
-      parsed,
-      bytes,
-      signatures: "",
-      firstSeenCommit: "test",
-      approver: { identity: "bob@example.com", role: "approver" },
-      nowMs: clock.now(),
-    });
-    const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
-    const log = new MemoryLogger();
+    const world = await connectWorld(twin, o);
     return {
+      ...world,
       twin,
-      control,
-      clock,
-      journal,
-      bound,
-      log,
-      run: (r = {}) =>
-        executePlan({
-          journal,
-          bound,
-          cluster,
-          policy,
-          clock,
-          timeoutClock: clock.forTimeouts(5_000),
-          log,
-          owner: "ctl_test",
-          callTimeoutMs: (ms) => Math.min(ms, 5_000),
-          pollIntervalMs: 5_000,
-          roundIntervalMs: 30_000,
-          ...(r.signal ? { signal: r.signal } : {}),
-        }),
       async stop() {
-        cluster.close();
-        await journal.close();
+        await world.close();
         await twin.stop();
       },
     };
@@ -110,4 +81,82 @@ export async function startTwinWorld(o: TwinWorldOptions = {}): Promise<TwinWorl
     await twin.stop();
     throw e;
   }
+}
+
+/** Connects cairn's real adapters and a journal to a running twin and binds the plan. */
+export async function connectWorld(t: TwinEndpoints, o: WorldOptions = {}): Promise<World> {
+  const control = new TwinControl(t.controlUrl);
+  const clock = await TwinClock.connect(t.controlUrl);
+  const conn = await connectCluster({
+    kubeconfigPath: t.kubeconfigPath!,
+    talosconfigPath: t.talosconfigPath,
+  });
+  const cluster = {
+    kube: syncingPort(conn.kube, clock),
+    talos: syncingPort(conn.talos, clock),
+    close: () => conn.close(),
+  };
+  const journal = await openJournal({
+    url: o.journalUrl ?? ":memory:",
+    ids: cryptoIdSource(),
+    nowMs: clock.now(),
+    ...(o.writePoint ? { writePoint: o.writePoint } : {}),
+  });
+  const planPath = join(ROOT, o.plan ?? "plans/talos-v1.14.2.yaml");
+  let text = await Deno.readTextFile(planPath);
+  if (o.editPlan) text = o.editPlan(text);
+  const bytes = new TextEncoder().encode(text);
+  const parsed = await parsePlan(bytes, { file: planPath });
+  const bound = await bindPlan(journal, {
+    parsed,
+    bytes,
+    signatures: "",
+    firstSeenCommit: "test",
+    approver: { identity: "bob@example.com", role: "approver" },
+    nowMs: clock.now(),
+  });
+  const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
+  const log = new MemoryLogger();
+  return {
+    control,
+    clock,
+    journal,
+    bound,
+    log,
+    run: (r = {}) =>
+      executePlan({
+        journal,
+        bound,
+        cluster,
+        policy,
+        clock,
+        timeoutClock: clock.forTimeouts(20_000),
+        log,
+        owner: o.owner ?? "ctl_test",
+        callTimeoutMs: (ms) => Math.min(ms, 20_000),
+        pollIntervalMs: 5_000,
+        roundIntervalMs: 30_000,
+        ...(r.signal ? { signal: r.signal } : {}),
+      }),
+    async close() {
+      cluster.close();
+      await journal.close();
+    },
+  };
+}
+
+/** Keeps only the named nodes in the plan's node list (scenario plans). */
+export function onlyNodes(...names: string[]): (text: string) => string {
+  return (text) => {
+    const head = text.slice(0, text.indexOf("  nodes:\n"));
+    const tail = text.slice(text.indexOf("  rollout:"));
+    const nodes = names.map((n) => {
+      const m = text.match(
+        new RegExp(`    - name: ${n}\\n      role: (\\w+)\\n      address: (\\S+)\\n`),
+      );
+      if (!m) throw new Error(`node ${n} is not in the plan`);
+      return m[0];
+    });
+    return `${head}  nodes:\n${nodes.join("")}${tail}`;
+  };
 }

@@ -1,4 +1,6 @@
+import { isTerminal } from "../../domain/operation.ts";
 import type { BoundPlan, ExecutorDeps } from "./deps.ts";
+import { controllerActor } from "./observe.ts";
 import { stepKey } from "./digests.ts";
 import { type NodeOutcome, runNodeStep } from "./node_step.ts";
 
@@ -15,6 +17,7 @@ export interface RolloutOutcome {
  * post-gate passing. Stops cleanly between steps when the signal is aborted.
  */
 export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<RolloutOutcome> {
+  await takeOverStale(deps, bound);
   const ops = (await deps.journal.listOperations()).filter((o) => o.planDigest === bound.digest);
   const nodes: NodeOutcome[] = [];
   for (const node of bound.plan.spec.nodes) {
@@ -39,4 +42,32 @@ export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<
     if (o.state !== "completed") return { state: "halted", nodes };
   }
   return { state: "completed", nodes };
+}
+
+/**
+ * At start, every live operation of the plan owned by another controller instance (a crashed or
+ * replaced one) is taken over: its generation moves on, in-flight work becomes `unresolved`, and
+ * the old owner's token can no longer pass an attempt transaction. Resume is not rerun: the
+ * taken-over operation is then left for recovery, never re-executed from the top.
+ */
+async function takeOverStale(deps: ExecutorDeps, bound: BoundPlan): Promise<void> {
+  const { epoch } = await deps.journal.installation();
+  const live = (await deps.journal.listOperations()).filter((o) =>
+    o.planDigest === bound.digest && !isTerminal(o.state) && o.owner !== deps.owner
+  );
+  for (const op of live) {
+    const r = await deps.journal.takeOver({
+      operationId: op.id,
+      newOwner: deps.owner,
+      seenGen: op.ownerGen,
+      epoch,
+      actor: controllerActor(deps.owner),
+      nowMs: deps.clock.now(),
+    });
+    deps.log.warn(r.ok ? "operation taken over" : "takeover lost to another controller", {
+      operationId: op.id,
+      node: op.machine,
+      ...(r.ok ? { state: r.operation.state } : {}),
+    });
+  }
 }
