@@ -7,7 +7,7 @@
  */
 import { formatProblem, type Problem } from "../errors.ts";
 import { parseEvidenceManifest } from "../evidence/manifest.ts";
-import { parseHealthPolicy } from "../health/policy_parse.ts";
+import { parseHealthPolicyStructure } from "../health/policy_structure.ts";
 import type { Reason } from "../reasons.ts";
 import type { PlanIssue } from "./parse.ts";
 import type { BoundFile, Plan } from "./schema.ts";
@@ -50,7 +50,7 @@ const RULES: Record<keyof BoundFileLoads, RoleRules> = {
     mismatch: "HealthPolicyDigestMismatch",
     invalid: "HealthPolicyInvalid",
     parse: (text, file) => {
-      const r = parseHealthPolicy(text, file);
+      const r = parseHealthPolicyStructure(text, file);
       return r.ok ? { problems: [], cluster: r.policy.cluster } : { problems: r.problems };
     },
   },
