@@ -36,6 +36,7 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["rehearse"], load: lazy("./rehearse.ts") },
   { path: ["apply"], load: lazy("./apply.ts") },
   { path: ["abort"], load: lazy("./abort.ts") },
+  { path: ["recover"], load: lazy("./recover.ts") },
   { path: ["demo"], load: lazy("./demo.ts") },
   { path: ["reconcile"], load: lazy("./reconcile.ts") },
   { path: ["health", "import-tuppr"], load: lazy("./health_import_tuppr.ts") },

@@ -1206,6 +1206,47 @@ export const REASONS = [
     retry: "wait",
     meaning: "The plan waits for its cluster's rollout slot, behind plans merged before it.",
   },
+  // --- recovery: cairn recover ------------------------------------------------------------
+  {
+    code: "RecoveryNotApplicable",
+    area: "recovery",
+    retry: "never",
+    meaning:
+      "The requested recovery decision does not apply to this operation (terminal, already accounted, or not an unresolved operation with attempts).",
+  },
+  {
+    code: "RecoveryAttemptsUnaccounted",
+    area: "recovery",
+    retry: "wait",
+    meaning:
+      "Classification is refused while an attempt is unaccounted; account it after the settle floor first.",
+  },
+  {
+    code: "RecoveryUncordonRefused",
+    area: "recovery",
+    retry: "never",
+    meaning:
+      "Recovery lifts only an operation-owned cordon the plan authorises (uncordonOwnedCordon) whose ownership evidence is unchanged; anything else is left to humans.",
+  },
+  {
+    code: "RecoveryTakeoverLost",
+    area: "recovery",
+    retry: "backoff",
+    meaning: "Another takeover of the operation won; re-read the evidence and decide again.",
+  },
+  {
+    code: "RecoveryObservationFailed",
+    area: "recovery",
+    retry: "backoff",
+    meaning: "The node could not be read for a recovery observation; nothing was decided.",
+  },
+  {
+    code: "RecoveryEvidenceInconclusive",
+    area: "recovery",
+    retry: "wait",
+    meaning:
+      "The completion observation was unreadable: the operation stays unresolved, scope held.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */

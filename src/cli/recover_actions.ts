@@ -1,0 +1,214 @@
+/**
+ * What `cairn recover` does against the journal and the cluster: gathers the evidence of one
+ * operation and records one authorised decision (account an attempt, lift an operation-owned
+ * cordon, classify on a completion observation). Not a command; heavy adapters stay out.
+ * Nothing here sends an install or a reboot: resume is not rerun.
+ */
+import { CairnError } from "../domain/errors.ts";
+import type { OperationState } from "../domain/operation.ts";
+import type { Reason } from "../domain/reasons.ts";
+import { parsePlan } from "../domain/plan/parse.ts";
+import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Actor, Journal, OperationDetail, OwnerToken } from "../ports/journal.ts";
+import type { Kube } from "../ports/kube.ts";
+import type { Talos } from "../ports/talos.ts";
+import {
+  bootObservedOf,
+  cordonFactOf,
+  drainFactsOf,
+  parsePhases,
+  type PossibleDecision,
+  possibleDecisions,
+  type RecoveryFacts,
+} from "../engine/recovery.ts";
+import { digestOf, identityText } from "../engine/executor/digests.ts";
+import { UsageError } from "./command.ts";
+
+/** Everything `cairn recover OP` knows about one operation. */
+export interface RecoveryEvidence {
+  readonly facts: RecoveryFacts;
+  readonly detail: OperationDetail;
+  readonly plan: TalosUpgradePlan;
+  readonly planDigest: string;
+}
+
+function refuse(reason: Reason, message: string): never {
+  throw new CairnError({ reason, message });
+}
+
+/** Reads the operation, its plan and the machine's reads from the journal. */
+export async function gatherEvidence(
+  journal: Journal,
+  o: { readonly operationId: string; readonly settleFloorMs: number; readonly nowMs: number },
+): Promise<RecoveryEvidence> {
+  const detail = await journal.showOperation(o.operationId) ??
+    refuse("OperationNotFound", `no operation ${o.operationId} in the journal`);
+  const op = detail.operation;
+  const record = await journal.getPlan(op.planDigest) ??
+    refuse("OperationNotFound", `the plan ${op.planDigest} of ${op.id} is not in the journal`);
+  const parsed = await parsePlan(new TextEncoder().encode(record.bytes), {
+    file: `journal:${record.name}`,
+  });
+  if (parsed.plan.kind !== "TalosUpgrade") {
+    refuse("RecoveryNotApplicable", `${parsed.plan.kind} operations are not recovered here`);
+  }
+  const rows = await journal.exportAll();
+  const opRow = (rows["operations"] ?? []).find((r) => (r as { id: string }).id === op.id) as
+    | { owner_since_ms: number }
+    | undefined;
+  const reads = ((rows["observations"] ?? []) as { machine: string; observed_at_ms: number }[])
+    .filter((r) => r.machine === op.machine).map((r) => r.observed_at_ms);
+  const plan = parsed.plan;
+  return {
+    detail,
+    plan,
+    planDigest: record.digest,
+    facts: {
+      operation: op,
+      ownerSinceMs: opRow?.owner_since_ms ?? op.createdAtMs,
+      attempts: detail.attempts,
+      phases: parsePhases(detail.phases),
+      machineReadsMs: reads,
+      planRecovery: plan.spec.recovery.map((r) => r.action),
+      settleFloorMs: o.settleFloorMs,
+      nowMs: o.nowMs,
+    },
+  };
+}
+
+/** The evidence as `cairn recover OP` prints it (`--output json` prints exactly this). */
+export interface EvidenceView {
+  readonly operation: Record<string, unknown>;
+  readonly attempts: ReadonlyArray<Record<string, unknown>>;
+  readonly phases: ReadonlyArray<Record<string, unknown>>;
+  readonly facts: Record<string, unknown>;
+  readonly decisions: readonly PossibleDecision[];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function evidenceView(e: RecoveryEvidence): EvidenceView {
+  const f = e.facts;
+  const op = f.operation;
+  return {
+    operation: {
+      id: op.id,
+      state: op.state,
+      machine: op.machine,
+      step: op.step,
+      plan: `${e.plan.metadata.name} (sha256:${e.planDigest})`,
+      owner: op.owner,
+      ownerGen: op.ownerGen,
+      ownerEpoch: op.ownerEpoch,
+      ownerSince: iso(f.ownerSinceMs),
+      attemptsUsed: op.attemptsUsed,
+    },
+    attempts: f.attempts.map((a) => ({
+      id: a.id,
+      number: a.number,
+      phase: a.phase,
+      sentAt: iso(a.sentAtMs),
+      transportDeadline: iso(a.transportDeadlineMs),
+      verificationDeadline: iso(a.verificationDeadlineMs),
+      responseClass: a.responseClass,
+      accountedBy: a.accountedBy,
+      unaccounted: a.accountedBy === null,
+      owner: `gen ${a.ownerGen}@${a.ownerEpoch}`,
+    })),
+    phases: f.phases.map((p) => ({ ...p, at: iso(p.atMs) })),
+    facts: {
+      cordon: cordonFactOf(f.phases) ?? null,
+      drain: drainFactsOf(f.phases) ?? null,
+      bootObserved: bootObservedOf(f.phases) ?? null,
+    },
+    decisions: possibleDecisions(f),
+  };
+}
+
+/** Takes the operation over for a recovery act; refuses if a concurrent takeover won. */
+export async function takeOverFor(
+  journal: Journal,
+  op: { readonly id: string; readonly ownerGen: number },
+  actor: Actor,
+  nowMs: number,
+): Promise<{ token: OwnerToken; state: OperationState }> {
+  const { epoch } = await journal.installation();
+  const r = await journal.takeOver({
+    operationId: op.id,
+    newOwner: `recover:${actor.identity}`,
+    seenGen: op.ownerGen,
+    epoch,
+    actor,
+    nowMs,
+  });
+  if (!r.ok) {
+    refuse("RecoveryTakeoverLost", `another takeover of ${op.id} won (generation ${op.ownerGen})`);
+  }
+  const o = r.operation;
+  return { token: { owner: o.owner, gen: o.ownerGen, epoch: o.ownerEpoch }, state: o.state };
+}
+
+/** The cluster a recovery act reads (and, for an uncordon, writes). */
+export interface RecoveryCluster {
+  readonly kube: Kube;
+  /** Absent when no talosconfig was given (an uncordon needs only Kubernetes). */
+  readonly talos?: Talos;
+  readonly clock: Clock;
+  readonly callTimeoutMs: (remainingMs: number) => number;
+}
+
+/**
+ * A recovery observation: the node's resourceVersion at the start of the read, the Talos
+ * version, then the resourceVersion again at the end; recorded with purpose `recovery`.
+ * A node that cannot be read is not a successful read and records nothing.
+ */
+export async function recoveryObservation(
+  journal: Journal,
+  c: RecoveryCluster,
+  o: { readonly e: RecoveryEvidence; readonly actor: Actor },
+): Promise<{ id: string; summary: string; changed: boolean }> {
+  const op = o.e.facts.operation;
+  const basis = await journal.startObservation(op.machine, o.actor, c.clock.now());
+  const start = await readNode(c, op.machine);
+  const version = await needTalos(c).version(op.machine, { timeoutMs: c.callTimeoutMs(30_000) })
+    .then((v) => v.tag, (e) => `unreadable (${e instanceof Error ? e.message : String(e)})`);
+  const end = await readNode(c, op.machine);
+  const role = end.controlPlane ? "controlplane" : "worker";
+  const digest = await digestOf(identityText(o.e.plan.metadata.cluster, { name: end.name, role }));
+  const changed = start.resourceVersion !== end.resourceVersion;
+  const summary = `talos=${version} bootId=${end.bootID} ready=${end.ready} ` +
+    `unschedulable=${end.unschedulable} rv=${start.resourceVersion}→${end.resourceVersion}`;
+  const rec = await journal.recordObservation({
+    machine: op.machine,
+    purpose: "recovery",
+    planDigest: o.e.planDigest,
+    operationId: op.id,
+    basis,
+    digest,
+    objectUid: end.uid,
+    resourceVersion: end.resourceVersion,
+    resourceVersionAtStart: start.resourceVersion,
+    observedGeneration: 0,
+    observedAtMs: c.clock.now(),
+    summary,
+    actor: o.actor,
+  });
+  return { id: rec.id, summary, changed };
+}
+
+async function readNode(c: RecoveryCluster, name: string) {
+  let node;
+  try {
+    node = await c.kube.getNode(name);
+  } catch (e) {
+    refuse("RecoveryObservationFailed", `node ${name} could not be read: ${String(e)}`);
+  }
+  return node ?? refuse("RecoveryObservationFailed", `node ${name} is not in the cluster`);
+}
+
+/** The Talos adapter, or a usage error when no talosconfig was given. */
+export function needTalos(c: RecoveryCluster): Talos {
+  if (!c.talos) throw new UsageError("--talosconfig T is required for this decision");
+  return c.talos;
+}

@@ -1,0 +1,262 @@
+/**
+ * The three decisions `cairn recover` records. Each re-reads the journal, refuses with a reason
+ * when the evidence does not allow it, and otherwise leaves the journal to check ER's rules once
+ * more inside its own transaction. Not a command.
+ */
+import { CairnError } from "../domain/errors.ts";
+import type { OperationState } from "../domain/operation.ts";
+import type { Reason } from "../domain/reasons.ts";
+import type { HealthPolicy } from "../domain/health/policy_parse.ts";
+import type { Actor, Journal } from "../ports/journal.ts";
+import type { Logger } from "../ports/logger.ts";
+import { decideUncordon } from "../engine/cordon_ownership.ts";
+import {
+  alreadyUncordoned,
+  attemptTakenOver,
+  classification,
+  classifyRefusal,
+  cordonFactOf,
+  uncordonRefusal,
+} from "../engine/recovery.ts";
+import type { StepState } from "../engine/executor/deps.ts";
+import { journalHealthGate } from "../engine/executor/health_gate.ts";
+import { NODES } from "../engine/executor/kube_phases.ts";
+import {
+  completionObservation,
+  NODE_READERS,
+  roundsUntilPass,
+} from "../engine/executor/verify_phase.ts";
+import {
+  gatherEvidence,
+  needTalos,
+  type RecoveryCluster,
+  type RecoveryEvidence,
+  recoveryObservation,
+  takeOverFor,
+} from "./recover_actions.ts";
+
+/** What a recorded decision did. */
+export interface DecisionResult {
+  readonly decision: "account" | "uncordon" | "classify";
+  readonly operation: string;
+  readonly state: OperationState;
+  readonly message: string;
+  readonly observation?: string;
+}
+
+function refuse(reason: Reason, message: string): never {
+  throw new CairnError({ reason, message });
+}
+
+async function evidence(journal: Journal, c: RecoveryCluster, opId: string, floorMs = 30_000) {
+  return await gatherEvidence(journal, {
+    operationId: opId,
+    settleFloorMs: floorMs,
+    nowMs: c.clock.now(),
+  });
+}
+
+/**
+ * A recovery-admin accounting decision (ER §5.2): takeover unless the executor is known stopped
+ * or already taken over, a recovery observation now, then the decision. The journal refuses it
+ * while the settle floor has not elapsed.
+ */
+export async function accountAttempt(
+  journal: Journal,
+  c: RecoveryCluster,
+  o: {
+    readonly operationId: string;
+    readonly attemptId: string;
+    readonly actor: string;
+    readonly evidence: string;
+    readonly explanation?: string;
+    readonly settleFloorMs: number;
+    readonly executorStoppedAtMs?: number;
+  },
+): Promise<DecisionResult> {
+  const e = await evidence(journal, c, o.operationId, o.settleFloorMs);
+  const att = e.facts.attempts.find((a) => a.id === o.attemptId) ??
+    refuse("OperationNotFound", `operation ${o.operationId} has no attempt ${o.attemptId}`);
+  if (att.accountedBy !== null) {
+    refuse("RecoveryNotApplicable", `attempt ${att.id} is already accounted (${att.accountedBy})`);
+  }
+  const actor: Actor = { identity: o.actor, role: "recovery-admin" };
+  const op = e.facts.operation;
+  if (o.executorStoppedAtMs === undefined && !attemptTakenOver(att, op)) {
+    await takeOverFor(journal, op, actor, c.clock.now());
+  }
+  const obs = await recoveryObservation(journal, c, { e, actor });
+  await journal.recordRecoveryDecision({
+    attemptId: att.id,
+    actor,
+    observationId: obs.id,
+    ...(o.executorStoppedAtMs !== undefined ? { executorStoppedAtMs: o.executorStoppedAtMs } : {}),
+    settleFloorMs: o.settleFloorMs,
+    ...(o.explanation ? { explanation: o.explanation } : {}),
+    evidence: o.evidence,
+    nowMs: c.clock.now(),
+  });
+  const after = await journal.getOperation(op.id);
+  return {
+    decision: "account",
+    operation: op.id,
+    state: after?.state ?? op.state,
+    message:
+      `attempt ${att.id} (${att.phase}) accounted by ${o.actor} on ${obs.id}: ${obs.summary}`,
+    observation: obs.id,
+  };
+}
+
+/**
+ * Lifts an operation-owned cordon the plan authorises recovery to lift, only when a fresh read
+ * shows its ownership evidence unchanged; the write carries the read's resourceVersion.
+ */
+export async function uncordonOwned(
+  journal: Journal,
+  c: RecoveryCluster,
+  o: { readonly operationId: string; readonly actor: string },
+): Promise<DecisionResult> {
+  const e = await evidence(journal, c, o.operationId);
+  const why = uncordonRefusal(e.facts);
+  if (why) refuse("RecoveryUncordonRefused", `uncordon of ${e.facts.operation.machine}: ${why}`);
+  const machine = e.facts.operation.machine;
+  const obj = await c.kube.getObject(NODES, machine) ??
+    refuse("RecoveryUncordonRefused", `node ${machine} is not in the cluster`);
+  const d = decideUncordon(cordonFactOf(e.facts.phases)!, obj);
+  if (d.kind === "leave") {
+    refuse("RecoveryUncordonRefused", `uncordon of ${machine}: ${d.reason}: ${d.detail}`);
+  }
+  const actor: Actor = { identity: o.actor, role: "recovery-admin" };
+  const { token, state } = await takeOverFor(journal, e.facts.operation, actor, c.clock.now());
+  const authorised = { authorisedBy: o.actor, role: actor.role, recovery: "uncordonOwnedCordon" };
+  const phase = (kind: "intent" | "fact", detail: Record<string, unknown>) =>
+    journal.recordPhase({
+      operationId: o.operationId,
+      token,
+      phase: "uncordon",
+      kind,
+      detail: { ...detail, ...authorised },
+      nowMs: c.clock.now(),
+    });
+  await phase("intent", {
+    verb: "patch",
+    node: machine,
+    unschedulable: null,
+    resourceVersion: d.resourceVersion,
+  });
+  const out = await c.kube.uncordon(machine, d.resourceVersion).catch((err) => ({
+    kind: "send-failed" as const,
+    message: err instanceof Error ? err.message : String(err),
+  }));
+  if (out.kind !== "applied") {
+    await phase("fact", { decision: "not-applied", outcome: out.kind, message: out.message });
+    refuse("RecoveryUncordonRefused", `uncordon of ${machine} not applied: ${out.kind}`);
+  }
+  await phase("fact", { decision: "uncordoned", resourceVersion: out.resourceVersion });
+  return {
+    decision: "uncordon",
+    operation: o.operationId,
+    state,
+    message: `${machine} uncordoned (rv ${d.resourceVersion} → ${out.resourceVersion})`,
+  };
+}
+
+/** What classification reads health with. */
+export interface ClassifyHealth {
+  readonly policy: HealthPolicy;
+  readonly evidence: import("../domain/health/types.ts").HealthEvidence;
+  readonly timeoutClock?: import("../ports/clock.ts").Clock;
+  readonly intervalMs: number;
+  readonly pollIntervalMs: number;
+  readonly log: Logger;
+}
+
+/**
+ * Classifies a fully accounted `unresolved` operation on a completion observation taken as the
+ * executor takes it (version, schematic, fresh health rounds to the verify deadline): completed,
+ * failed, or still unresolved when unreadable. Nothing is sent to the node.
+ */
+export async function classifyOperation(
+  journal: Journal,
+  c: RecoveryCluster,
+  h: ClassifyHealth,
+  o: { readonly operationId: string; readonly actor: string },
+): Promise<DecisionResult> {
+  const e = await evidence(journal, c, o.operationId);
+  const why = classifyRefusal(e.facts);
+  if (why) {
+    const open = e.facts.attempts.some((a) => a.accountedBy === null);
+    refuse(open ? "RecoveryAttemptsUnaccounted" : "RecoveryNotApplicable", why);
+  }
+  const actor: Actor = { identity: o.actor, role: "controller" };
+  const { token } = await takeOverFor(journal, e.facts.operation, actor, c.clock.now());
+  const s = stepState(journal, c, h, e, token, `recover:${o.actor}`);
+  const cordon = cordonFactOf(e.facts.phases);
+  const ownedInPlace = (cordon?.cordonedByOperation ?? false) && !alreadyUncordoned(e.facts.phases);
+  const hop = e.plan.spec.hops[e.plan.spec.hops.length - 1]!;
+  const round = await roundsUntilPass(
+    s,
+    "post-gate",
+    ownedInPlace,
+    ownedInPlace ? NODE_READERS : undefined,
+  );
+  const obs = await completionObservation(s, hop, round.verdict);
+  const to = classification(obs);
+  const message = `${obs.summary}; health ${round.verdict}: ${round.reason}`;
+  if (to === "unresolved") {
+    refuse("RecoveryEvidenceInconclusive", `completion observation unreadable: ${message}`);
+  }
+  const after = await journal.transition({
+    operationId: o.operationId,
+    token,
+    to,
+    observationId: obs.id,
+    reason: `RecoveryClassified: ${message}`.slice(0, 1000),
+    nowMs: c.clock.now(),
+  });
+  return {
+    decision: "classify",
+    operation: o.operationId,
+    state: after.state,
+    message,
+    observation: obs.id,
+  };
+}
+
+function stepState(
+  journal: Journal,
+  c: RecoveryCluster,
+  h: ClassifyHealth,
+  e: RecoveryEvidence,
+  token: StepState["token"],
+  owner: string,
+): StepState {
+  const op = e.facts.operation;
+  const health = journalHealthGate({
+    clock: c.clock,
+    ...(h.timeoutClock ? { timeoutClock: h.timeoutClock } : {}),
+    journal,
+    evidence: h.evidence,
+    policy: h.policy,
+    cluster: e.plan.metadata.cluster,
+    intervalMs: h.intervalMs,
+  });
+  return {
+    deps: {
+      clock: c.clock,
+      journal,
+      kube: c.kube,
+      talos: needTalos(c),
+      health,
+      log: h.log,
+      owner,
+      callTimeoutMs: c.callTimeoutMs,
+      pollIntervalMs: h.pollIntervalMs,
+    },
+    bound: { plan: e.plan, digest: e.planDigest },
+    node: op.machine,
+    step: op.step,
+    operationId: op.id,
+    token,
+  };
+}
