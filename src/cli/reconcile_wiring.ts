@@ -82,14 +82,19 @@ export function planExecutor(s: ExecutorSettings): PlanExecutor {
         roundIntervalMs: s.roundIntervalMs,
         signal: opts.signal,
       });
-      return {
-        state: outcome.state,
-        reasons: outcome.nodes.filter((n) => n.state !== "completed").map((n) => ({
-          reason: n.reason,
-          message: n.detail,
-          where: n.node,
-        })),
-      } satisfies ExecutionEnd;
+      const reasons = outcome.nodes.filter((n) => n.state !== "completed").map((n) => ({
+        reason: n.reason,
+        message: n.detail,
+        where: n.node,
+      }));
+      if (outcome.state === "stopped" && reasons.length === 0) {
+        reasons.push({
+          reason: "Stopped",
+          message: "the controller stopped between node steps; the next start resumes the plan",
+          where: "controller",
+        });
+      }
+      return { state: outcome.state, reasons } satisfies ExecutionEnd;
     },
   };
 }

@@ -33,6 +33,8 @@ export interface ReconcileWorld {
   readonly wakeup: HookWakeup;
   readonly stopper: AbortController;
   readonly log: MemoryLogger;
+  /** Another reconciler over the same repository, journal and twin (a restart). */
+  makeReconciler(signal: AbortSignal): Promise<Reconciler>;
   /** The example plan's text. */
   readonly planText: string;
   /** Armored signatures of `text` by each person, concatenated (a `.sig` file). */
@@ -76,33 +78,36 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
     closers.push(() => stopper.abort());
     const wakeup = new HookWakeup(stopper.signal);
     const log = new MemoryLogger();
-    const reconciler = await createReconciler({
-      git: {
-        remote: daemon.url("plans.git"),
-        cacheDir: join(dir, "state", "repo-cache"),
-        branch: "main",
-        reportBranch: "main",
-        reportAuthor: { name: "cairn", email: "cairn@localhost" },
-      },
-      executor: {
-        journal: o.wrapJournal ? o.wrapJournal(journal) : journal,
-        cluster: tc.cluster,
-        policy: await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml")),
-        clock: tc.clock,
-        timeoutClock: tc.clock.forTimeouts(5_000),
-        log: o.log ?? log,
-        owner: "ctl_e2e",
-        callTimeoutMs: (ms) => Math.min(ms, 5_000),
-        pollIntervalMs: 5_000,
-        roundIntervalMs: 30_000,
-      },
-      allowedSignersPath: trustPath,
-      requiredApprovals: 1,
-      pollIntervalMs: o.pollIntervalMs ?? 1_000,
-      planBranchesGlob: "plan/*",
-      signal: stopper.signal,
-      wakeup,
-    });
+    const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
+    const makeReconciler = (signal: AbortSignal, wake: HookWakeup) =>
+      createReconciler({
+        git: {
+          remote: daemon.url("plans.git"),
+          cacheDir: join(dir, "state", "repo-cache"),
+          branch: "main",
+          reportBranch: "main",
+          reportAuthor: { name: "cairn", email: "cairn@localhost" },
+        },
+        executor: {
+          journal: o.wrapJournal ? o.wrapJournal(journal) : journal,
+          cluster: tc.cluster,
+          policy,
+          clock: tc.clock,
+          timeoutClock: tc.clock.forTimeouts(5_000),
+          log: o.log ?? log,
+          owner: "ctl_e2e",
+          callTimeoutMs: (ms) => Math.min(ms, 5_000),
+          pollIntervalMs: 5_000,
+          roundIntervalMs: 30_000,
+        },
+        allowedSignersPath: trustPath,
+        requiredApprovals: 1,
+        pollIntervalMs: o.pollIntervalMs ?? 1_000,
+        planBranchesGlob: "plan/*",
+        signal,
+        wakeup: wake,
+      });
+    const reconciler = await makeReconciler(stopper.signal, wakeup);
     const planText = await Deno.readTextFile(join(ROOT, "plans/talos-v1.14.2.yaml"));
     return {
       dir,
@@ -116,6 +121,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
       stopper,
       log,
       planText,
+      makeReconciler: (signal) => makeReconciler(signal, new HookWakeup(signal)),
       sign: (text, who) => signAll(dir, text, who),
       reportAt: async (path) => {
         try {

@@ -116,6 +116,80 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         assertEquals((exported["plan_names"] as { name: string }[]).map((p) => p.name), [PLAN]);
       },
     );
+
+    await t.step("two plans merged in order run one at a time in merge order", async () => {
+      await w.wt.pull("main");
+      const first = renamed(w.planText, "talos-first");
+      const second = renamed(w.planText, "talos-second");
+      for (const [name, text] of [["talos-first", first], ["talos-second", second]] as const) {
+        await w.wt.checkout(`plan/${name}`, true);
+        await w.wt.commit({
+          [`plans/${name}.yaml`]: text,
+          [`plans/${name}.yaml.sig`]: await w.sign(text, ["alice", "carol"]),
+        }, `Plan ${name}`);
+        await w.wt.checkout("main");
+        await w.wt.merge(`plan/${name}`);
+      }
+      await w.wt.push("main");
+      await reconcile(w);
+      // The cluster already runs v1.14.2: each halts at its first node, which shows the order.
+      const subjects = (await cairnCommits(w)).reverse().map((c) => c.split("|")[1]!)
+        .filter((c) => c.includes("talos-first") || c.includes("talos-second"));
+      const lastFirst = subjects.findLastIndex((c) => c.includes("talos-first"));
+      const firstSecond = subjects.findIndex((c) => c.includes("talos-second"));
+      assert(lastFirst >= 0 && firstSecond > lastFirst, subjects.join("\n"));
+      for (const name of ["talos-first", "talos-second"]) {
+        const r = await w.reportAt(`reports/${name}/execution.md`) ?? "";
+        assert(r.includes("TargetReachedOutOfBand"), r.slice(0, 600));
+      }
+    });
+  } finally {
+    await w.stop();
+  }
+});
+
+Deno.test("a stop between node steps leaves a reported, resumable execution; a restart finishes it", async () => {
+  let stopOnFirstNode: () => void = () => {};
+  const w = await startReconcileWorld({
+    wrapJournal: (j) =>
+      new Proxy(j, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target);
+          if (prop !== "transition" || typeof v !== "function") {
+            return typeof v === "function" ? v.bind(target) : v;
+          }
+          return async (input: { to: string }) => {
+            const out = await v.call(target, input);
+            if (input.to === "completed") stopOnFirstNode();
+            return out;
+          };
+        },
+      }),
+  });
+  try {
+    stopOnFirstNode = () => w.stopper.abort();
+    await w.wt.pull("main");
+    await w.wt.commit({
+      [`plans/${PLAN}.yaml`]: w.planText,
+      [`plans/${PLAN}.yaml.sig`]: await w.sign(w.planText, ["alice", "bob"]),
+    }, "Plan merged directly");
+    await w.wt.push("main");
+    await w.reconciler.run(); // first cycle picks the plan up; returns once stopped and settled
+    const ops = await w.journal.listOperations();
+    assertEquals(ops.map((o) => [o.machine, o.state]), [["worker-1", "completed"]]);
+    const stopped = await w.reportAt(EXECUTION) ?? "";
+    assert(stopped.includes("**Verdict: RUNNING"), stopped.slice(0, 400));
+    assert(stopped.includes("`Stopped`"), "the report says why it is not finished");
+    assertEquals(checkMarkdown(stopped), []);
+
+    stopOnFirstNode = () => {};
+    const restarted = await w.makeReconciler(new AbortController().signal);
+    await restarted.cycle();
+    await restarted.settled();
+    const after = await w.journal.listOperations();
+    assertEquals(after.length, 7, "worker-1 is not run again");
+    assert(after.every((o) => o.state === "completed"));
+    assert((await w.reportAt(EXECUTION))?.includes("**Verdict: COMPLETED"));
   } finally {
     await w.stop();
   }
