@@ -197,12 +197,18 @@ async function show(journal: Journal, args: ParsedArgs, io: CommandIO): Promise<
   return view;
 }
 
+/** The journal speaks in epoch milliseconds; people read RFC 3339 next to them. */
+function readableTimes(message: string): string {
+  return message.replace(/\b1\d{12}\b/g, (ms) => `${ms} (${new Date(Number(ms)).toISOString()})`);
+}
+
 function refused(io: CommandIO, args: ParsedArgs, mode: Mode, e: CairnError): number {
+  const message = readableTimes(e.message);
   if (wantsJson(args)) {
-    printJson(io, { decision: mode, recorded: false, reason: e.reason, message: e.message });
+    printJson(io, { decision: mode, recorded: false, reason: e.reason, message });
     return EXIT.refused;
   }
-  return reportProblems(io, [e.toProblem()]);
+  return reportProblems(io, [{ ...e.toProblem(), message }]);
 }
 
 export const command: Command = {
