@@ -247,7 +247,7 @@ ${JOURNAL_HELP}
   --twin-control URL             use the twin's virtual clock (rehearsal journals, tests)
   --output json                  machine-readable output
 
-Exit codes: 0 shown or decision recorded; 1 refused (reason printed); 2 usage.`,
+Exit 0 means shown or the decision was recorded; 1 means refused, with the reason printed.`,
   options: {
     ...JOURNAL_OPTION,
     ...OUTPUT_OPTION,
