@@ -25,6 +25,8 @@ export type Person = (typeof PEOPLE)[number];
 export interface ReconcileWorld {
   readonly dir: string;
   readonly bare: string;
+  /** The allowed_signers trust root (outside the repository). */
+  readonly trustPath: string;
   readonly daemon: GitDaemon;
   readonly wt: GitWorkTree;
   readonly tc: TwinCluster;
@@ -112,6 +114,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
     return {
       dir,
       bare,
+      trustPath,
       daemon,
       wt,
       tc,
@@ -132,7 +135,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
       },
       async stop() {
         for (const c of closers.splice(0).reverse()) await c();
-        await Deno.remove(dir, { recursive: true });
+        await removeDir(dir);
       },
     };
   } catch (e) {
@@ -171,4 +174,15 @@ async function signAll(dir: string, text: string, who: readonly Person[]): Promi
   let out = "";
   for (const p of who) out += await signBytes(bytes, { key: join(dir, "keys", p) });
   return out;
+}
+
+/** Removes the world's directory; a process that just exited may still be closing files in it. */
+async function removeDir(dir: string): Promise<void> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await Deno.remove(dir, { recursive: true });
+    } catch (e) {
+      if (tries >= 5) throw e;
+    }
+  }
 }
