@@ -7,6 +7,9 @@ import type { Clock } from "../../ports/clock.ts";
  * it while they work (an install takes its virtual duration). `sync()` re-reads the twin's time
  * after such calls; `now()` answers from the last reading, so it is cheap and monotonic.
  */
+/** Real-time bound on one control call. */
+const CONTROL_TIMEOUT_MS = 60_000;
+
 export class TwinClock implements Clock {
   readonly #url: string;
   #now: number;
@@ -29,10 +32,12 @@ export class TwinClock implements Clock {
 
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw signal.reason;
+    // A twin that stops answering must fail the caller, not hang it.
+    const bound = AbortSignal.timeout(CONTROL_TIMEOUT_MS);
     const res = await fetch(`${this.#url}/advance`, {
       method: "POST",
       body: JSON.stringify({ ms: Math.max(0, Math.round(ms)) }),
-      ...(signal ? { signal } : {}),
+      signal: signal ? AbortSignal.any([signal, bound]) : bound,
     });
     this.#now = Math.max(this.#now, await readNow(res));
   }
@@ -59,7 +64,10 @@ export class TwinClock implements Clock {
 
   /** Re-reads the twin's time (after calls whose handlers moved it). */
   async sync(): Promise<number> {
-    this.#now = Math.max(this.#now, await readNow(await fetch(`${this.#url}/state`)));
+    const res = await fetch(`${this.#url}/state`, {
+      signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
+    });
+    this.#now = Math.max(this.#now, await readNow(res));
     return this.#now;
   }
 }
