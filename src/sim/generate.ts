@@ -6,6 +6,7 @@
  * same cluster.
  */
 import { type ClusterDescription, ClusterDescriptionSchema } from "./cluster_description.ts";
+import { seededRandom } from "./seeded_random.ts";
 
 export interface GenerateOptions {
   readonly nodes: number;
@@ -21,18 +22,6 @@ export interface GenerateOptions {
 const SCHEMATIC = "30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b";
 const DEPLOYMENTS_PER_NAMESPACE = 50;
 const GRACE_SECONDS = [30, 30, 30, 60, 120] as const;
-
-/** mulberry32: a small, fast 32-bit PRNG; returns floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Splits `total` into `parts` positive integers with uneven, seeded sizes. */
 export function spread(total: number, parts: number, rand: () => number): number[] {

@@ -11,6 +11,7 @@
 import type { SimClock } from "../clock.ts";
 import type { Fault, FaultKind, FaultSchedule } from "../faults.ts";
 import type { ClusterDescription, SimNode } from "../cluster_description.ts";
+import { seededRandom } from "../seeded_random.ts";
 
 /** gRPC status codes the model raises (numbers are the wire values). */
 export const GRPC = {
@@ -59,18 +60,6 @@ export interface NodeStatusSink {
     name: string,
     info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
   ): void;
-}
-
-/** Deterministic PRNG (mulberry32) so boot IDs and member IDs repeat across runs. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function uuid(rand: () => number): string {

@@ -1,0 +1,14 @@
+/**
+ * mulberry32: a small, fast 32-bit PRNG returning floats in [0, 1). The twin's randomness (boot
+ * IDs, member IDs, synthetic clusters) comes from it, so the same seed repeats the same run.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
