@@ -1,6 +1,6 @@
 /**
  * `cairn demo`: the whole GitOps loop on one machine. A local bare repository receives the
- * example plan on a branch, signed by two throwaway keys (author alice, approver bob; the
+ * example plan on a branch, signed by two throwaway in-memory Ed25519 keys (author alice, approver bob; the
  * allowed_signers trust root lives outside the repository); the reconciler previews it, the
  * branch is merged, and the reconciler executes the plan on the twin (the 7-node home-ops
  * cluster, virtual time) and commits the execution report. `--fault NAME` arms one of the named

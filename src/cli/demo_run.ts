@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { gitOrThrow, gitText } from "../adapters/git/run_git.ts";
 import { cryptoIdSource, openJournal } from "../adapters/journal/libsql_journal.ts";
 import { JsonLogger } from "../adapters/log/json_logger.ts";
-import { generateKey, signPlanFile } from "../adapters/ssh/ssh_keygen.ts";
 import { buildPresets, type FaultPresetName } from "../sim/fault_presets.ts";
 import type { Journal } from "../ports/journal.ts";
 import type { DemoResult } from "./demo.ts";
+import { allowedSignersText, type DemoSigner, demoSigner } from "./demo_keys.ts";
 import { takeoverBeforeFirstAttempt } from "./rehearsal.ts";
 import { createReconciler, HookWakeup } from "./reconcile_wiring.ts";
 import { type ClusterConnection, loadHealthPolicy } from "./run_plan.ts";
@@ -33,9 +33,9 @@ const APPROVER = "bob@example.com";
 export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   const remote = join(o.dir, "remote.git");
   const work = join(o.dir, "work");
-  const trust = await makeTrustRoot(o.dir);
+  const { path: trust, signers } = await makeTrustRoot(o.dir);
   o.say(`Throwaway keys for ${AUTHOR} (author) and ${APPROVER} (approver); trust root ${trust}`);
-  await makeRepo(o, remote, work);
+  await makeRepo(o, remote, work, signers);
   o.say(`Plan ${o.plan} pushed on branch ${o.planBranch} of ${remote}, signed by both`);
   await Deno.mkdir(join(o.dir, "state"), { recursive: true });
   const tc = await startTwinCluster({
@@ -58,19 +58,13 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   }
 }
 
-async function makeTrustRoot(dir: string): Promise<string> {
-  const keys = join(dir, "keys");
+async function makeTrustRoot(dir: string): Promise<{ path: string; signers: DemoSigner[] }> {
+  const signers = [await demoSigner(AUTHOR), await demoSigner(APPROVER)];
   const trustDir = join(dir, "trust");
-  await Deno.mkdir(keys, { recursive: true });
   await Deno.mkdir(trustDir, { recursive: true });
-  const lines: string[] = [];
-  for (const who of [AUTHOR, APPROVER]) {
-    const pub = await generateKey("ed25519", join(keys, who.split("@")[0]!), who);
-    lines.push(`${who} ${pub.split(/\s+/).slice(0, 2).join(" ")}`);
-  }
   const path = join(trustDir, "allowed_signers");
-  await Deno.writeTextFile(path, lines.join("\n") + "\n");
-  return path;
+  await Deno.writeTextFile(path, allowedSignersText(signers));
+  return { path, signers };
 }
 
 const AS_ALICE = [
@@ -86,7 +80,12 @@ async function git(args: string[], cwd?: string): Promise<string> {
   return await gitText([...AS_ALICE, ...args], cwd ? { cwd } : {});
 }
 
-async function makeRepo(o: DemoOptions, remote: string, work: string): Promise<void> {
+async function makeRepo(
+  o: DemoOptions,
+  remote: string,
+  work: string,
+  signers: readonly DemoSigner[],
+): Promise<void> {
   await gitOrThrow(["init", "--bare", "--quiet", "--initial-branch=main", remote]);
   await gitOrThrow(["init", "--quiet", "--initial-branch=main", work]);
   await git(["remote", "add", "origin", remote], work);
@@ -102,9 +101,10 @@ async function makeRepo(o: DemoOptions, remote: string, work: string): Promise<v
   const planPath = join(work, "plans", `${o.plan}.yaml`);
   await Deno.mkdir(join(work, "plans"), { recursive: true });
   await Deno.copyFile(join(o.root, "plans", `${o.plan}.yaml`), planPath);
-  for (const who of ["alice", "bob"]) {
-    await signPlanFile(planPath, { key: join(o.dir, "keys", who) });
-  }
+  const bytes = await Deno.readFile(planPath);
+  let sigs = "";
+  for (const signer of signers) sigs += await signer.sign(bytes);
+  await Deno.writeTextFile(`${planPath}.sig`, sigs);
   await git(["add", "-A"], work);
   await git(["commit", "--quiet", "-m", `Plan ${o.plan}`], work);
   await git(["push", "--quiet", "origin", o.planBranch], work);
