@@ -78,7 +78,7 @@ export class Reconciler {
   #lastWatched: string | undefined;
   #watchedMark = "";
   readonly #branchTips = new Map<string, string>();
-  /** Digests queued, running or finished in this process: each runs at most once per process. */
+  /** Digests queued, running or finished since start: each runs at most once per reconciler. */
   readonly #enqueued = new Set<string>();
   #publishing: Promise<unknown> = Promise.resolve();
   #ready: { ready: boolean; why?: string } = { ready: false, why: "no fetch yet" };
