@@ -73,24 +73,13 @@ async function wire(
   twin: TwinProcess,
   closers: Array<() => Promise<unknown> | void>,
 ): Promise<Rehearsal> {
-  const { TwinControl } = await import("../sim/twin_control.ts");
-  const { syncingPort, TwinClock } = await import("../adapters/clock/twin_clock.ts");
   const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
   const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
   const { parsePlan } = await import("../domain/plan/parse.ts");
-  const { bindPlan, connectCluster, executePlan, loadHealthPolicy } = await import("./run_plan.ts");
-  const control = new TwinControl(twin.controlUrl);
-  const clock = await TwinClock.connect(twin.controlUrl);
-  const conn = await connectCluster({
-    kubeconfigPath: twin.kubeconfigPath!,
-    talosconfigPath: twin.talosconfigPath,
-  });
-  closers.push(() => conn.close());
-  const cluster: ClusterConnection = {
-    kube: syncingPort(conn.kube, clock),
-    talos: syncingPort(conn.talos, clock),
-    close: () => conn.close(),
-  };
+  const { bindPlan, executePlan, loadHealthPolicy } = await import("./run_plan.ts");
+  const { connectTwin, twinExecutionTiming } = await import("./twin_cluster.ts");
+  const { control, clock, cluster } = await connectTwin(twin);
+  closers.push(() => cluster.close());
   const raw = await openJournal({ url: o.journalUrl, ids: cryptoIdSource(), nowMs: clock.now() });
   closers.push(() => raw.close());
   const parsed = await parsePlan(o.planBytes, { file: o.planPath });
@@ -124,13 +113,9 @@ async function wire(
         bound,
         cluster,
         policy,
-        clock,
-        timeoutClock: clock.forTimeouts(5_000),
+        ...twinExecutionTiming(clock),
         log: o.log,
         owner: o.owner ?? "ctl_rehearsal",
-        callTimeoutMs: (ms) => Math.min(ms, 5_000),
-        pollIntervalMs: 5_000,
-        roundIntervalMs: 30_000,
         ...(r.signal ? { signal: r.signal } : {}),
       }),
     async stop() {

@@ -17,6 +17,56 @@ export interface TwinCluster {
   stop(): Promise<void>;
 }
 
+/** Where a running twin is (its `twin.json`). */
+export interface TwinEndpoints {
+  readonly controlUrl: string;
+  readonly kubeconfigPath: string | null | undefined;
+  readonly talosconfigPath: string;
+}
+
+/** A twin's control client, virtual clock, and cairn's adapters kept in step with that clock. */
+export interface TwinConnection {
+  readonly control: TwinControl;
+  readonly clock: TwinClock;
+  readonly cluster: ClusterConnection;
+}
+
+/** Connects cairn's real adapters to a running twin. */
+export async function connectTwin(t: TwinEndpoints): Promise<TwinConnection> {
+  const { TwinControl } = await import("../sim/twin_control.ts");
+  const { syncingPort, TwinClock } = await import("../adapters/clock/twin_clock.ts");
+  const { connectCluster } = await import("./run_plan.ts");
+  const clock = await TwinClock.connect(t.controlUrl);
+  const conn = await connectCluster({
+    kubeconfigPath: t.kubeconfigPath!,
+    talosconfigPath: t.talosconfigPath,
+  });
+  return {
+    control: new TwinControl(t.controlUrl),
+    clock,
+    cluster: {
+      kube: syncingPort(conn.kube, clock),
+      talos: syncingPort(conn.talos, clock),
+      close: () => conn.close(),
+    },
+  };
+}
+
+/**
+ * How the executor waits and bounds its calls on the twin: waits move virtual time (5 s polls,
+ * 30 s health rounds as in production), while call and read timeouts are real-time bounds, so a
+ * slow machine never turns a read into a jump of the cluster's time.
+ */
+export function twinExecutionTiming(clock: TwinClock) {
+  return {
+    clock,
+    timeoutClock: clock.forTimeouts(20_000),
+    callTimeoutMs: (ms: number) => Math.min(ms, 20_000),
+    pollIntervalMs: 5_000,
+    roundIntervalMs: 30_000,
+  };
+}
+
 /** Starts the twin from a cluster description and connects to it. */
 export async function startTwinCluster(o: {
   readonly cluster: string;
@@ -24,31 +74,18 @@ export async function startTwinCluster(o: {
   readonly stateDir?: string;
 }): Promise<TwinCluster> {
   const { startTwinProcess } = await import("./sim_serve.ts");
-  const { TwinControl } = await import("../sim/twin_control.ts");
-  const { syncingPort, TwinClock } = await import("../adapters/clock/twin_clock.ts");
-  const { connectCluster } = await import("./run_plan.ts");
   const twin = await startTwinProcess({
     cluster: o.cluster,
     ...(o.pkiCacheDir ? { pkiCacheDir: o.pkiCacheDir } : {}),
     ...(o.stateDir ? { stateDir: o.stateDir } : {}),
   });
   try {
-    const clock = await TwinClock.connect(twin.controlUrl);
-    const conn = await connectCluster({
-      kubeconfigPath: twin.kubeconfigPath!,
-      talosconfigPath: twin.talosconfigPath,
-    });
+    const c = await connectTwin(twin);
     return {
       twin,
-      control: new TwinControl(twin.controlUrl),
-      clock,
-      cluster: {
-        kube: syncingPort(conn.kube, clock),
-        talos: syncingPort(conn.talos, clock),
-        close: () => conn.close(),
-      },
+      ...c,
       async stop() {
-        conn.close();
+        c.cluster.close();
         await twin.stop();
       },
     };

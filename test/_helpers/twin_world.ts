@@ -7,9 +7,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
 import { cryptoIdSource } from "../../src/adapters/journal/ids.ts";
-import { syncingPort, TwinClock } from "../../src/adapters/clock/twin_clock.ts";
+import type { TwinClock } from "../../src/adapters/clock/twin_clock.ts";
+import {
+  connectTwin,
+  type TwinEndpoints,
+  twinExecutionTiming,
+} from "../../src/cli/twin_cluster.ts";
 import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/cli/sim_serve.ts";
-import { bindPlan, connectCluster, executePlan, loadHealthPolicy } from "../../src/cli/run_plan.ts";
+import { bindPlan, executePlan, loadHealthPolicy } from "../../src/cli/run_plan.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { Fault } from "../../src/sim/faults.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
@@ -54,11 +59,7 @@ export interface TwinWorldOptions extends WorldOptions {
 }
 
 /** Where a running twin is. */
-export interface TwinEndpoints {
-  readonly controlUrl: string;
-  readonly kubeconfigPath: string | null | undefined;
-  readonly talosconfigPath: string;
-}
+export type { TwinEndpoints };
 
 export async function startTwinWorld(o: TwinWorldOptions = {}): Promise<TwinWorld> {
   const twin = await startTwinProcess({
@@ -85,17 +86,7 @@ export async function startTwinWorld(o: TwinWorldOptions = {}): Promise<TwinWorl
 
 /** Connects cairn's real adapters and a journal to a running twin and binds the plan. */
 export async function connectWorld(t: TwinEndpoints, o: WorldOptions = {}): Promise<World> {
-  const control = new TwinControl(t.controlUrl);
-  const clock = await TwinClock.connect(t.controlUrl);
-  const conn = await connectCluster({
-    kubeconfigPath: t.kubeconfigPath!,
-    talosconfigPath: t.talosconfigPath,
-  });
-  const cluster = {
-    kube: syncingPort(conn.kube, clock),
-    talos: syncingPort(conn.talos, clock),
-    close: () => conn.close(),
-  };
+  const { control, clock, cluster } = await connectTwin(t);
   const journal = await openJournal({
     url: o.journalUrl ?? ":memory:",
     ids: cryptoIdSource(),
@@ -129,13 +120,9 @@ export async function connectWorld(t: TwinEndpoints, o: WorldOptions = {}): Prom
         bound,
         cluster,
         policy,
-        clock,
-        timeoutClock: clock.forTimeouts(20_000),
+        ...twinExecutionTiming(clock),
         log,
         owner: o.owner ?? "ctl_test",
-        callTimeoutMs: (ms) => Math.min(ms, 20_000),
-        pollIntervalMs: 5_000,
-        roundIntervalMs: 30_000,
         ...(r.signal ? { signal: r.signal } : {}),
       }),
     async close() {
