@@ -279,8 +279,9 @@ function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutorEnd): Ex
   if (states.has("rejected")) return "rejected";
   if (states.has("cancelled")) return "cancelled";
   if (nodes.every((n) => n.state === "completed")) return "completed";
-  // Halted before creating an operation (a gate that never passed): the rollout did not finish.
-  if (end?.state === "halted") return "failed";
+  // Halted before creating an operation (a gate that never passed): nothing failed, nothing was
+  // sent for that node; the rollout is held, and saying "failed" would claim more than we saw.
+  if (end?.state === "halted") return "held";
   return "running";
 }
 

@@ -188,6 +188,8 @@ export interface PreviewReportModel extends ReportCommon {
 /** Outcome of an execution so far. */
 export type ExecutionOutcome =
   | "running"
+  /** The rollout stopped before the next node's commitment (a gate that never passed): nothing was sent for it. */
+  | "held"
   | "completed"
   | "failed"
   | "unresolved"

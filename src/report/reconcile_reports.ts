@@ -21,6 +21,7 @@ import type {
   PreviewReportModel,
   SafeguardResult,
   SignerEvidence,
+  SourceCheck,
 } from "./model.ts";
 import { renderExecutionReport } from "./render_execution.ts";
 import { renderPreviewReport } from "./render_preview.ts";
@@ -59,7 +60,7 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
       verdict: "pass",
       evidence: "built from Git, plan checks and the trust root only; no cluster was contacted",
     }],
-    sourceChecks: [],
+    sourceChecks: boundEvidence(facts),
     assertions: [],
     healthRounds: [],
     components: components(facts.plan),
@@ -73,7 +74,7 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
 
 /** The execution model of a bound plan from journal rows. */
 export function executionModel(f: ExecutionFacts): ExecutionReportModel {
-  return executionReportFromJournal({
+  const model = executionReportFromJournal({
     rows: journalRows(f.journal),
     identity: identity(f.facts),
     nodes: planNodes(f.facts.plan),
@@ -83,6 +84,27 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
     planSafeguards: planSafeguards(f.facts),
     components: components(f.facts.plan),
   });
+  return { ...model, sourceChecks: boundEvidence(f.facts) };
+}
+
+/**
+ * A plan that binds a pinned-evidence manifest is never reported as binding none: until the
+ * loop runs the offline source check, the bound manifest shows as unread, not as passing.
+ */
+function boundEvidence(facts: PlanFacts): SourceCheck[] {
+  const p = facts.plan;
+  const bound = p && (p.kind === "TalosUpgrade" || p.kind === "KubernetesUpgrade")
+    ? p.spec.evidence
+    : undefined;
+  if (!bound) return [];
+  return [{
+    repository: "evidence manifest (bound by the plan)",
+    revision: "-",
+    path: bound.path,
+    expectedSha256: bound.sha256,
+    verdict: "unreadable",
+    reason: "EvidenceFileMissing",
+  }];
 }
 
 function identity(facts: PlanFacts): PlanIdentity {

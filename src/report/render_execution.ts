@@ -25,6 +25,8 @@ import { ganttChart, nodeDetails, nodeTable } from "./timeline.ts";
 
 const HEADLINE: Readonly<Record<ExecutionOutcome, string>> = {
   running: "RUNNING: the rollout is in progress.",
+  held:
+    "HELD: the rollout stopped before the next node's commitment; nothing was sent to that node.",
   completed: "COMPLETED: every node step is accounted for and its postconditions hold.",
   failed: "FAILED: a completion observation contradicts the plan's postconditions.",
   unresolved:
