@@ -13,7 +13,7 @@ import { allowedSignersText, type DemoSigner, demoSigner } from "./demo_keys.ts"
 import { takeoverBeforeFirstAttempt } from "./rehearsal.ts";
 import { createReconciler, HookWakeup } from "./reconcile_wiring.ts";
 import { type ClusterConnection, loadHealthPolicy } from "./run_plan.ts";
-import { startTwinCluster, type TwinCluster } from "./twin_cluster.ts";
+import { startTwinCluster, type TwinCluster, twinExecutionTiming } from "./twin_cluster.ts";
 import { TEST_PKI_CACHE } from "./sim_serve.ts";
 import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
 
@@ -140,13 +140,9 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
       journal,
       cluster: p.tc.cluster,
       policy: await loadHealthPolicy(join(o.root, "fixtures/health/home-ops.yaml")),
-      clock: p.tc.clock,
-      timeoutClock: p.tc.clock.forTimeouts(5_000),
+      ...twinExecutionTiming(p.tc.clock),
       log,
       owner: "ctl_demo",
-      callTimeoutMs: (ms) => Math.min(ms, 5_000),
-      pollIntervalMs: 5_000,
-      roundIntervalMs: 30_000,
     },
     allowedSignersPath: p.trust,
     requiredApprovals: 1,

@@ -11,7 +11,11 @@ import { generateKey, signBytes } from "../../src/adapters/ssh/ssh_keygen.ts";
 import { createReconciler, HookWakeup } from "../../src/cli/reconcile_wiring.ts";
 import { loadHealthPolicy } from "../../src/cli/run_plan.ts";
 import { TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
-import { startTwinCluster, type TwinCluster } from "../../src/cli/twin_cluster.ts";
+import {
+  startTwinCluster,
+  type TwinCluster,
+  twinExecutionTiming,
+} from "../../src/cli/twin_cluster.ts";
 import type { Reconciler } from "../../src/engine/reconcile/reconciler.ts";
 import type { Journal } from "../../src/ports/journal.ts";
 import type { Logger } from "../../src/ports/logger.ts";
@@ -94,13 +98,9 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
           journal: o.wrapJournal ? o.wrapJournal(journal) : journal,
           cluster: tc.cluster,
           policy,
-          clock: tc.clock,
-          timeoutClock: tc.clock.forTimeouts(5_000),
+          ...twinExecutionTiming(tc.clock),
           log: o.log ?? log,
           owner: "ctl_e2e",
-          callTimeoutMs: (ms) => Math.min(ms, 5_000),
-          pollIntervalMs: 5_000,
-          roundIntervalMs: 30_000,
         },
         allowedSignersPath: trustPath,
         requiredApprovals: 1,
