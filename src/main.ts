@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 /**
  * Composition root: the only module that reads Deno.args / Deno.env, installs signal handling
  * and calls Deno.exit. Everything else receives what it needs through `CommandIO`.

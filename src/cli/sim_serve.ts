@@ -144,7 +144,12 @@ export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinPr
     );
   });
   const stop = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      // A twin that does not finish its graceful stop in time is killed: stopping must not hang.
+      const force = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      void exited.finally(() => clearTimeout(force));
+    }
     return exited;
   };
   return {

@@ -41,7 +41,11 @@ async function main(): Promise<void> {
     ...(values["talos-port"] ? { talosPort: Number(values["talos-port"]) } : {}),
     ...(values["control-port"] ? { controlPort: Number(values["control-port"]) } : {}),
   });
-  const stop = () => void twin.stop().then(() => process.exit(0));
+  const stop = () => {
+    // Open client connections can hold a server's close open; exit regardless after a grace.
+    setTimeout(() => process.exit(0), 2_000).unref();
+    void twin.stop().finally(() => process.exit(0));
+  };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   if (values["exit-with-parent"]) {
