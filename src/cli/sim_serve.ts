@@ -104,6 +104,8 @@ export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinPr
   const bundle = await ensureTwinBundle();
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), "cairn-twin-"));
   const args = [
+    // The bundled Kubernetes server code imports Node's deprecated punycode; the warning is noise.
+    "--no-deprecation",
     bundle,
     "--cluster",
     resolve(opts.cluster),
