@@ -84,6 +84,12 @@ export const ConfigSchema = z.strictObject({
   journalUrl: z.string().min(1).optional(),
   /** Directory for the journal and the repository cache; absolute so it never follows the cwd. */
   stateDir: AbsolutePath,
+  /**
+   * Evidence cache the plans' bound evidence manifests are checked against offline (fill it with
+   * `cairn evidence check MANIFEST --cache DIR --fetch`). Defaults to `<stateDir>/evidence` so
+   * state lives in one place; an empty cache shows every tuple as unreadable, never as passing.
+   */
+  evidenceCacheDir: AbsolutePath.optional(),
   /** kubeconfig for the cluster, by path (it holds credentials). */
   kubeconfigPath: z.string().min(1),
   /** talosconfig for the cluster, by path (it holds the client key). */
@@ -125,9 +131,13 @@ export type RawConfig = z.input<typeof ConfigSchema>;
 
 /** The effective, frozen configuration: defaults applied, derived fields filled. */
 export type Config = Readonly<
-  Omit<z.output<typeof ConfigSchema>, "reportBranch" | "journalUrl" | "reportAuthor" | "listen"> & {
+  Omit<
+    z.output<typeof ConfigSchema>,
+    "reportBranch" | "journalUrl" | "evidenceCacheDir" | "reportAuthor" | "listen"
+  > & {
     readonly reportBranch: string;
     readonly journalUrl: string;
+    readonly evidenceCacheDir: string;
     readonly reportAuthor: Readonly<{ name: string; email: string }>;
     readonly listen: Readonly<{ host: string; port: number }>;
   }
@@ -186,6 +196,7 @@ export const SETTINGS: readonly Setting[] = [
   },
   { path: ["journalUrl"], env: "CAIRN_JOURNAL_URL", flag: "journal" },
   { path: ["stateDir"], env: "CAIRN_STATE_DIR", flag: "state-dir" },
+  { path: ["evidenceCacheDir"], env: "CAIRN_EVIDENCE_CACHE", flag: "evidence-cache" },
   { path: ["kubeconfigPath"], env: "CAIRN_KUBECONFIG", flag: "kubeconfig" },
   { path: ["talosconfigPath"], env: "CAIRN_TALOSCONFIG", flag: "talosconfig" },
   {
@@ -351,6 +362,7 @@ export function safeLoadConfig(input: LoadConfigInput): SafeLoadConfigResult {
     ...c,
     reportBranch: c.reportBranch ?? c.branch,
     journalUrl: c.journalUrl ?? `file:${posix.join(c.stateDir, "journal.db")}`,
+    evidenceCacheDir: c.evidenceCacheDir ?? posix.join(c.stateDir, "evidence"),
   };
   return { ok: true, config: deepFreeze(config) };
 }

@@ -12,6 +12,9 @@ import type { DemoResult } from "./demo.ts";
 import { allowedSignersText, type DemoSigner, demoSigner } from "./demo_keys.ts";
 import { takeoverBeforeFirstAttempt } from "./rehearsal.ts";
 import { createReconciler, HookWakeup } from "./reconcile_wiring.ts";
+import { fetchEvidenceIntoCache } from "./evidence_run.ts";
+import { parseEvidenceManifest } from "../domain/evidence/manifest.ts";
+import { buildUpstreamRepos } from "../sim/evidence_fixture.ts";
 import { type ClusterConnection, loadHealthPolicy } from "./run_plan.ts";
 import { startTwinCluster, type TwinCluster, twinExecutionTiming } from "./twin_cluster.ts";
 import { TEST_PKI_CACHE } from "./sim_serve.ts";
@@ -38,6 +41,12 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   await makeRepo(o, remote, work, signers);
   o.say(`Plan ${o.plan} pushed on branch ${o.planBranch} of ${remote}, signed by both`);
   await Deno.mkdir(join(o.dir, "state"), { recursive: true });
+  const evidenceCache = join(o.dir, "state", "evidence");
+  const fetched = await fetchEvidence(o, evidenceCache);
+  o.say(
+    `Pinned evidence: ${fetched.ok} of ${fetched.total} upstream files fetched at their exact ` +
+      `revisions into ${evidenceCache} (local bare repositories stand in for the upstreams)`,
+  );
   const tc = await startTwinCluster({
     cluster: join(o.root, "fixtures/clusters/home-ops.yaml"),
     pkiCacheDir: TEST_PKI_CACHE,
@@ -51,11 +60,32 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     throw e;
   });
   try {
-    return await runLoop(o, { remote, work, trust, tc, journal });
+    return await runLoop(o, { remote, work, trust, tc, journal, evidenceCache });
   } finally {
     await journal.close();
     await tc.stop();
   }
+}
+
+/**
+ * Builds the synthetic upstream repositories the example manifest pins and fetches every file
+ * into the evidence cache as `cairn evidence check --fetch` does; the manifest's https URLs are
+ * mapped to the local repositories with git `insteadOf` for these fetches only.
+ */
+async function fetchEvidence(
+  o: DemoOptions,
+  cacheDir: string,
+): Promise<{ ok: number; total: number }> {
+  const file = "evidence/upgrade-order.yaml";
+  const parsed = parseEvidenceManifest(await Deno.readTextFile(join(o.root, file)), file);
+  if (!parsed.ok) throw new Error(`${file}: ${parsed.problems[0]?.message ?? "invalid"}`);
+  const repos = await buildUpstreamRepos(join(o.dir, "upstream"));
+  const fetched = await fetchEvidenceIntoCache(parsed.manifest, cacheDir, repos.gitEnv);
+  const ok = parsed.manifest.sources.filter((s) => {
+    const f = fetched.get(s.id);
+    return f?.ok === true && f.sha256 === s.sha256;
+  }).length;
+  return { ok, total: parsed.manifest.sources.length };
 }
 
 async function makeTrustRoot(dir: string): Promise<{ path: string; signers: DemoSigner[] }> {
@@ -89,13 +119,18 @@ async function makeRepo(
   await gitOrThrow(["init", "--bare", "--quiet", "--initial-branch=main", remote]);
   await gitOrThrow(["init", "--quiet", "--initial-branch=main", work]);
   await git(["remote", "add", "origin", remote], work);
-  for (const f of ["catalogue/talos.yaml", "policies/home-ops.yaml"]) {
+  for (
+    const f of ["catalogue/talos.yaml", "policies/home-ops.yaml", "evidence/upgrade-order.yaml"]
+  ) {
     await Deno.mkdir(join(work, f, ".."), { recursive: true });
     await Deno.copyFile(join(o.root, f), join(work, f));
   }
   await Deno.writeTextFile(join(work, "README.md"), "# home-ops plans (cairn demo)\n");
   await git(["add", "-A"], work);
-  await git(["commit", "--quiet", "-m", "Initial: catalogue and health policy"], work);
+  await git(
+    ["commit", "--quiet", "-m", "Initial: catalogue, health policy and evidence manifest"],
+    work,
+  );
   await git(["push", "--quiet", "origin", "main"], work);
   await git(["checkout", "--quiet", "-b", o.planBranch], work);
   const planPath = join(work, "plans", `${o.plan}.yaml`);
@@ -116,6 +151,7 @@ interface LoopParts {
   readonly trust: string;
   readonly tc: TwinCluster;
   readonly journal: Journal;
+  readonly evidenceCache: string;
 }
 
 async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
@@ -148,6 +184,7 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
     requiredApprovals: 1,
     pollIntervalMs: 1_000,
     planBranchesGlob: "*",
+    evidenceCacheDir: p.evidenceCache,
     signal: stop.signal,
     wakeup: new HookWakeup(stop.signal),
   });

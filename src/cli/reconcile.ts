@@ -25,6 +25,11 @@ JSON logs go to stderr.
 
   --config FILE         configuration file (see docs; every setting also has a flag and CAIRN_* env)
   --health-policy FILE  health policy bound to executions (or CAIRN_HEALTH_POLICY)
+  --evidence-cache DIR  evidence cache the plans' bound evidence manifests are checked against
+                        offline (evidenceCacheDir, CAIRN_EVIDENCE_CACHE; default <stateDir>/evidence)
+
+Plan-branch previews also read the cluster with zero writes: node versions against the first
+hop, a drain plan per node and one health round (not recorded).
 
 Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal error.`,
   options: { ...CONFIG_FLAG_OPTIONS, "health-policy": { type: "string" } },
@@ -85,6 +90,7 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
         requiredApprovals: config.requiredApprovals,
         pollIntervalMs: config.pollIntervalSeconds * 1000,
         planBranchesGlob: config.planBranchesGlob,
+        evidenceCacheDir: config.evidenceCacheDir,
         signal: io.signal,
         wakeup,
       });

@@ -27,6 +27,8 @@ import { GitRemote } from "../adapters/git/git_remote.ts";
 import { GitReportSink } from "../adapters/git/git_report_sink.ts";
 import type { CairnMetrics } from "../adapters/metrics/cairn_metrics.ts";
 import { reconcileReports } from "../report/reconcile_reports.ts";
+import { cacheEvidenceChecker } from "./evidence_run.ts";
+import { livePreviewer } from "./live_preview.ts";
 import { bindPlan, type ClusterConnection, executePlan } from "./run_plan.ts";
 
 /** How the executor runs against the cluster. */
@@ -227,6 +229,11 @@ export interface ReconcilerSettings {
   readonly requiredApprovals: number;
   readonly pollIntervalMs: number;
   readonly planBranchesGlob: string;
+  /**
+   * Evidence cache the bound manifests are checked against (offline); unset: a bound manifest
+   * shows as unread in the reports.
+   */
+  readonly evidenceCacheDir?: string;
   readonly signal: AbortSignal;
   readonly wakeup: Wakeup;
 }
@@ -246,6 +253,14 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     clock: s.executor.clock,
     log: s.executor.log,
     ...(metrics ? { metrics } : {}),
+    ...(s.evidenceCacheDir ? { evidence: cacheEvidenceChecker(s.evidenceCacheDir) } : {}),
+    // Plan-branch previews read the live cluster; the round is timed by the timeout view so a
+    // preview never moves a virtual cluster's time.
+    live: livePreviewer({
+      cluster: s.executor.cluster,
+      clock: s.executor.timeoutClock ?? s.executor.clock,
+      policy: s.executor.policy,
+    }),
     watchedBranch: s.git.branch,
     isPlanBranch: globMatcher(s.planBranchesGlob),
     reportBranch: s.git.reportBranch,

@@ -4,6 +4,7 @@
  * metrics it feeds. The composition root (`src/cli/reconcile_wiring.ts`) provides each.
  */
 import type { Problem } from "../domain/errors.ts";
+import type { EvidenceOutcome } from "../domain/evidence/result.ts";
 import type { OperationState } from "../domain/operation.ts";
 import type { Reason } from "../domain/reasons.ts";
 import type { Plan } from "../domain/plan/schema.ts";
@@ -37,6 +38,88 @@ export interface PlanFacts {
   readonly requiredApprovals: number;
   /** Why the plan may not run, in order found; empty when it may. */
   readonly refusals: readonly ReasonNote[];
+  /** The bound evidence manifest's offline check; absent when none is bound or none was run. */
+  readonly evidence?: EvidenceReading;
+}
+
+/**
+ * What checking a plan's bound evidence manifest established: the offline check's outcome, or
+ * why it could not run (manifest missing at the commit, digest different from the bound one,
+ * manifest invalid) — never a pass it did not see.
+ */
+export type EvidenceReading =
+  | { readonly status: "checked"; readonly file: string; readonly outcome: EvidenceOutcome }
+  | {
+    readonly status: "unread";
+    readonly file: string;
+    readonly expectedSha256: string;
+    /** SHA-256 of the manifest bytes found, when some were. */
+    readonly actualSha256?: string;
+    /** `fail` when the bytes are wrong (digest, schema), `unreadable` when absent. */
+    readonly verdict: "fail" | "unreadable";
+    readonly reason: Reason;
+    readonly message: string;
+  };
+
+/** The plan's bound manifest as the loop found it at the plan's commit. */
+export interface BoundEvidenceInput {
+  readonly path: string;
+  readonly sha256: string;
+  /** The manifest bytes at the commit, absent when no file is there. */
+  readonly bytes?: Uint8Array;
+}
+
+/** Runs the offline evidence check of a bound manifest against the evidence cache. */
+export interface EvidenceChecker {
+  check(input: BoundEvidenceInput): Promise<EvidenceReading>;
+}
+
+/** One read-only check of the live preview (node version, drain planning). */
+export interface LiveCheck {
+  readonly name: string;
+  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly detail: string;
+}
+
+/** A safeguard row the live preview evaluated (`id` is a safeguard table id). */
+export interface LiveSafeguard {
+  readonly id: string;
+  readonly verdict: "pass" | "fail" | "unreadable" | "not-applicable";
+  readonly evidence: string;
+  readonly reason?: string;
+}
+
+/** The preview's one health round (not recorded in the journal). */
+export interface LiveHealthRound {
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly results: ReadonlyArray<{
+    readonly binding: string;
+    readonly verdict: "pass" | "fail" | "unreadable";
+    readonly reason?: string;
+    readonly evidence: string;
+  }>;
+}
+
+/** What the live, zero-write preview of a plan found on the cluster. */
+export interface LiveFindings {
+  /** Refusing findings (wrong node version, drain refused, failed gate) and unreadable reads. */
+  readonly reasons: readonly ReasonNote[];
+  readonly checks: readonly LiveCheck[];
+  readonly safeguards: readonly LiveSafeguard[];
+  readonly healthRounds: readonly LiveHealthRound[];
+  /** Something could not be read: the plan is held, not refused. */
+  readonly held: boolean;
+  /** Refused on live evidence. */
+  readonly refused: boolean;
+  /** What was issued, for the report's write statement. */
+  readonly reads: string;
+}
+
+/** Checks a parsed plan against the live cluster with reads only. */
+export interface LivePreviewer {
+  preview(parsed: ParsedPlan): Promise<LiveFindings>;
 }
 
 /** A preview to render: `reports/<plan>/preview.md`. */
@@ -44,6 +127,8 @@ export interface PreviewFacts {
   readonly facts: PlanFacts;
   readonly verdict: "ready" | "refused" | "held";
   readonly generatedAt: number;
+  /** The live preview's findings, when the loop has a cluster connection. */
+  readonly live?: LiveFindings;
 }
 
 /** How an execution ended, as far as the loop knows (absent while running). */

@@ -1,21 +1,26 @@
 /**
  * The reconcile loop's ReportRenderer: maps what the loop established (plan facts, signature
  * verdicts, journal rows) onto the report models and renders them. Pure; the only time it sees is
- * `generatedAt`. Previews are built from plan checks and signature verdicts alone: they read no
- * cluster, so they make zero writes by construction.
+ * `generatedAt`. Previews show plan checks, signature verdicts, the bound evidence manifest's
+ * offline check and, when the loop has a cluster connection, the live zero-write findings (node
+ * versions, drain planning, one health round); each row says what was actually seen.
  */
 import type { Plan } from "../domain/plan/schema.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type {
   ExecutionFacts,
+  LiveFindings,
   PlanFacts,
   PreviewFacts,
   ReportRenderer,
 } from "../ports/reconcile.ts";
+import { evidenceReadingRows, evidenceReasonLines } from "./evidence_reading.ts";
+import type { EvidenceRows } from "./from_evidence.ts";
 import { executionReportFromJournal, type PlanNode } from "./from_journal.ts";
 import { journalRows } from "./journal_rows.ts";
 import type {
   ExecutionReportModel,
+  HealthRound,
   PlanIdentity,
   PlannedStep,
   PreviewReportModel,
@@ -26,7 +31,7 @@ import type {
 import { renderExecutionReport } from "./render_execution.ts";
 import { renderPreviewReport } from "./render_preview.ts";
 import type { Component } from "./rollback_caveats.ts";
-import type { SafeguardId } from "./safeguards.ts";
+import { type SafeguardId, SAFEGUARDS } from "./safeguards.ts";
 
 /** Plan-check reason codes behind each plan-time safeguard row. */
 const PLAN_ROWS: ReadonlyArray<readonly [SafeguardId, readonly string[]]> = [
@@ -49,25 +54,43 @@ export function reconcileReports(): ReportRenderer {
 
 /** The preview model of a plan as it stands on a branch. */
 export function previewModel(f: PreviewFacts): PreviewReportModel {
-  const { facts } = f;
+  const { facts, live } = f;
+  const evidence = boundEvidence(facts);
+  const reads = live
+    ? `built from Git, plan checks, the trust root and the evidence cache; on the cluster ${live.reads}`
+    : "built from Git, plan checks, the trust root and the evidence cache; no cluster was contacted";
   return {
     plan: identity(facts),
     generatedAt: f.generatedAt,
     verdict: f.verdict,
-    reasons: facts.refusals.map((r) => ({ ...r })),
-    safeguards: [...planSafeguards(facts), {
-      id: "PreviewReadOnly",
-      verdict: "pass",
-      evidence: "built from Git, plan checks and the trust root only; no cluster was contacted",
-    }],
-    sourceChecks: boundEvidence(facts),
-    assertions: [],
-    healthRounds: [],
+    reasons: [
+      ...facts.refusals.map((r) => ({ ...r })),
+      ...(live?.reasons ?? []).map((r) => ({ ...r })),
+      ...(facts.evidence ? evidenceReasonLines(facts.evidence) : []).filter((l) =>
+        !facts.refusals.some((r) => r.reason === l.reason)
+      ),
+    ],
+    safeguards: [
+      ...mergeSafeguards(planSafeguards(facts), live),
+      { id: "PreviewReadOnly", verdict: "pass", evidence: reads },
+    ],
+    sourceChecks: evidence.sourceChecks,
+    assertions: [...(live?.checks ?? []), ...evidence.assertions],
+    healthRounds: (live?.healthRounds ?? []).map((r, k): HealthRound => ({
+      id: `preview-${k + 1}`,
+      purpose: "preflight",
+      startedAt: r.startedAt,
+      endedAt: r.endedAt,
+      verdict: r.verdict,
+      results: r.results.map((x) => ({ ...x })),
+    })),
     components: components(facts.plan),
     rollout: rollout(facts.plan),
     writes: {
       count: 0,
-      evidence: "it reads Git and the trust root only; no cluster connection is opened",
+      evidence: live
+        ? "the live checks issue only Talos Version and Kubernetes get/list/watch"
+        : "it reads Git and the trust root only; no cluster connection is opened",
     },
   };
 }
@@ -84,27 +107,57 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
     planSafeguards: planSafeguards(f.facts),
     components: components(f.facts.plan),
   });
-  return { ...model, sourceChecks: boundEvidence(f.facts) };
+  const evidence = boundEvidence(f.facts);
+  return {
+    ...model,
+    sourceChecks: evidence.sourceChecks,
+    assertions: [...model.assertions, ...evidence.assertions],
+  };
+}
+
+const SAFEGUARD_IDS: ReadonlySet<string> = new Set(SAFEGUARDS.map((r) => r.id));
+
+function isSafeguardId(id: string): id is SafeguardId {
+  return SAFEGUARD_IDS.has(id);
+}
+
+/** Plan-check rows, then live rows for safeguards the plan checks did not already evaluate. */
+function mergeSafeguards(plan: SafeguardResult[], live?: LiveFindings): SafeguardResult[] {
+  const seen = new Set<string>(plan.map((r) => r.id));
+  const out = [...plan];
+  for (const r of live?.safeguards ?? []) {
+    if (!isSafeguardId(r.id) || seen.has(r.id)) continue;
+    seen.add(r.id);
+    out.push({
+      id: r.id,
+      verdict: r.verdict,
+      evidence: r.evidence,
+      ...(r.reason ? { reason: r.reason } : {}),
+    });
+  }
+  return out;
 }
 
 /**
- * A plan that binds a pinned-evidence manifest is never reported as binding none: until the
- * loop runs the offline source check, the bound manifest shows as unread, not as passing.
+ * The bound evidence manifest's rows: every tuple, assertion and control when the loop ran the
+ * offline check; otherwise one honest row — never reported as binding none, never as passing.
  */
-function boundEvidence(facts: PlanFacts): SourceCheck[] {
+function boundEvidence(facts: PlanFacts): EvidenceRows {
+  if (facts.evidence) return evidenceReadingRows(facts.evidence);
   const p = facts.plan;
   const bound = p && (p.kind === "TalosUpgrade" || p.kind === "KubernetesUpgrade")
     ? p.spec.evidence
     : undefined;
-  if (!bound) return [];
-  return [{
+  if (!bound) return { sourceChecks: [], assertions: [] };
+  const placeholder: SourceCheck = {
     repository: "evidence manifest (bound by the plan)",
     revision: "-",
     path: bound.path,
     expectedSha256: bound.sha256,
     verdict: "unreadable",
     reason: "EvidenceFileMissing",
-  }];
+  };
+  return { sourceChecks: [placeholder], assertions: [] };
 }
 
 function identity(facts: PlanFacts): PlanIdentity {

@@ -8,7 +8,10 @@
 import { join } from "node:path";
 import { cryptoIdSource, openJournal } from "../../src/adapters/journal/libsql_journal.ts";
 import { generateKey, signBytes } from "../../src/adapters/ssh/ssh_keygen.ts";
+import { fetchEvidenceIntoCache } from "../../src/cli/evidence_run.ts";
 import { createReconciler, HookWakeup } from "../../src/cli/reconcile_wiring.ts";
+import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
+import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";
 import { loadHealthPolicy } from "../../src/cli/run_plan.ts";
 import { TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
 import {
@@ -39,6 +42,8 @@ export interface ReconcileWorld {
   readonly wakeup: HookWakeup;
   readonly stopper: AbortController;
   readonly log: MemoryLogger;
+  /** The evidence cache, filled from local upstream repositories (every tuple fetched). */
+  readonly evidenceCache: string;
   /** Another reconciler over the same repository, journal and twin (a restart). */
   makeReconciler(signal: AbortSignal): Promise<Reconciler>;
   /** The example plan's text. */
@@ -69,6 +74,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
     closers.push(() => daemon.stop());
     const wt = await initialCommit(daemon.url("plans.git"), join(dir, "work"));
     const trustPath = await trustRoot(dir);
+    const evidenceCache = await fillEvidenceCache(dir);
     const tc = await startTwinCluster({
       cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
       pkiCacheDir: TEST_PKI_CACHE,
@@ -106,6 +112,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
         requiredApprovals: 1,
         pollIntervalMs: o.pollIntervalMs ?? 1_000,
         planBranchesGlob: "plan/*",
+        evidenceCacheDir: evidenceCache,
         signal,
         wakeup: wake,
       });
@@ -123,6 +130,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
       wakeup,
       stopper,
       log,
+      evidenceCache,
       planText,
       makeReconciler: (signal) => makeReconciler(signal, new HookWakeup(signal)),
       sign: (text, who) => signAll(dir, text, who),
@@ -148,12 +156,26 @@ async function initialCommit(url: string, dir: string): Promise<GitWorkTree> {
   const wt = await GitWorkTree.clone(url, dir);
   await wt.run("checkout", "--quiet", "-b", "main");
   const files: Record<string, string> = { "README.md": "# plans\n" };
-  for (const f of ["catalogue/talos.yaml", "policies/home-ops.yaml"]) {
+  for (
+    const f of ["catalogue/talos.yaml", "policies/home-ops.yaml", "evidence/upgrade-order.yaml"]
+  ) {
     files[f] = await Deno.readTextFile(join(ROOT, f));
   }
   await wt.commit(files, "Initial");
   await wt.push("main");
   return wt;
+}
+
+/** Fetches the example manifest's pinned files from local upstream repositories into a cache. */
+async function fillEvidenceCache(dir: string): Promise<string> {
+  const file = "evidence/upgrade-order.yaml";
+  const parsed = parseEvidenceManifest(await Deno.readTextFile(join(ROOT, file)), file);
+  if (!parsed.ok) throw new Error(`${file} does not parse`);
+  const repos = await buildUpstreamRepos(join(dir, "upstream"));
+  const cache = join(dir, "state", "evidence");
+  const fetched = await fetchEvidenceIntoCache(parsed.manifest, cache, repos.gitEnv);
+  if (![...fetched.values()].every((f) => f.ok)) throw new Error("evidence fetch failed");
+  return cache;
 }
 
 async function trustRoot(dir: string): Promise<string> {

@@ -2,7 +2,10 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { join } from "node:path";
 import type { CommandIO } from "../../src/cli/command.ts";
 import { parseCommandArgs } from "../../src/cli/command.ts";
+import { fetchEvidenceIntoCache } from "../../src/cli/evidence_run.ts";
 import { command } from "../../src/cli/plan_preview.ts";
+import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
+import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";
 import { startTwinProcess, TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
@@ -41,6 +44,8 @@ Deno.test("cairn plan preview reads the twin with zero writes on both simulators
       twin.talosconfigPath,
       "--health-policy",
       "fixtures/health/home-ops.yaml",
+      "--evidence-cache",
+      join(dir, "empty-cache"),
       "--out",
       join(dir, "preview.md"),
     ]);
@@ -56,7 +61,14 @@ Deno.test("cairn plan preview reads the twin with zero writes on both simulators
     assert(report.includes("drain plan ok"));
     assert(report.includes("The preview made no writes"));
     assert(out.join("").includes("report written"));
-    assert(code === 0 || code === 1);
+    // An empty evidence cache shows every tuple unread and holds the plan; it never passes.
+    assertEquals(code, 1);
+    assert(report.includes("**Verdict: HELD"), report.slice(0, 300));
+    assert(report.includes("0 of 3 pinned sources match their recorded SHA-256."));
+    assertEquals(
+      report.match(/\| unread \| \*\*unreadable\*\* `EvidenceFileMissing` \|/g)?.length,
+      3,
+    );
   } finally {
     await twin.stop();
     await Deno.remove(dir, { recursive: true });
@@ -98,6 +110,53 @@ Deno.test("cairn plan preview refuses a drain bound below the pods' grace period
       "worker-3",
     ]);
     assertEquals((await new TwinControl(twin.controlUrl).stats()).talos.totalMutating, 0);
+  } finally {
+    await twin.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cairn plan preview lists every pinned tuple and assertion from a filled evidence cache", async () => {
+  const dir = await Deno.makeTempDir();
+  const twin = await startTwinProcess({
+    cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
+    pkiCacheDir: TEST_PKI_CACHE,
+  });
+  try {
+    const repos = await buildUpstreamRepos(join(dir, "upstream"));
+    const file = "evidence/upgrade-order.yaml";
+    const parsed = parseEvidenceManifest(await Deno.readTextFile(join(ROOT, file)), file);
+    assert(parsed.ok);
+    const cache = join(dir, "cache");
+    await fetchEvidenceIntoCache(parsed.manifest, cache, repos.gitEnv);
+    const { io } = captureIo();
+    const code = await command.run(
+      parseCommandArgs(command, [
+        "plans/talos-v1.14.2.yaml",
+        "--kubeconfig",
+        twin.kubeconfigPath!,
+        "--talosconfig",
+        twin.talosconfigPath,
+        "--health-policy",
+        "fixtures/health/home-ops.yaml",
+        "--evidence-cache",
+        cache,
+        "--out",
+        join(dir, "preview.md"),
+      ]),
+      io,
+    );
+    const report = await Deno.readTextFile(join(dir, "preview.md"));
+    assertEquals(code, 0, report.slice(0, 600));
+    assert(report.includes("**Verdict: READY FOR APPROVAL"));
+    assert(report.includes("3 of 3 pinned sources match their recorded SHA-256."));
+    for (const s of parsed.manifest.sources) {
+      assert(report.includes(`| \`${s.sha256}\` | \`${s.sha256}\` | pass |`), s.id);
+    }
+    for (const a of parsed.manifest.assertions) assert(report.includes(`| ${a.name} | pass |`));
+    for (const c of parsed.manifest.controls) {
+      assert(report.includes(`| control ${c.name} | pass |`), c.name);
+    }
   } finally {
     await twin.stop();
     await Deno.remove(dir, { recursive: true });

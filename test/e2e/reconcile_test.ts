@@ -25,6 +25,31 @@ async function cairnCommits(w: ReconcileWorld): Promise<string[]> {
   return log.split("\n").filter((l) => l.startsWith("cairn|"));
 }
 
+/** Every tuple of the bound manifest with matching hashes, every assertion and control passing. */
+function assertEvidenceShown(report: string): void {
+  assert(report.includes("3 of 3 pinned sources match their recorded SHA-256."), "tuples");
+  for (const sha of [EVIDENCE_SHA.upgrade, EVIDENCE_SHA.k8s, EVIDENCE_SHA.ssa]) {
+    assert(report.includes(`| \`${sha}\` | \`${sha}\` | pass |`), `expected = actual ${sha}`);
+  }
+  for (
+    const name of [
+      "install-precedes-drain",
+      "reboot-follows-drain",
+      "prepull-independent-of-dry-run",
+      "force-ownership-independent-of-force",
+      "apply-forces-ownership",
+      "control reversed-phase-order",
+      "control corrupted-cache",
+    ]
+  ) assert(report.includes(`| ${name} | pass |`), name);
+}
+
+const EVIDENCE_SHA = {
+  upgrade: "26f6262e00db2bbfa22eac39350cdb4da92e6cb6ebb0f6e629759466abc05037",
+  k8s: "ce008ddb0ccc3154e0096f6c61edbb13e1fc3ce5bf20d86bdd43546b67e8f7b1",
+  ssa: "7492ed05676073e8a6b8aa952f5922c123ad244bb596216088defb4588079df8",
+};
+
 Deno.test("reconcile over git daemon: preview on a branch, execution after merge, refusals reported", async (t) => {
   const w = await startReconcileWorld();
   try {
@@ -37,12 +62,25 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
           [`plans/${PLAN}.yaml.sig`]: await w.sign(w.planText, ["alice", "bob"]),
         }, `Plan ${PLAN}`);
         await w.wt.push(`plan/${PLAN}`);
+        await w.tc.control.resetStats();
         await reconcile(w);
+        // The preview phase read the live cluster and wrote nothing to it.
+        const stats = await w.tc.control.stats();
+        const kube = stats.kube as { mutating: number; total: number };
+        assertEquals([stats.talos.totalMutating, kube.mutating], [0, 0], "zero writes");
+        assert(stats.talos.totalCalls >= 7 && kube.total > 7, "the preview read the cluster");
         const preview = await w.reportAt(PREVIEW);
         assert(preview, "no preview on main");
-        assert(preview.includes("**Verdict: READY FOR APPROVAL"), preview.slice(0, 300));
+        assert(preview.includes("**Verdict: READY FOR APPROVAL"), preview.slice(0, 1200));
         assert(preview.includes(`on \`plan/${PLAN}\``));
         assertEquals(checkMarkdown(preview), []);
+        for (const node of ["worker-1", "worker-4", "cp-3"]) {
+          assert(preview.includes(`| drain planning ${node} | pass | drain plan ok`), node);
+          assert(preview.includes(`| ${node} runs the first hop's source version | pass |`));
+        }
+        assert(/\| `preview-1` \| preflight \| cluster \| [^|]+ \| pass \|/.test(preview), "round");
+        assert(preview.includes("The preview made no writes to the cluster"));
+        assertEvidenceShown(preview);
         assertEquals(await w.journal.listOperations(), [], "a preview must not execute");
         assertEquals(await w.reportAt(EXECUTION), undefined);
       },
@@ -59,6 +97,7 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         assert(report, "no execution report");
         assert(report.includes("**Verdict: COMPLETED"), report.slice(0, 400));
         assert(report.includes(`\`${merge}\` on \`main\``), "report names the merge commit");
+        assertEvidenceShown(report);
         const chain = await w.journal.verifyChain();
         assert(chain.ok && report.includes(chain.head), "report carries the journal head");
         assertEquals(checkMarkdown(report), []);
@@ -214,6 +253,10 @@ Deno.test("./cairn demo completes and prints the report path; the report renders
       await git(["--git-dir", join(dir, "remote.git"), "show", `main:${EXECUTION}`]) + "\n",
     );
     assert(report.includes("```mermaid\ngantt\n"));
+    assertEvidenceShown(report);
+    const preview = await git(["--git-dir", join(dir, "remote.git"), "show", `main:${PREVIEW}`]);
+    assertEvidenceShown(preview);
+    assert(preview.includes("| drain planning worker-1 | pass |"), "live drain planning");
     assert(/\n\| Node \| Role \| State \|/.test(report), "node table present");
     assertEquals(checkMarkdown(report), []);
   } finally {

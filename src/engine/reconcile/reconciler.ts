@@ -18,7 +18,10 @@ import type {
   PlanSource,
 } from "../../ports/plan_source.ts";
 import type {
+  EvidenceChecker,
   ExecutionEnd,
+  LiveFindings,
+  LivePreviewer,
   PlanExecutor,
   PlanFacts,
   ReconcileMetrics,
@@ -28,6 +31,7 @@ import type {
 } from "../../ports/reconcile.ts";
 import type { ReportDocument, ReportSink } from "../../ports/report_sink.ts";
 import { type Assessed, assessPlan } from "./assess.ts";
+import { checkBoundEvidence, evidencePassed, evidenceRefusal } from "./bound_evidence.ts";
 import { ExecutionRun } from "./execution_run.ts";
 
 /** Everything the loop reaches the world through. */
@@ -42,6 +46,10 @@ export interface ReconcilerDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics?: ReconcileMetrics;
+  /** Offline check of a plan's bound evidence manifest; absent: the manifest shows unread. */
+  readonly evidence?: EvidenceChecker;
+  /** Zero-write checks of plan-branch previews against the live cluster, when connected. */
+  readonly live?: LivePreviewer;
   readonly watchedBranch: string;
   /** Branches (other than the watched and report branches) whose plans get previews. */
   readonly isPlanBranch: (branch: string) => boolean;
@@ -220,7 +228,13 @@ export class Reconciler {
       commit,
       ...(boundDigest !== undefined ? { boundDigest } : {}),
     });
-    return { ...a, facts: { ...a.facts, refusals: [...a.facts.refusals] } };
+    const refusals = [...a.facts.refusals];
+    const evidence = this.#d.evidence
+      ? await checkBoundEvidence(a.facts.plan, commit, this.#d.source, this.#d.evidence)
+      : undefined;
+    const refusal = evidenceRefusal(evidence);
+    if (refusal) refusals.push(refusal);
+    return { ...a, facts: { ...a.facts, refusals, ...(evidence ? { evidence } : {}) } };
   }
 
   async #previewBranch(b: BranchHead, signers: AllowedSigners): Promise<void> {
@@ -235,7 +249,8 @@ export class Reconciler {
       if (this.#previewed.get(mark) === key) continue;
       this.#previewed.set(mark, key);
       const a = await this.#assess(file, b.branch, b.commit, signers);
-      const verdict = a.facts.refusals.length ? "refused" : "ready";
+      const live = a.parsed ? await this.#live(a.parsed) : undefined;
+      const verdict = previewVerdict(a.facts, live);
       this.#d.log.info("plan previewed", {
         planName: file.name,
         branch: b.branch,
@@ -246,15 +261,41 @@ export class Reconciler {
         a.facts,
         verdict,
         `preview ${file.name} at ${b.commit.slice(0, 12)}`,
+        live,
       );
     }
   }
 
-  #publishPreview(facts: PlanFacts, verdict: "ready" | "refused", message: string) {
+  /** The live preview; a failure of the previewer itself holds the plan, it never passes it. */
+  async #live(parsed: NonNullable<Assessed["parsed"]>): Promise<LiveFindings | undefined> {
+    if (!this.#d.live) return undefined;
+    try {
+      return await this.#d.live.preview(parsed);
+    } catch (e) {
+      this.#d.log.warn("live preview failed", { reason: reasonOf(e), error: messageOf(e) });
+      return {
+        reasons: [{ reason: "NodeUnreadable", message: `live preview failed: ${messageOf(e)}` }],
+        checks: [],
+        safeguards: [],
+        healthRounds: [],
+        held: true,
+        refused: false,
+        reads: "the live preview stopped before completing its reads",
+      };
+    }
+  }
+
+  #publishPreview(
+    facts: PlanFacts,
+    verdict: PreviewVerdict,
+    message: string,
+    live?: LiveFindings,
+  ) {
     const markdown = this.#d.renderer.preview({
       facts,
       verdict,
       generatedAt: this.#d.clock.now(),
+      ...(live ? { live } : {}),
     });
     return this.publish([{ plan: facts.name, kind: "preview", markdown }], message);
   }
@@ -307,6 +348,18 @@ export class Reconciler {
     }
     this.#d.metrics.setOperations(counts);
   }
+}
+
+type PreviewVerdict = "ready" | "refused" | "held";
+
+/**
+ * Refused on any refusal or refusing live finding; held when something could not be read or the
+ * bound evidence did not pass every check; ready only when all of it was seen to pass.
+ */
+export function previewVerdict(facts: PlanFacts, live?: LiveFindings): PreviewVerdict {
+  if (facts.refusals.length > 0 || live?.refused) return "refused";
+  if (live?.held || (facts.evidence && !evidencePassed(facts.evidence))) return "held";
+  return "ready";
 }
 
 /** Identifies the trust root's content: an edited allowed_signers re-assesses everything. */

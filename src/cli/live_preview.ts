@@ -1,0 +1,188 @@
+/**
+ * The zero-write preview of a TalosUpgrade plan against the live cluster (seed 000 §2.2: no
+ * pre-pull, no inventory or namespace creation, no cordon): the Talos version of every node
+ * against the first hop, a drain plan per node (drain bound vs the grace periods of the pods it
+ * would evict), and one health round of the policy, not recorded. Reads only: Talos Version and
+ * Kubernetes get/list/watch. Shared by `cairn plan preview` and the reconcile loop's plan-branch
+ * previews; time comes from the clock passed in. Not a command.
+ */
+import type { HealthPolicy } from "../domain/health/policy_parse.ts";
+import type { RoundOutcome } from "../domain/health/round.ts";
+import type { ParsedPlan } from "../domain/plan/parse.ts";
+import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
+import { planDrain } from "../engine/drain_plan.ts";
+import { collectRound } from "../engine/health_round.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Kube } from "../ports/kube.ts";
+import type {
+  LiveCheck,
+  LiveFindings,
+  LiveHealthRound,
+  LivePreviewer,
+  LiveSafeguard,
+  ReasonNote,
+} from "../ports/reconcile.ts";
+import type { Talos } from "../ports/talos.ts";
+
+/** The read side of a cluster connection. */
+export interface LiveCluster {
+  readonly kube: Kube;
+  readonly talos: Talos;
+}
+
+/** What the live preview reads with. */
+export interface LivePreviewDeps {
+  readonly cluster: LiveCluster;
+  /** Times the health round; must not move the cluster's time (the twin's timeout view). */
+  readonly clock: Clock;
+  /** The health policy of the one preview round; absent: no round. */
+  readonly policy?: HealthPolicy;
+}
+
+/** Reason codes of reads that did not answer: they hold a plan, they never refuse it. */
+const UNREADABLE: ReadonlySet<string> = new Set(["NodeUnreadable", "GateUnreadable"]);
+
+interface Findings {
+  reasons: ReasonNote[];
+  checks: LiveCheck[];
+  safeguards: LiveSafeguard[];
+  healthRounds: LiveHealthRound[];
+  held: boolean;
+}
+
+/** Runs every live check of `plan`; issues reads only. */
+export async function livePreview(
+  plan: TalosUpgradePlan,
+  d: LivePreviewDeps,
+): Promise<LiveFindings> {
+  const f: Findings = { reasons: [], checks: [], safeguards: [], healthRounds: [], held: false };
+  await nodeVersions(plan, d.cluster, f);
+  await drainPlanning(plan, d.cluster, f);
+  if (d.policy) await healthRound(plan, d, d.policy, f);
+  return {
+    ...f,
+    refused: f.reasons.some((r) => !UNREADABLE.has(r.reason)),
+    reads: `it issued Talos Version for ${plan.spec.nodes.length} node(s), listed pods per ` +
+      `node${d.policy ? " and ran one health round (get/list/watch only, not recorded)" : ""}`,
+  };
+}
+
+/** The LivePreviewer port: TalosUpgrade plans are checked; other kinds have no live checks. */
+export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
+  return {
+    preview: (parsed: ParsedPlan) =>
+      parsed.plan.kind === "TalosUpgrade" ? livePreview(parsed.plan, d) : Promise.resolve({
+        reasons: [],
+        checks: [],
+        safeguards: [],
+        healthRounds: [],
+        held: false,
+        refused: false,
+        reads: `no live checks exist yet for ${parsed.plan.kind}; nothing was read`,
+      }),
+  };
+}
+
+async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
+  const from = plan.spec.hops[0]!.from;
+  let bad = 0, unreadable = 0;
+  for (const n of plan.spec.nodes) {
+    let tag: string;
+    try {
+      tag = (await cluster.talos.version(n.name, { timeoutMs: 10_000 })).tag;
+    } catch (e) {
+      unreadable++;
+      f.reasons.push({ reason: "NodeUnreadable", message: String(e), where: n.name });
+      continue;
+    }
+    const ok = tag === from;
+    if (!ok) bad++;
+    const detail = `${n.name} runs ${tag}, plan expects ${from}`;
+    f.checks.push({
+      name: `${n.name} runs the first hop's source version`,
+      verdict: ok ? "pass" : "fail",
+      detail,
+    });
+    if (!ok) f.reasons.push({ reason: "NodeVersionUnexpected", message: detail, where: n.name });
+  }
+  if (unreadable > 0) f.held = true;
+  f.safeguards.push({
+    id: "NodeIdentityBound",
+    verdict: unreadable > 0 ? "unreadable" : bad > 0 ? "fail" : "pass",
+    evidence: `${plan.spec.nodes.length} node(s) read through apid: ${bad} on another version`,
+  });
+}
+
+async function drainPlanning(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
+  const bound = plan.spec.phases.drainTimeoutSeconds;
+  const partial = plan.spec.recovery.some((r) => r.action === "partialDrain");
+  let refused = 0;
+  for (const n of plan.spec.nodes) {
+    const pods = (await cluster.kube.listPods(n.name)).items;
+    const d = planDrain({
+      node: n.name,
+      pods,
+      drainBoundSeconds: bound,
+      partialDrainAuthorized: partial,
+    });
+    const blockers = d.blockers.map((b) =>
+      `${b.pod.namespace}/${b.pod.name} ${b.reason} (${b.graceSeconds}s)`
+    );
+    f.checks.push({
+      name: `drain planning ${n.name}`,
+      verdict: d.verdict === "refused" ? "fail" : "pass",
+      detail: `drain plan ${d.verdict}: ${d.evict.length} pod(s) to evict, longest grace ` +
+        `${d.longestGraceSeconds}s, bound ${bound}s` +
+        (blockers.length ? `; ${blockers.join(", ")}` : ""),
+    });
+    if (d.verdict !== "refused") continue;
+    refused++;
+    f.reasons.push({
+      reason: "DrainBoundTooShort",
+      message: `drain of ${n.name} refused: ${blockers.join(", ")}`,
+      where: n.name,
+    });
+  }
+  f.safeguards.push({
+    id: "DisruptionBudgetsAudited",
+    verdict: refused > 0 ? "fail" : "pass",
+    evidence: `drain planned for ${plan.spec.nodes.length} node(s) against a ${bound}s bound` +
+      `${partial ? " with a reviewed partial-drain entry" : ""}: ${refused} refused`,
+  });
+}
+
+async function healthRound(
+  plan: TalosUpgradePlan,
+  d: LivePreviewDeps,
+  policy: HealthPolicy,
+  f: Findings,
+) {
+  const { ClusterEvidence } = await import("../adapters/health/cluster_evidence.ts");
+  const evidence = new ClusterEvidence(d.cluster.kube, d.cluster.talos, d.clock);
+  let out: RoundOutcome;
+  try {
+    out = await collectRound({ clock: d.clock, evidence }, policy, { intervalMs: 30_000 });
+  } finally {
+    evidence.stop();
+  }
+  f.healthRounds.push({
+    startedAt: out.window.startedAtMs,
+    endedAt: d.clock.now(),
+    verdict: out.verdict,
+    results: out.results.map((r) => ({
+      binding: r.binding,
+      verdict: r.verdict,
+      reason: r.reason,
+      evidence: r.message,
+    })),
+  });
+  f.safeguards.push({
+    id: "ClusterGate",
+    verdict: out.verdict,
+    evidence: `${out.results.length} binding(s) of ${plan.metadata.cluster}: ${out.message}`,
+  });
+  if (out.verdict === "unreadable") f.held = true;
+  if (out.verdict === "fail") {
+    f.reasons.push({ reason: "GateFailed", message: `${out.reason}: ${out.message}` });
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The bound evidence manifest of a plan under the loop: read at the plan's commit from Git (the
+ * path resolves from `plans/` first, then the repository root, as for the catalogue) and handed
+ * to the offline checker. A manifest whose digest differs from the bound one is a refusal: it
+ * changed after the plan was written and is never silently used.
+ */
+import type { Plan } from "../../domain/plan/schema.ts";
+import type { PlanSource } from "../../ports/plan_source.ts";
+import type { EvidenceChecker, EvidenceReading, ReasonNote } from "../../ports/reconcile.ts";
+
+/** The plan's `spec.evidence`, when its kind binds one. */
+export function boundManifest(
+  plan: Plan | undefined,
+): { path: string; sha256: string } | undefined {
+  if (!plan || (plan.kind !== "TalosUpgrade" && plan.kind !== "KubernetesUpgrade")) {
+    return undefined;
+  }
+  return plan.spec.evidence;
+}
+
+/** Reads and checks the bound manifest; undefined when the plan binds none. */
+export async function checkBoundEvidence(
+  plan: Plan | undefined,
+  commit: string,
+  source: PlanSource,
+  checker: EvidenceChecker,
+): Promise<EvidenceReading | undefined> {
+  const bound = boundManifest(plan);
+  if (!bound) return undefined;
+  for (const path of [`plans/${bound.path}`, bound.path]) {
+    const bytes = await source.readFile(commit, path);
+    if (bytes) return await checker.check({ path: bound.path, sha256: bound.sha256, bytes });
+  }
+  return await checker.check({ path: bound.path, sha256: bound.sha256 });
+}
+
+/** A reading that must refuse the plan (the manifest changed after the plan bound it). */
+export function evidenceRefusal(r: EvidenceReading | undefined): ReasonNote | undefined {
+  if (r?.status !== "unread" || r.reason !== "EvidenceManifestDigestMismatch") return undefined;
+  return { reason: r.reason, message: r.message, where: r.file };
+}
+
+/** True only when every tuple, assertion and control behaved as declared. */
+export function evidencePassed(r: EvidenceReading): boolean {
+  return r.status === "checked" && r.outcome.status === "checked" && r.outcome.result.ok;
+}
