@@ -15,7 +15,8 @@ import { CairnError } from "../domain/errors.ts";
 import { checkEvidence, type FetchOutcome } from "../domain/evidence/checker.ts";
 import { type EvidenceManifest, parseEvidenceManifest } from "../domain/evidence/manifest.ts";
 import type { EvidenceCheckResult } from "../domain/evidence/result.ts";
-import { fetchPinnedFile, readCached, writeCached } from "../adapters/evidence/git_fetch.ts";
+import { readCached } from "../adapters/evidence/git_fetch.ts";
+import { fetchEvidenceIntoCache } from "./evidence_run.ts";
 
 export const command: Command = {
   path: ["evidence", "check"],
@@ -80,26 +81,15 @@ async function readManifest(path: string, shown: string): Promise<Uint8Array> {
   }
 }
 
-/** Fetches each source; only bytes whose hash matches the manifest enter the cache. */
-async function fetchAll(
+/** Fetches each source (`--fetch`); git sees the caller's environment (e.g. url rewrites). */
+function fetchAll(
   m: EvidenceManifest,
   cache: string,
   io: CommandIO,
 ): Promise<Map<string, FetchOutcome>> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(io.env)) if (v !== undefined) env[k] = v;
-  const out = new Map<string, FetchOutcome>();
-  for (const s of m.sources) {
-    try {
-      const f = await fetchPinnedFile(s, { env });
-      if (f.sha256 === s.sha256) await writeCached(cache, s, f.bytes);
-      out.set(s.id, { ok: true, sha256: f.sha256 });
-    } catch (e) {
-      if (!(e instanceof CairnError)) throw e;
-      out.set(s.id, { ok: false, message: e.message });
-    }
-  }
-  return out;
+  return fetchEvidenceIntoCache(m, cache, env);
 }
 
 function renderText(r: EvidenceCheckResult, io: CommandIO): string {
