@@ -36,6 +36,8 @@ export interface TwinProcessOptions {
    * benchmarks; minting costs about a second). Default: mint fresh ones into the state dir.
    */
   readonly pkiCacheDir?: string;
+  /** Virtual time moves only through the control endpoint (no auto-advance on open streams). */
+  readonly manualTime?: boolean;
   /** Node executable (default `$CAIRN_NODE` or `node`). */
   readonly nodeBin?: string;
   /** Lines the twin writes on stderr go here (default: dropped). */
@@ -119,6 +121,7 @@ export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinPr
   if (opts.talosPort !== undefined) args.push("--talos-port", String(opts.talosPort));
   if (opts.controlPort !== undefined) args.push("--control-port", String(opts.controlPort));
   if (opts.noKube) args.push("--no-kube");
+  if (opts.manualTime) args.push("--manual-time");
   if (opts.pkiCacheDir) args.push("--pki-cache", opts.pkiCacheDir);
   const nodeBin = opts.nodeBin ?? Deno.env.get("CAIRN_NODE") ?? "node";
   args.push("--exit-with-parent");

@@ -83,6 +83,11 @@ export interface TwinOptions {
   readonly startKube?: KubeStarter;
   /** Directory caching the minted PKI across twins (tests); default: mint into stateDir. */
   readonly pkiCacheDir?: string;
+  /**
+   * Move virtual time while a client waits on a server stream (default true). Tests that drive
+   * time themselves (e.g. an install lock held after a disconnect) turn it off.
+   */
+  readonly autoAdvance?: boolean;
 }
 
 export interface Twin {
@@ -196,7 +201,12 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
   const talosconfigPath = join(opts.stateDir, "talosconfig");
   writeTalosconfigFor(talosconfigPath, desc.metadata.name, talos.endpoint, cluster, pki);
   const parts = { clock, faults, cluster, talos, kube };
-  const { server, url } = await startControl(parts, opts.controlPort ?? 0, () => stop());
+  const { server, url } = await startControl(
+    parts,
+    opts.controlPort ?? 0,
+    () => stop(),
+    opts.autoAdvance ?? true,
+  );
   const info: TwinInfo = {
     cluster: desc.metadata.name,
     talosEndpoint: talos.endpoint,
@@ -294,6 +304,7 @@ function startControl(
   parts: ControlParts,
   port: number,
   shutdown: () => Promise<void>,
+  autoAdvanceEnabled: boolean,
 ): Promise<{ server: Server; url: string }> {
   // Time moves in one place at a time: overlapping advance requests run in arrival order.
   let timeChain: Promise<unknown> = Promise.resolve();
@@ -307,7 +318,8 @@ function startControl(
   let advancing = false;
   const autoAdvance = setInterval(() => {
     const next = parts.clock.nextTimerAt();
-    if (advancing || parts.talos.openStreams() === 0 || next === undefined) return;
+    if (!autoAdvanceEnabled || advancing || parts.talos.openStreams() === 0) return;
+    if (next === undefined) return;
     advancing = true;
     void serial(() => parts.clock.advanceTo(next)).finally(() => (advancing = false));
   }, 2);

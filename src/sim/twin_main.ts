@@ -25,6 +25,7 @@ async function main(): Promise<void> {
       "no-kube": { type: "boolean" },
       "pki-cache": { type: "string" },
       "exit-with-parent": { type: "boolean" },
+      "manual-time": { type: "boolean" },
     },
   });
   if (!values.cluster || !values["state-dir"] || !values["proto-dir"]) {
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
     ...(values["pki-cache"] ? { pkiCacheDir: values["pki-cache"] } : {}),
     ...(values["talos-port"] ? { talosPort: Number(values["talos-port"]) } : {}),
     ...(values["control-port"] ? { controlPort: Number(values["control-port"]) } : {}),
+    autoAdvance: !values["manual-time"],
   });
   const stop = () => {
     // Open client connections can hold a server's close open; exit regardless after a grace.

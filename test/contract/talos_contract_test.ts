@@ -15,7 +15,12 @@ import { CTRD, INSTALLER, TALOS_CONTRACT, type TalosContractEnv } from "./talos_
 const CLUSTER = fileURLToPath(new URL("../../fixtures/clusters/talos-mini.yaml", import.meta.url));
 
 async function withTwin(fn: (env: TalosContractEnv, twin: TwinProcess) => Promise<void>) {
-  const twin = await startTwinProcess({ cluster: CLUSTER, pkiCacheDir: TEST_PKI_CACHE });
+  // The contract drives virtual time itself (install locks, reboots), so no auto-advance.
+  const twin = await startTwinProcess({
+    cluster: CLUSTER,
+    pkiCacheDir: TEST_PKI_CACHE,
+    manualTime: true,
+  });
   const clients: GrpcTalos[] = [];
   const client = async (suffix: string) => {
     const c = await createGrpcTalos({

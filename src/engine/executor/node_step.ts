@@ -109,9 +109,7 @@ async function preflight(
       `${node.name} runs ${running}, plan expects ${first.from}`,
     );
   }
-  const gate = await deps.health.round("gate", {
-    target: { node: node.name, operationOwnedCordon: false },
-  });
+  const gate = await gateUntilPass(deps, bound, node.name);
   if (gate.verdict !== "pass") {
     return notCommitted(
       node.name,
@@ -120,6 +118,28 @@ async function preflight(
     );
   }
   return undefined;
+}
+
+/**
+ * The gate holds, it does not fail the rollout: fresh rounds are taken until one passes or the
+ * verify window ends, so a transient unreadable read (an apid reconnect, a slow watch) delays the
+ * node instead of stopping the rollout. Every round is recorded; nothing is committed meanwhile.
+ */
+const GATE_RETRY_MS = 30_000;
+
+async function gateUntilPass(deps: ExecutorDeps, bound: BoundPlan, node: string) {
+  const window = bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000;
+  const deadline = deps.clock.now() + window;
+  while (true) {
+    const r = await deps.health.round("gate", { target: { node, operationOwnedCordon: false } });
+    if (r.verdict === "pass" || deps.clock.now() >= deadline || deps.signal?.aborted) return r;
+    // A held gate is re-read every 30 s at most often: it waits for the cluster, not for a step.
+    const wait = Math.min(
+      Math.max(deps.pollIntervalMs, GATE_RETRY_MS),
+      Math.max(1, deadline - deps.clock.now()),
+    );
+    await deps.clock.sleep(wait, deps.signal);
+  }
 }
 
 async function phases(s: StepState): Promise<PhaseResult<TalosHop>> {
