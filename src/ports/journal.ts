@@ -225,6 +225,22 @@ export interface HealthRoundInput {
   readonly results: readonly HealthResultInput[];
 }
 
+/**
+ * A pinned-evidence check (source hashes, call-path assertions, must-fail controls) as the plan's
+ * evidence for review. It is a plan-level fact, not a machine observation, so it never takes part
+ * in ER's per-machine comparisons; it is chained so a report can cite it.
+ */
+export interface EvidenceCheckInput {
+  readonly planDigest: string;
+  readonly manifestPath: string;
+  readonly manifestSha256: string;
+  readonly verdict: "pass" | "fail" | "unreadable";
+  /** Per-tuple and per-assertion verdicts, already free of secret-looking content. */
+  readonly detail: Readonly<Record<string, unknown>>;
+  readonly actor: Actor;
+  readonly nowMs: number;
+}
+
 /** A recovery-admin accounting decision for one attempt (ER §5.2). */
 export interface RecoveryDecisionInput {
   readonly attemptId: string;
@@ -322,6 +338,8 @@ export interface Journal {
   recordPhase(input: PhaseInput): Promise<void>;
   /** Records a health round and its results; returns the round id. */
   recordHealthRound(input: HealthRoundInput): Promise<string>;
+  /** Records the result of a pinned-evidence check for a plan on the hash-chained timeline. */
+  recordEvidenceCheck(input: EvidenceCheckInput): Promise<number>;
 
   /** An evidence-determined transition, guarded by the evidence the store holds. */
   transition(input: TransitionInput): Promise<OperationRecord>;

@@ -11,6 +11,7 @@ import type {
   AttemptInput,
   ChainCheck,
   CommitInput,
+  EvidenceCheckInput,
   HealthRoundInput,
   Journal,
   JournalEvent,
@@ -387,6 +388,27 @@ class LibsqlJournal implements Journal {
         body: { round: id, purpose: input.purpose, verdict, results: input.results.length },
       });
       return id;
+    });
+  }
+
+  recordEvidenceCheck(input: EvidenceCheckInput): Promise<number> {
+    return this.#tx(async (ctx) => {
+      const plan = await ctx.tx.selectFrom("plans").select("digest")
+        .where("digest", "=", input.planDigest).executeTakeFirst();
+      if (!plan) fail("OperationNotFound", `no plan ${input.planDigest} in the journal`);
+      return await appendEvent(ctx.tx, {
+        atMs: input.nowMs,
+        kind: "evidence-check",
+        epoch: ctx.inst.epoch,
+        actor: `${input.actor.role}:${input.actor.identity}`,
+        body: {
+          plan: input.planDigest,
+          manifest: input.manifestPath,
+          manifestSha256: input.manifestSha256,
+          verdict: input.verdict,
+          detail: input.detail,
+        },
+      });
     });
   }
 

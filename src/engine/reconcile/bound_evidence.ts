@@ -44,3 +44,40 @@ export function evidenceRefusal(r: EvidenceReading | undefined): ReasonNote | un
 export function evidencePassed(r: EvidenceReading): boolean {
   return r.status === "checked" && r.outcome.status === "checked" && r.outcome.result.ok;
 }
+
+/** What the journal keeps of an evidence reading: the verdict and every per-item verdict. */
+export function evidenceJournalEntry(
+  r: EvidenceReading,
+  bound: { path: string; sha256: string },
+): {
+  manifestPath: string;
+  manifestSha256: string;
+  verdict: "pass" | "fail" | "unreadable";
+  detail: Record<string, unknown>;
+} {
+  const base = { manifestPath: bound.path, manifestSha256: bound.sha256 };
+  if (r.status === "unread") {
+    return { ...base, verdict: r.verdict, detail: { reason: r.reason, message: r.message } };
+  }
+  if (r.outcome.status !== "checked") {
+    // Refused for secret-looking content: keep the reason, never the content.
+    return { ...base, verdict: "unreadable", detail: { reason: r.outcome.problem.reason } };
+  }
+  const res = r.outcome.result;
+  const unread = res.sources.some((s) => s.cachedSha256 === undefined);
+  return {
+    ...base,
+    verdict: res.ok ? "pass" : unread ? "unreadable" : "fail",
+    detail: {
+      mode: res.mode,
+      counts: res.counts,
+      sources: res.sources.map((s) => ({ id: s.id, verdict: s.verdict, reason: s.reason ?? null })),
+      assertions: res.assertions.map((a) => ({ name: a.name, verdict: a.verdict })),
+      controls: res.controls.map((c) => ({
+        name: c.name,
+        verdict: c.verdict,
+        observed: c.observed,
+      })),
+    },
+  };
+}

@@ -31,7 +31,13 @@ import type {
 } from "../../ports/reconcile.ts";
 import type { ReportDocument, ReportSink } from "../../ports/report_sink.ts";
 import { type Assessed, assessPlan } from "./assess.ts";
-import { checkBoundEvidence, evidencePassed, evidenceRefusal } from "./bound_evidence.ts";
+import {
+  boundManifest,
+  checkBoundEvidence,
+  evidenceJournalEntry,
+  evidencePassed,
+  evidenceRefusal,
+} from "./bound_evidence.ts";
 import { ExecutionRun } from "./execution_run.ts";
 
 /** Everything the loop reaches the world through. */
@@ -197,6 +203,7 @@ export class Reconciler {
       });
       if (bound.ok) {
         this.#bound.set(file.name, a.facts.digest);
+        await this.#recordEvidence(a.facts);
         if (this.#enqueued.has(a.facts.digest)) return;
         this.#enqueued.add(a.facts.digest);
         this.#queue.push({ facts: a.facts, cluster: a.parsed.plan.metadata.cluster });
@@ -210,6 +217,18 @@ export class Reconciler {
       reason: a.facts.refusals[0]?.reason ?? "PlanNotApproved",
     });
     await this.#publishPreview(a.facts, "refused", `refuse ${file.name}`);
+  }
+
+  /** The evidence the plan was approved on goes onto the journal's hash-chained timeline. */
+  async #recordEvidence(facts: PlanFacts): Promise<void> {
+    const bound = boundManifest(facts.plan);
+    if (!bound || !facts.evidence) return;
+    await this.#d.journal.recordEvidenceCheck({
+      planDigest: facts.digest,
+      ...evidenceJournalEntry(facts.evidence, bound),
+      actor: { identity: "cairn-reconciler", role: "controller" },
+      nowMs: this.#d.clock.now(),
+    });
   }
 
   async #assess(
