@@ -5,7 +5,6 @@
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
 import { CairnError } from "../domain/errors.ts";
-import type { HealthPolicy } from "../domain/health/policy_parse.ts";
 import type { Verdict } from "../domain/health/types.ts";
 import type { Phase } from "../domain/operation.ts";
 import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
@@ -13,7 +12,6 @@ import type { BoundPlan } from "../engine/executor/deps.ts";
 import { Reconciler } from "../engine/reconcile/reconciler.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Journal } from "../ports/journal.ts";
-import type { Logger } from "../ports/logger.ts";
 import type { PlanSource } from "../ports/plan_source.ts";
 import type {
   ExecutionEnd,
@@ -29,22 +27,12 @@ import type { CairnMetrics } from "../adapters/metrics/cairn_metrics.ts";
 import { reconcileReports } from "../report/reconcile_reports.ts";
 import { cacheEvidenceChecker } from "./evidence_run.ts";
 import { livePreviewer } from "./live_preview.ts";
-import { bindPlan, type ClusterConnection, executePlan } from "./run_plan.ts";
+import { bindPlan, type ExecuteOptions, executePlan } from "./run_plan.ts";
 
-/** How the executor runs against the cluster. */
-export interface ExecutorSettings {
-  readonly journal: Journal;
-  readonly cluster: ClusterConnection;
-  readonly policy: HealthPolicy;
-  readonly clock: Clock;
-  readonly timeoutClock?: Clock;
-  readonly log: Logger;
-  readonly owner: string;
-  readonly callTimeoutMs: (remainingMs: number) => number;
-  readonly pollIntervalMs: number;
-  readonly roundIntervalMs: number;
+/** How the executor runs against the cluster: executePlan's options, less the plan and signal. */
+export type ExecutorSettings = Omit<ExecuteOptions, "bound" | "signal"> & {
   readonly metrics?: CairnMetrics;
-}
+};
 
 /** The PlanExecutor over `bindPlan` + `executePlan`. */
 export function planExecutor(s: ExecutorSettings): PlanExecutor {
