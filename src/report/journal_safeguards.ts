@@ -26,6 +26,9 @@ const CHECKS: ReadonlyArray<readonly [SafeguardId, Check]> = [
   ["PhasesRecordedSeparately", phasesSeparate],
   ["PostconditionsThenOwnedUncordon", verifiedBeforeUncordon],
   ["PostGateBeforeNextNode", postGateBeforeNext],
+  ["NodeIdentityBound", identityPerAttempt],
+  ["CallsBoundedByRemainingTime", deadlinesRecorded],
+  ["SchematicPreserved", pinnedSchematicObserved],
 ];
 
 /** The journal-derived safeguard rows. */
@@ -139,4 +142,50 @@ function postGateBeforeNext(i: Input) {
 
 function names(ops: readonly OperationRow[]): string {
   return ops.map((o) => o.machine).join(", ");
+}
+
+/**
+ * The journal admits an attempt only after a fresh observation of the machine's bound identity
+ * (ER comparison 3), so every recorded attempt is that evidence; none recorded proves nothing.
+ */
+function identityPerAttempt(i: Input) {
+  const mine = new Set(i.ops.map((o) => o.id));
+  const n = i.rows.attempts.filter((a) => mine.has(a.operation_id)).length;
+  return {
+    ok: n > 0,
+    evidence: n > 0
+      ? `each of ${n} attempts was admitted on a fresh observation of the bound node identity`
+      : "no attempt recorded",
+  };
+}
+
+/** Every attempt carries absolute transport and verification deadlines, transport first. */
+function deadlinesRecorded(i: Input) {
+  const mine = new Set(i.ops.map((o) => o.id));
+  const atts = i.rows.attempts.filter((a) => mine.has(a.operation_id));
+  const bad = atts.filter((a) =>
+    !(a.sent_at_ms < a.transport_deadline_ms &&
+      a.transport_deadline_ms <= a.verification_deadline_ms)
+  );
+  return {
+    ok: atts.length > 0 && bad.length === 0,
+    evidence: bad.length === 0
+      ? `${atts.length} attempts each recorded absolute transport and verification deadlines`
+      : `${bad.length} attempts without consistent deadlines`,
+  };
+}
+
+/**
+ * `completed` is only reachable through a completion observation equal to the bound
+ * postcondition (target version, pinned schematic, bound health), so each completed operation is
+ * that observation; nodes not completed are not counted as evidence either way.
+ */
+function pinnedSchematicObserved(i: Input) {
+  const done = i.ops.filter((o) => o.state === "completed").length;
+  return {
+    ok: done > 0,
+    evidence: done > 0
+      ? `${done} completed operations each observed the pinned schematic and target version`
+      : "no operation completed yet",
+  };
 }

@@ -190,9 +190,28 @@ function signers(policy: PolicyVerdict): SignerEvidence[] {
   }));
 }
 
+/** Rows about Kubernetes upgrades, which a TalosUpgrade does not perform. */
+const KUBERNETES_ROWS: readonly SafeguardId[] = [
+  "KubernetesAfterUniformOs",
+  "KubernetesSkewChecked",
+  "BootstrapOwnershipChecked",
+  "DryRunWithoutPrePull",
+];
+
 function planSafeguards(facts: PlanFacts): SafeguardResult[] {
   if (!facts.plan) return [];
   const found = new Set(facts.problems.map((p) => p.reason as string));
+  const notApplicable = facts.plan.kind === "TalosUpgrade"
+    ? KUBERNETES_ROWS.map((id): SafeguardResult => ({
+      id,
+      verdict: "not-applicable",
+      evidence: "a TalosUpgrade changes no Kubernetes version or bootstrap manifest",
+    }))
+    : [];
+  return [...notApplicable, ...planRows(found)];
+}
+
+function planRows(found: ReadonlySet<string>): SafeguardResult[] {
   return PLAN_ROWS.map(([id, reasons]): SafeguardResult => {
     const hit = reasons.filter((r) => found.has(r));
     return hit.length
