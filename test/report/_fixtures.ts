@@ -1,5 +1,5 @@
 /** Report models for tests: the 7-node home-ops rollout, hostile names, and a 500-node run. */
-import type { Phase } from "../../src/domain/operation.ts";
+import { type Phase, PHASES } from "../../src/domain/operation.ts";
 import type {
   AttemptAccount,
   ExecutionReportModel,
@@ -76,19 +76,6 @@ export function safeguards(): SafeguardResult[] {
     };
   });
 }
-
-const PHASES: readonly Phase[] = [
-  "gate",
-  "pull",
-  "install",
-  "cordon",
-  "drain",
-  "reboot",
-  "boot-observed",
-  "verify",
-  "uncordon",
-  "post-gate",
-];
 
 function phasesFor(start: number, last?: Phase): PhaseSpan[] {
   const spans: PhaseSpan[] = [];
