@@ -1,3 +1,4 @@
+import type { KubeNode } from "../../ports/kube.ts";
 import type { TalosHop } from "../../domain/plan/schema.ts";
 import type { Verdict } from "../../domain/health/types.ts";
 import type { RoundPurpose, StepState } from "./deps.ts";
@@ -13,6 +14,8 @@ interface BootReading {
   readonly bootId: string | undefined;
   readonly ready: boolean;
   readonly schematic: string | undefined;
+  /** The Kubernetes node as read (identity and version of the observation). */
+  readonly node: KubeNode | undefined;
 }
 
 async function readBoot(s: StepState, timeoutMs: number): Promise<BootReading> {
@@ -28,6 +31,7 @@ async function readBoot(s: StepState, timeoutMs: number): Promise<BootReading> {
     bootId,
     ready: node?.ready ?? false,
     schematic: node?.annotations[SCHEMATIC_ANNOTATION],
+    node,
   };
 }
 
@@ -121,7 +125,7 @@ export async function completionObservation(
     s,
     s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
   );
-  const node = await s.deps.kube.getNode(s.node).catch(() => undefined);
+  const node = reading.node;
   const readable = reading.version !== undefined && reading.schematic !== undefined &&
     healthVerdict !== "unreadable";
   const text = postconditionText(
