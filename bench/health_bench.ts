@@ -12,7 +12,7 @@ import type {
   KubeWatchEvent,
 } from "../src/ports/kube.ts";
 import { SimClock } from "../src/sim/clock.ts";
-import { ClusterEvidence } from "../src/adapters/health/cluster_evidence.ts";
+import { ClusterEvidence } from "../src/engine/health/cluster_evidence.ts";
 import { collectRound } from "../src/engine/health_round.ts";
 import { parseHealthPolicy } from "../src/domain/health/policy_parse.ts";
 import { readBinding } from "../src/domain/health/readers/index.ts";

@@ -5,7 +5,7 @@
  * the twin under Node. Baseline in the same run: the same 10,000 calls on one kept connection.
  */
 import { fileURLToPath } from "node:url";
-import { startTwinProcess, TEST_PKI_CACHE } from "../src/cli/sim_serve.ts";
+import { startTwinProcess, TEST_PKI_CACHE } from "../src/app/twin_process.ts";
 import { loadTalosconfig } from "../src/adapters/talos/talosconfig.ts";
 import { createGrpcTalos } from "../src/adapters/talos/grpc_talos.ts";
 import { TwinControl } from "../src/sim/twin_control.ts";

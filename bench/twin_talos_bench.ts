@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../src/cli/sim_serve.ts";
+import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../src/app/twin_process.ts";
 import { loadTalosconfig } from "../src/adapters/talos/talosconfig.ts";
 import { createGrpcTalos } from "../src/adapters/talos/grpc_talos.ts";
 

@@ -16,7 +16,7 @@ function* walk(dir: string): Generator<string> {
   }
 }
 
-/** The layer of a file under src/: domain, ports, engine, report, adapters/<x>, sim, cli, main. */
+/** The layer of a file under src/: domain, ports, engine, report, adapters/<x>, sim, app, cli, main. */
 function layerOf(file: string): string {
   const rel = relative(SRC, file).split("/");
   if (rel[0] === "adapters") return `adapters/${rel[1]}`;
@@ -60,6 +60,7 @@ function checkEdge(from: string, file: string, edge: ImportEdge): string | undef
     engine: (t) => ["domain", "ports", "engine"].includes(t),
     report: (t) => ["domain", "ports", "report"].includes(t),
     sim: (t) => ["domain", "ports", "sim"].includes(t) || t.startsWith("adapters/"),
+    app: (t) => t !== "cli" && t !== "main",
   };
   if (from.startsWith("adapters/")) {
     return ["domain", "ports", from].includes(target)
@@ -121,6 +122,10 @@ Deno.test("architecture checker flags a forbidden edge (the rule can fail)", () 
   assertEquals(
     checkEdge("engine", file, { spec: "kysely", typeOnly: false }),
     "engine may not import kysely",
+  );
+  assertEquals(
+    checkEdge("app", join(SRC, "app", "x.ts"), { spec: "../cli/command.ts", typeOnly: true }),
+    "app may not import cli",
   );
   assertEquals(
     checkEdge("engine", join(SRC, "engine", "x.ts"), { spec: "../ports/clock.ts", typeOnly: true }),

@@ -64,7 +64,7 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
       else io.stderr(`refused: ${verdict.reasons.join(", ")}: ${verdict.summary}\n`);
       return EXIT.refused;
     }
-    const m = await import("./run_plan.ts");
+    const m = await import("../app/run_plan.ts");
     const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
     const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
     const { SystemClock } = await import("../adapters/clock/system_clock.ts");

@@ -9,27 +9,11 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, EXIT, OUTPUT_OPTION, UsageError } from "./command.ts";
+import type { DemoResult } from "../app/demo_run.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const PLAN = "talos-v1.14.2";
 const PLAN_BRANCH = `plan/${PLAN}`;
-
-/** What a demo run produced. */
-export interface DemoResult {
-  readonly dir: string;
-  readonly remote: string;
-  readonly reportPath: string;
-  readonly reportCopy: string;
-  readonly previewVerdict: string;
-  readonly outcome: string;
-  readonly nodesCompleted: number;
-  readonly nodes: number;
-  readonly attempts: number;
-  readonly unaccounted: number;
-  readonly virtualMs: number;
-  readonly journalHead: string;
-  readonly fault?: string;
-}
 
 export const command: Command = {
   path: ["demo"],
@@ -60,7 +44,7 @@ Exit codes: 0 the run reached the expected outcome (completed, or the fault's ex
     const say = (line: string) => {
       if (!json) io.stdout(`${line}\n`);
     };
-    const { runDemo } = await import("./demo_run.ts");
+    const { runDemo } = await import("../app/demo_run.ts");
     const r = await runDemo({
       dir,
       root: ROOT,

@@ -16,7 +16,7 @@ import { checkEvidence, type FetchOutcome } from "../domain/evidence/checker.ts"
 import { type EvidenceManifest, parseEvidenceManifest } from "../domain/evidence/manifest.ts";
 import type { EvidenceCheckResult } from "../domain/evidence/result.ts";
 import { readCached } from "../adapters/evidence/git_fetch.ts";
-import { fetchEvidenceIntoCache } from "./evidence_run.ts";
+import { fetchEvidenceIntoCache } from "../app/evidence_run.ts";
 
 export const command: Command = {
   path: ["evidence", "check"],

@@ -1,4 +1,7 @@
-/** What the `cairn journal …` commands share: the `--journal` flag and opening the store. */
+/**
+ * What the commands that read the journal share: the `--journal` flag (CLI frame); opening the
+ * store is composition (`app/journal_open.ts`).
+ */
 import type { Journal } from "../ports/journal.ts";
 import { type CommandIO, type ParsedArgs, UsageError } from "./command.ts";
 
@@ -21,13 +24,6 @@ export function journalLocation(args: ParsedArgs, io: CommandIO): string {
 
 /** Opens an existing journal read-mostly: it is never migrated implicitly. */
 export async function openForReading(args: ParsedArgs, io: CommandIO): Promise<Journal> {
-  const { openJournal, cryptoIdSource } = await import(
-    "../adapters/journal/libsql_journal.ts"
-  );
-  return await openJournal({
-    url: journalLocation(args, io),
-    ids: cryptoIdSource(),
-    nowMs: Date.now(),
-    migrate: false,
-  });
+  const { openJournalForReading } = await import("../app/journal_open.ts");
+  return await openJournalForReading(journalLocation(args, io), Date.now());
 }

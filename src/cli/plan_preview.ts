@@ -12,7 +12,7 @@ import type { ParsedPlan } from "../domain/plan/parse.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { EvidenceReading, PlanFacts } from "../ports/reconcile.ts";
 import type { PreviewReportModel } from "../report/model.ts";
-import type { LiveCluster } from "./live_preview.ts";
+import type { LiveCluster } from "../engine/preview/live_preview.ts";
 
 export const command: Command = {
   path: ["plan", "preview"],
@@ -51,14 +51,14 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
     const abs = resolve(io.cwd, file);
     const input = await readPlanInputs(abs, file, io.cwd, clock.now());
     const cacheFlag = args.values["evidence-cache"];
-    const { DEFAULT_EVIDENCE_CACHE } = await import("./evidence_run.ts");
+    const { DEFAULT_EVIDENCE_CACHE } = await import("../app/evidence_run.ts");
     const cacheDir = resolve(
       io.cwd,
       typeof cacheFlag === "string" ? cacheFlag : DEFAULT_EVIDENCE_CACHE,
     );
     const evidence = await boundEvidenceReading(abs, input.parsed, cacheDir);
     const policyPath = args.values["health-policy"];
-    const { connectCluster, loadHealthPolicy } = await import("./run_plan.ts");
+    const { connectCluster, loadHealthPolicy } = await import("../app/run_plan.ts");
     const policy = typeof policyPath === "string"
       ? await loadHealthPolicy(resolve(io.cwd, policyPath))
       : undefined;
@@ -110,7 +110,7 @@ async function boundEvidenceReading(
   const { boundManifest } = await import("../engine/reconcile/bound_evidence.ts");
   const bound = boundManifest(parsed.plan);
   if (!bound) return undefined;
-  const { readBoundEvidence } = await import("./evidence_run.ts");
+  const { readBoundEvidence } = await import("../app/evidence_run.ts");
   for (let dir = dirname(planPath);; dir = dirname(dir)) {
     const bytes = await Deno.readFile(join(dir, bound.path)).catch(() => undefined);
     if (bytes) return await readBoundEvidence({ ...bound, bytes }, cacheDir);
@@ -137,8 +137,8 @@ export interface PreviewInput {
  * live zero-write checks, rendered as the reconcile loop renders previews.
  */
 export async function preview(o: PreviewInput): Promise<PreviewReportModel> {
-  const { asTalosUpgrade } = await import("./run_plan.ts");
-  const { livePreview } = await import("./live_preview.ts");
+  const { asTalosUpgrade } = await import("../app/run_plan.ts");
+  const { livePreview } = await import("../engine/preview/live_preview.ts");
   const { previewVerdict } = await import("../engine/reconcile/reconciler.ts");
   const { previewModel } = await import("../report/reconcile_reports.ts");
   const plan = asTalosUpgrade(o.parsed);

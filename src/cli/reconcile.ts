@@ -47,8 +47,8 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
     const { createCairnMetrics } = await import("../adapters/metrics/cairn_metrics.ts");
     const { cryptoIdSource, openJournal } = await import("../adapters/journal/libsql_journal.ts");
     const { startOpsServer } = await import("../adapters/http/ops_server.ts");
-    const { connectCluster, loadHealthPolicy } = await import("./run_plan.ts");
-    const { createReconciler, HookWakeup } = await import("./reconcile_wiring.ts");
+    const { connectCluster, loadHealthPolicy } = await import("../app/run_plan.ts");
+    const { createReconciler, HookWakeup } = await import("../app/reconcile_wiring.ts");
     const clock = new SystemClock();
     const log = new JsonLogger({ write: io.stderr, clock, level: config.logLevel });
     const metrics = createCairnMetrics({ version: VERSION });

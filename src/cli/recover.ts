@@ -17,14 +17,19 @@ import {
   type ParsedArgs,
   printJson,
   reportProblems,
+  style,
   UsageError,
   wantsJson,
 } from "./command.ts";
 import { JOURNAL_HELP, JOURNAL_OPTION, openForReading } from "./journal_common.ts";
-import { type EvidenceView, evidenceView, gatherEvidence } from "./recover_actions.ts";
-import type { RecoveryCluster } from "./recover_actions.ts";
-import type { DecisionResult } from "./recover_decisions.ts";
-import { printEvidence } from "./recover_render.ts";
+import {
+  type EvidenceView,
+  evidenceView,
+  gatherEvidence,
+} from "../engine/recovery/recover_actions.ts";
+import type { RecoveryCluster } from "../engine/recovery/recover_actions.ts";
+import type { DecisionResult } from "../engine/recovery/recover_decisions.ts";
+import { renderEvidence } from "../report/recover_render.ts";
 
 type Mode = "show" | "account" | "uncordon" | "classify";
 
@@ -124,7 +129,7 @@ async function decide(
   io: CommandIO,
 ): Promise<DecisionResult> {
   const op = args.positionals[0]!;
-  const d = await import("./recover_decisions.ts");
+  const d = await import("../engine/recovery/recover_decisions.ts");
   const floor = mode === "account" ? settleFloorMs(args) : 0;
   const actor = mode === "classify"
     ? str(args, "actor") ?? "cairn-recover"
@@ -163,11 +168,11 @@ async function classify(
   io: CommandIO,
   o: { operationId: string; actor: string },
 ): Promise<DecisionResult> {
-  const { loadHealthPolicy } = await import("./run_plan.ts");
-  const { ClusterEvidence } = await import("../adapters/health/cluster_evidence.ts");
+  const { loadHealthPolicy } = await import("../app/run_plan.ts");
+  const { ClusterEvidence } = await import("../engine/health/cluster_evidence.ts");
   const { JsonLogger } = await import("../adapters/log/json_logger.ts");
-  const { classifyOperation } = await import("./recover_decisions.ts");
-  const { needTalos } = await import("./recover_actions.ts");
+  const { classifyOperation } = await import("../engine/recovery/recover_decisions.ts");
+  const { needTalos } = await import("../engine/recovery/recover_actions.ts");
   const policy = await loadHealthPolicy(required(args, "health-policy", "P"));
   const evidence = new ClusterEvidence(cluster.kube, needTalos(cluster), rt.clock);
   try {
@@ -193,7 +198,7 @@ async function show(journal: Journal, args: ParsedArgs, io: CommandIO): Promise<
   });
   const view = evidenceView(e);
   if (wantsJson(args)) printJson(io, view);
-  else printEvidence(io, view);
+  else io.stdout(renderEvidence(view, style(io)));
   return view;
 }
 

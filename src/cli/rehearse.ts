@@ -49,7 +49,7 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     const planPath = resolve(io.cwd, args.positionals[0]!);
     const faults = parseFaults(args.values["fault"]);
     const journalUrl = await journalUrlOf(args.values["journal"]);
-    const { startRehearsal } = await import("./rehearsal.ts");
+    const { startRehearsal } = await import("../app/rehearsal.ts");
     const { JsonLogger } = await import("../adapters/log/json_logger.ts");
     const { SystemClock } = await import("../adapters/clock/system_clock.ts");
     const log = new JsonLogger({

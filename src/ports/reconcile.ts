@@ -1,7 +1,7 @@
 /**
  * What the reconcile loop reaches beyond Git and the journal: the executor of one approved plan,
  * the report renderer, the trust root, the wake-up source (poll timer, webhook, stop) and the
- * metrics it feeds. The composition root (`src/cli/reconcile_wiring.ts`) provides each.
+ * metrics it feeds. The composition root (`src/app/reconcile_wiring.ts`) provides each.
  */
 import type { Problem } from "../domain/errors.ts";
 import type { EvidenceOutcome } from "../domain/evidence/result.ts";

@@ -5,7 +5,7 @@
  * control endpoint on loopback so that tests and `cairn rehearse` in another process can move
  * virtual time, arm faults and read call counts.
  *
- * Meant to run under Node (see twin_main.ts and cli/sim_serve.ts), never as a Deno http2 server.
+ * Meant to run under Node (see twin_main.ts and app/twin_process.ts), never as a Deno http2 server.
  *
  * Control endpoint (JSON over plain HTTP on 127.0.0.1; `TwinControl` in twin_control.ts wraps it):
  *   GET  /health                      {ok}

@@ -8,17 +8,17 @@
 import { join } from "node:path";
 import { cryptoIdSource, openJournal } from "../../src/adapters/journal/libsql_journal.ts";
 import { generateKey, signBytes } from "../../src/adapters/ssh/ssh_keygen.ts";
-import { fetchEvidenceIntoCache } from "../../src/cli/evidence_run.ts";
-import { createReconciler, HookWakeup } from "../../src/cli/reconcile_wiring.ts";
+import { fetchEvidenceIntoCache } from "../../src/app/evidence_run.ts";
+import { createReconciler, HookWakeup } from "../../src/app/reconcile_wiring.ts";
 import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";
-import { loadHealthPolicy } from "../../src/cli/run_plan.ts";
-import { TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
+import { loadHealthPolicy } from "../../src/app/run_plan.ts";
+import { TEST_PKI_CACHE } from "../../src/app/twin_process.ts";
 import {
   startTwinCluster,
   type TwinCluster,
   twinExecutionTiming,
-} from "../../src/cli/twin_cluster.ts";
+} from "../../src/app/twin_cluster.ts";
 import type { Reconciler } from "../../src/engine/reconcile/reconciler.ts";
 import type { Journal } from "../../src/ports/journal.ts";
 import type { Logger } from "../../src/ports/logger.ts";

@@ -5,8 +5,8 @@
  */
 import { join } from "node:path";
 import { parseDocument } from "yaml";
-import { type Rehearsal, startRehearsal } from "../../src/cli/rehearsal.ts";
-import { TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
+import { type Rehearsal, startRehearsal } from "../../src/app/rehearsal.ts";
+import { TEST_PKI_CACHE } from "../../src/app/twin_process.ts";
 import type { FaultPresetName } from "../../src/sim/fault_presets.ts";
 import type { Fault } from "../../src/sim/faults.ts";
 import type { OperationDetail } from "../../src/ports/journal.ts";

@@ -12,9 +12,9 @@ import {
   connectTwin,
   type TwinEndpoints,
   twinExecutionTiming,
-} from "../../src/cli/twin_cluster.ts";
-import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/cli/sim_serve.ts";
-import { bindPlan, executePlan, loadHealthPolicy } from "../../src/cli/run_plan.ts";
+} from "../../src/app/twin_cluster.ts";
+import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/app/twin_process.ts";
+import { bindPlan, executePlan, loadHealthPolicy } from "../../src/app/run_plan.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { Fault } from "../../src/sim/faults.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";

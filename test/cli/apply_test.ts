@@ -5,7 +5,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { allowedSignersText, demoSigner } from "../../src/cli/demo_keys.ts";
+import { allowedSignersText, demoSigner } from "../../src/app/demo_keys.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

@@ -2,11 +2,11 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { join } from "node:path";
 import type { CommandIO } from "../../src/cli/command.ts";
 import { parseCommandArgs } from "../../src/cli/command.ts";
-import { fetchEvidenceIntoCache } from "../../src/cli/evidence_run.ts";
+import { fetchEvidenceIntoCache } from "../../src/app/evidence_run.ts";
 import { command } from "../../src/cli/plan_preview.ts";
 import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";
-import { startTwinProcess, TEST_PKI_CACHE } from "../../src/cli/sim_serve.ts";
+import { startTwinProcess, TEST_PKI_CACHE } from "../../src/app/twin_process.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
 

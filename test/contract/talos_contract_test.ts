@@ -6,7 +6,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/cli/sim_serve.ts";
+import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/app/twin_process.ts";
 import { loadTalosconfig } from "../../src/adapters/talos/talosconfig.ts";
 import { createGrpcTalos, type GrpcTalos } from "../../src/adapters/talos/grpc_talos.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";

@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { readBoundEvidence } from "../../src/cli/evidence_run.ts";
+import { readBoundEvidence } from "../../src/app/evidence_run.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import { sha256Hex } from "../../src/domain/plan/digest.ts";
 import { evidenceRefusal } from "../../src/engine/reconcile/bound_evidence.ts";

@@ -140,7 +140,7 @@ export interface BindingResult {
 }
 
 /**
- * Where a round's evidence comes from (implemented by `src/adapters/health/`). `prepare` makes
+ * Where a round's evidence comes from (implemented by `src/engine/health/`). `prepare` makes
  * the evidence a binding needs current (sync caches, call Talos) and may be aborted when the
  * binding's time is up; `inputs` then exposes what is held.
  */

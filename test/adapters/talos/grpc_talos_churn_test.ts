@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { startTwinProcess, TEST_PKI_CACHE } from "../../../src/cli/sim_serve.ts";
+import { startTwinProcess, TEST_PKI_CACHE } from "../../../src/app/twin_process.ts";
 import { TwinControl } from "../../../src/sim/twin_control.ts";
 import { runChurn } from "../../_helpers/talos_churn.ts";
 import { loadTalosconfig } from "../../../src/adapters/talos/talosconfig.ts";

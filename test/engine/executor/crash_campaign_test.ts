@@ -9,7 +9,11 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { join } from "node:path";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { cryptoIdSource } from "../../../src/adapters/journal/ids.ts";
-import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../../src/cli/sim_serve.ts";
+import {
+  startTwinProcess,
+  TEST_PKI_CACHE,
+  type TwinProcess,
+} from "../../../src/app/twin_process.ts";
 import { TwinControl } from "../../../src/sim/twin_control.ts";
 import { ROOT } from "../../_helpers/twin_world.ts";
 

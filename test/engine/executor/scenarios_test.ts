@@ -4,7 +4,7 @@
  * attempts in the journal, and what was — above all, what was not — sent next.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { TAKEOVER_OWNER } from "../../../src/cli/rehearsal.ts";
+import { TAKEOVER_OWNER } from "../../../src/app/rehearsal.ts";
 import { operationOf, phaseRecords, sent, startScenario } from "../../_helpers/scenario_world.ts";
 
 const TWO = ["worker-1", "worker-2"];

@@ -3,13 +3,13 @@
  * when the evidence does not allow it, and otherwise leaves the journal to check ER's rules once
  * more inside its own transaction. Not a command.
  */
-import { CairnError } from "../domain/errors.ts";
-import type { OperationState } from "../domain/operation.ts";
-import type { Reason } from "../domain/reasons.ts";
-import type { HealthPolicy } from "../domain/health/policy_parse.ts";
-import type { Actor, Journal } from "../ports/journal.ts";
-import type { Logger } from "../ports/logger.ts";
-import { decideUncordon } from "../engine/cordon_ownership.ts";
+import { CairnError } from "../../domain/errors.ts";
+import type { OperationState } from "../../domain/operation.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
+import type { Actor, Journal } from "../../ports/journal.ts";
+import type { Logger } from "../../ports/logger.ts";
+import { decideUncordon } from "../cordon_ownership.ts";
 import {
   alreadyUncordoned,
   attemptTakenOver,
@@ -17,15 +17,11 @@ import {
   classifyRefusal,
   cordonFactOf,
   uncordonRefusal,
-} from "../engine/recovery.ts";
-import type { StepState } from "../engine/executor/deps.ts";
-import { journalHealthGate } from "../engine/executor/health_gate.ts";
-import { NODES } from "../engine/executor/kube_phases.ts";
-import {
-  completionObservation,
-  NODE_READERS,
-  roundsUntilPass,
-} from "../engine/executor/verify_phase.ts";
+} from "./recovery.ts";
+import type { StepState } from "../executor/deps.ts";
+import { journalHealthGate } from "../executor/health_gate.ts";
+import { NODES } from "../executor/kube_phases.ts";
+import { completionObservation, NODE_READERS, roundsUntilPass } from "../executor/verify_phase.ts";
 import {
   gatherEvidence,
   needTalos,
@@ -164,8 +160,8 @@ export async function uncordonOwned(
 /** What classification reads health with. */
 export interface ClassifyHealth {
   readonly policy: HealthPolicy;
-  readonly evidence: import("../domain/health/types.ts").HealthEvidence;
-  readonly timeoutClock?: import("../ports/clock.ts").Clock;
+  readonly evidence: import("../../domain/health/types.ts").HealthEvidence;
+  readonly timeoutClock?: import("../../ports/clock.ts").Clock;
   readonly intervalMs: number;
   readonly pollIntervalMs: number;
   readonly log: Logger;

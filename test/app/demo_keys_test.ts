@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { sshKeygenVerify } from "../../src/adapters/ssh/ssh_keygen.ts";
-import { allowedSignersText, demoSigner } from "../../src/cli/demo_keys.ts";
+import { allowedSignersText, demoSigner } from "../../src/app/demo_keys.ts";
 import { parseAllowedSigners } from "../../src/domain/trust/allowed_signers.ts";
 import { evaluatePolicy } from "../../src/domain/trust/policy.ts";
 

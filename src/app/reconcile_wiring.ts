@@ -26,7 +26,7 @@ import { GitReportSink } from "../adapters/git/git_report_sink.ts";
 import type { CairnMetrics } from "../adapters/metrics/cairn_metrics.ts";
 import { reconcileReports } from "../report/reconcile_reports.ts";
 import { cacheEvidenceChecker } from "./evidence_run.ts";
-import { livePreviewer } from "./live_preview.ts";
+import { livePreviewer } from "../engine/preview/live_preview.ts";
 import { bindPlan, type ExecuteOptions, executePlan } from "./run_plan.ts";
 
 /** How the executor runs against the cluster: executePlan's options, less the plan and signal. */

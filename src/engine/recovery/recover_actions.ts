@@ -1,18 +1,18 @@
 /**
  * What `cairn recover` does against the journal and the cluster: gathers the evidence of one
  * operation and records one authorised decision (account an attempt, lift an operation-owned
- * cordon, classify on a completion observation). Not a command; heavy adapters stay out.
+ * cordon, classify on a completion observation), through the ports only.
  * Nothing here sends an install or a reboot: resume is not rerun.
  */
-import { CairnError } from "../domain/errors.ts";
-import type { OperationState } from "../domain/operation.ts";
-import type { Reason } from "../domain/reasons.ts";
-import { parsePlan } from "../domain/plan/parse.ts";
-import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
-import type { Clock } from "../ports/clock.ts";
-import type { Actor, Journal, OperationDetail, OwnerToken } from "../ports/journal.ts";
-import type { Kube } from "../ports/kube.ts";
-import type { Talos } from "../ports/talos.ts";
+import { CairnError } from "../../domain/errors.ts";
+import type { OperationState } from "../../domain/operation.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import { parsePlan } from "../../domain/plan/parse.ts";
+import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { Clock } from "../../ports/clock.ts";
+import type { Actor, Journal, OperationDetail, OwnerToken } from "../../ports/journal.ts";
+import type { Kube } from "../../ports/kube.ts";
+import type { Talos } from "../../ports/talos.ts";
 import {
   bootObservedOf,
   cordonFactOf,
@@ -21,9 +21,8 @@ import {
   type PossibleDecision,
   possibleDecisions,
   type RecoveryFacts,
-} from "../engine/recovery.ts";
-import { digestOf, identityText } from "../engine/executor/digests.ts";
-import { UsageError } from "./command.ts";
+} from "./recovery.ts";
+import { digestOf, identityText } from "../executor/digests.ts";
 
 /** Everything `cairn recover OP` knows about one operation. */
 export interface RecoveryEvidence {
@@ -207,8 +206,13 @@ async function readNode(c: RecoveryCluster, name: string) {
   return node ?? refuse("RecoveryObservationFailed", `node ${name} is not in the cluster`);
 }
 
-/** The Talos adapter, or a usage error when no talosconfig was given. */
+/** The Talos port, or a usage error when the command was given no talosconfig. */
 export function needTalos(c: RecoveryCluster): Talos {
-  if (!c.talos) throw new UsageError("--talosconfig T is required for this decision");
+  if (!c.talos) {
+    throw new CairnError({
+      reason: "UsageInvalid",
+      message: "a Talos connection (--talosconfig T) is required for this decision",
+    });
+  }
   return c.talos;
 }

@@ -4,9 +4,9 @@
  * the same rules again) to record one authorised decision. Resume is not rerun: nothing here
  * ever leads to a second install or reboot.
  */
-import { isTerminal } from "../domain/operation.ts";
-import type { AttemptRecord, OperationRecord } from "../ports/journal.ts";
-import type { CordonFact } from "./cordon_ownership.ts";
+import { isTerminal } from "../../domain/operation.ts";
+import type { AttemptRecord, OperationRecord } from "../../ports/journal.ts";
+import type { CordonFact } from "../cordon_ownership.ts";
 
 /** One phase intent or fact with its detail parsed. */
 export interface PhaseEntry {

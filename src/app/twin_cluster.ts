@@ -6,7 +6,7 @@
 import type { TwinClock } from "../adapters/clock/twin_clock.ts";
 import type { TwinControl } from "../sim/twin_control.ts";
 import type { ClusterConnection } from "./run_plan.ts";
-import type { TwinProcess } from "./sim_serve.ts";
+import type { TwinProcess } from "./twin_process.ts";
 
 /** A running twin with connected adapters. */
 export interface TwinCluster {
@@ -73,7 +73,7 @@ export async function startTwinCluster(o: {
   readonly pkiCacheDir?: string;
   readonly stateDir?: string;
 }): Promise<TwinCluster> {
-  const { startTwinProcess } = await import("./sim_serve.ts");
+  const { startTwinProcess } = await import("./twin_process.ts");
   const twin = await startTwinProcess({
     cluster: o.cluster,
     ...(o.pkiCacheDir ? { pkiCacheDir: o.pkiCacheDir } : {}),

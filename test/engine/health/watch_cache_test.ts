@@ -9,7 +9,7 @@ import { SimClock } from "../../../src/sim/clock.ts";
 import { FaultSchedule } from "../../../src/sim/faults.ts";
 import { type KubeSim, startKubeSim } from "../../../src/sim/kube/server.ts";
 import { mintPki } from "../../../src/sim/pki.ts";
-import { ClusterEvidence } from "../../../src/adapters/health/cluster_evidence.ts";
+import { ClusterEvidence } from "../../../src/engine/health/cluster_evidence.ts";
 import { parseHealthPolicy } from "../../../src/domain/health/policy_parse.ts";
 import type { HealthPolicy } from "../../../src/domain/health/policy_parse.ts";
 import { collectRound } from "../../../src/engine/health_round.ts";

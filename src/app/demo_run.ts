@@ -1,6 +1,6 @@
 /**
- * The demo's steps (see `demo.ts`): repository and keys, twin, reconciler, preview, merge,
- * execution, summary. Loaded lazily by the command.
+ * The demo's steps (for the `cairn demo` command, `cli/demo.ts`): repository and keys, twin,
+ * reconciler, preview, merge, execution, summary. Loaded lazily by the command.
  */
 import { join } from "node:path";
 import { gitOrThrow, gitText } from "../adapters/git/run_git.ts";
@@ -8,7 +8,6 @@ import { cryptoIdSource, openJournal } from "../adapters/journal/libsql_journal.
 import { JsonLogger } from "../adapters/log/json_logger.ts";
 import { buildPresets, type FaultPresetName } from "../sim/fault_presets.ts";
 import type { Journal } from "../ports/journal.ts";
-import type { DemoResult } from "./demo.ts";
 import { allowedSignersText, type DemoSigner, demoSigner } from "./demo_keys.ts";
 import { takeoverBeforeFirstAttempt } from "./rehearsal.ts";
 import { createReconciler, HookWakeup } from "./reconcile_wiring.ts";
@@ -17,7 +16,7 @@ import { parseEvidenceManifest } from "../domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../sim/evidence_fixture.ts";
 import { type ClusterConnection, loadHealthPolicy } from "./run_plan.ts";
 import { startTwinCluster, type TwinCluster, twinExecutionTiming } from "./twin_cluster.ts";
-import { TEST_PKI_CACHE } from "./sim_serve.ts";
+import { TEST_PKI_CACHE } from "./twin_process.ts";
 import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
 
 export interface DemoOptions {
@@ -31,6 +30,23 @@ export interface DemoOptions {
 
 const AUTHOR = "alice@example.com";
 const APPROVER = "bob@example.com";
+
+/** What a demo run produced. */
+export interface DemoResult {
+  readonly dir: string;
+  readonly remote: string;
+  readonly reportPath: string;
+  readonly reportCopy: string;
+  readonly previewVerdict: string;
+  readonly outcome: string;
+  readonly nodesCompleted: number;
+  readonly nodes: number;
+  readonly attempts: number;
+  readonly unaccounted: number;
+  readonly virtualMs: number;
+  readonly journalHead: string;
+  readonly fault?: string;
+}
 
 /** Runs the demo end to end; the directory is kept (it holds the repository and the report). */
 export async function runDemo(o: DemoOptions): Promise<DemoResult> {

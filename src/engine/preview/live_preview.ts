@@ -6,14 +6,14 @@
  * Kubernetes get/list/watch. Shared by `cairn plan preview` and the reconcile loop's plan-branch
  * previews; time comes from the clock passed in. Not a command.
  */
-import type { HealthPolicy } from "../domain/health/policy_parse.ts";
-import type { RoundOutcome } from "../domain/health/round.ts";
-import type { ParsedPlan } from "../domain/plan/parse.ts";
-import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
-import { planDrain } from "../engine/drain_plan.ts";
-import { collectRound } from "../engine/health_round.ts";
-import type { Clock } from "../ports/clock.ts";
-import type { Kube } from "../ports/kube.ts";
+import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
+import type { RoundOutcome } from "../../domain/health/round.ts";
+import type { ParsedPlan } from "../../domain/plan/parse.ts";
+import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import { planDrain } from "../drain_plan.ts";
+import { collectRound } from "../health_round.ts";
+import type { Clock } from "../../ports/clock.ts";
+import type { Kube } from "../../ports/kube.ts";
 import type {
   LiveCheck,
   LiveFindings,
@@ -21,8 +21,8 @@ import type {
   LivePreviewer,
   LiveSafeguard,
   ReasonNote,
-} from "../ports/reconcile.ts";
-import type { Talos } from "../ports/talos.ts";
+} from "../../ports/reconcile.ts";
+import type { Talos } from "../../ports/talos.ts";
 
 /** The read side of a cluster connection. */
 export interface LiveCluster {
@@ -157,7 +157,7 @@ async function healthRound(
   policy: HealthPolicy,
   f: Findings,
 ) {
-  const { ClusterEvidence } = await import("../adapters/health/cluster_evidence.ts");
+  const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
   const evidence = new ClusterEvidence(d.cluster.kube, d.cluster.talos, d.clock);
   let out: RoundOutcome;
   try {

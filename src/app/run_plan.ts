@@ -119,7 +119,7 @@ export interface ExecuteOptions {
 
 /** Runs the rollout with fresh health evidence from the cluster. */
 export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
-  const { ClusterEvidence } = await import("../adapters/health/cluster_evidence.ts");
+  const { ClusterEvidence } = await import("../engine/health/cluster_evidence.ts");
   const evidence = new ClusterEvidence(o.cluster.kube, o.cluster.talos, o.clock);
   const health = journalHealthGate({
     clock: o.clock,

@@ -12,7 +12,7 @@ import type { Kube } from "../ports/kube.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { BoundPlan } from "../engine/executor/deps.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
-import type { TwinProcess } from "./sim_serve.ts";
+import type { TwinProcess } from "./twin_process.ts";
 import type { ClusterConnection } from "./run_plan.ts";
 import type { TwinClock } from "../adapters/clock/twin_clock.ts";
 
@@ -53,7 +53,7 @@ export interface Rehearsal {
 
 /** Starts the twin, binds the plan, arms the faults; `run()` executes the plan in virtual time. */
 export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
-  const { startTwinProcess } = await import("./sim_serve.ts");
+  const { startTwinProcess } = await import("./twin_process.ts");
   const twin = await startTwinProcess({
     cluster: o.cluster,
     ...(o.pkiCacheDir ? { pkiCacheDir: o.pkiCacheDir } : {}),

@@ -1,5 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import type { AttemptRecord, OperationRecord } from "../../src/ports/journal.ts";
+import type { AttemptRecord, OperationRecord } from "../../../src/ports/journal.ts";
 import {
   accountDecision,
   classification,
@@ -9,7 +9,7 @@ import {
   type RecoveryFacts,
   settleWindow,
   uncordonRefusal,
-} from "../../src/engine/recovery.ts";
+} from "../../../src/engine/recovery/recovery.ts";
 
 const T = Date.UTC(2026, 11, 1, 9);
 

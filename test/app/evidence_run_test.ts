@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { evidenceReportRows, fetchEvidenceIntoCache } from "../../src/cli/evidence_run.ts";
+import { evidenceReportRows, fetchEvidenceIntoCache } from "../../src/app/evidence_run.ts";
 import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
 import { sha256Hex } from "../../src/domain/plan/digest.ts";
 import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";

@@ -13,7 +13,7 @@ import type {
   KubeWatchEvent,
   KubeWatchOptions,
 } from "../../../src/ports/kube.ts";
-import type { ListWatch } from "../../../src/adapters/health/watch_cache.ts";
+import type { ListWatch } from "../../../src/engine/health/watch_cache.ts";
 
 export interface TwinCreds {
   readonly url: string;
