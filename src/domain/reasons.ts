@@ -363,6 +363,35 @@ export const REASONS = [
     meaning:
       "ssh-keygen could not sign the plan (missing or unreadable key, wrong passphrase, no ssh-keygen).",
   },
+  // Re-checked at the point of dispatch, on current evidence (design §8).
+  {
+    code: "TrustRootUnreadable",
+    area: "trust",
+    retry: "wait",
+    meaning:
+      "The allowed_signers trust root could not be read or parsed when a plan was about to be dispatched; nothing is sent until it can be.",
+  },
+  {
+    code: "ClusterIdentityMismatch",
+    area: "trust",
+    retry: "never",
+    meaning:
+      "The cluster connected to names itself differently (Talos Infos.cluster.talos.dev clusterName) from the plan's metadata.cluster; nothing is sent.",
+  },
+  {
+    code: "ClusterIdentityUnreadable",
+    area: "trust",
+    retry: "wait",
+    meaning:
+      "The identity of the cluster connected to could not be read from the cluster; the plan is held, nothing is sent.",
+  },
+  {
+    code: "HealthPolicyOverrideMismatch",
+    area: "trust",
+    retry: "never",
+    meaning:
+      "A health policy given on the command line differs from the one the plan binds by digest; the bound policy is the policy.",
+  },
 
   // --- evidence: pinned upstream sources ---------------------------------------------------
   {
@@ -445,6 +474,13 @@ export const REASONS = [
     retry: "never",
     meaning:
       "A manifest's SHA-256 differs from Docker-Content-Digest or from the digest pinned in the reference.",
+  },
+  {
+    code: "InstallerDigestMismatch",
+    area: "oci",
+    retry: "never",
+    meaning:
+      "A hop's installer reference resolves (for the plan's platform) to another digest than the one the plan pins; nothing is sent.",
   },
 
   // --- catalogue refresh -------------------------------------------------------------------

@@ -139,6 +139,19 @@ export interface ApplyConfigurationResult {
   readonly warnings: readonly string[];
 }
 
+/** Coordinates of a COSI resource (`cosi.resource.State/Get`). */
+export interface CosiResourceRef {
+  readonly namespace: string;
+  readonly type: string;
+  readonly id: string;
+}
+
+/** A COSI resource as read: its version and the spec as YAML (Talos fills `yaml_spec`). */
+export interface CosiResource extends CosiResourceRef {
+  readonly version: string;
+  readonly yamlSpec: string;
+}
+
 /** The Talos port. `node` is the target sent as `node` metadata (name or address). */
 export interface Talos {
   version(node: string, opts: TalosCallOptions): Promise<TalosVersion>;
@@ -148,6 +161,8 @@ export interface Talos {
   etcdStatus(node: string, opts: TalosCallOptions): Promise<EtcdMemberStatus>;
   /** `/proc/sys/kernel/random/boot_id` via MachineService.Read (admin), trimmed. */
   bootId(node: string, opts: TalosCallOptions): Promise<string>;
+  /** One COSI resource through `cosi.resource.State/Get` (reader role for cluster resources). */
+  resource(node: string, ref: CosiResourceRef, opts: TalosCallOptions): Promise<CosiResource>;
 
   pull(
     node: string,

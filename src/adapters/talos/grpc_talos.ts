@@ -18,6 +18,8 @@ import type {
   ApplyConfigurationRequest,
   ApplyConfigurationResult,
   ContainerdInstance,
+  CosiResource,
+  CosiResourceRef,
   EtcdMember,
   EtcdMemberStatus,
   InstallResult,
@@ -53,11 +55,17 @@ export interface GrpcTalosOptions {
   readonly maxCallsPerChannel?: number;
 }
 
-const PROTO_FILES = ["machine/machine.proto", "machine/image.proto", "machine/lifecycle.proto"];
+const PROTO_FILES = [
+  "machine/machine.proto",
+  "machine/image.proto",
+  "machine/lifecycle.proto",
+  "cosi/resource.proto",
+];
 const DEFAULT_PROTO_DIR = fileURLToPath(new URL("../../../proto/", import.meta.url));
 const M = "/machine.MachineService/";
 const LIFECYCLE_UPGRADE = "/machine.LifecycleService/Upgrade";
 const IMAGE_PULL = "/machine.ImageService/Pull";
+const COSI_GET = "/cosi.resource.State/Get";
 
 interface MethodDef {
   readonly path: string;
@@ -90,7 +98,7 @@ export async function createGrpcTalos(opts: GrpcTalosOptions): Promise<GrpcTalos
   );
   const methods = new Map<string, MethodDef>();
   for (const [name, value] of Object.entries(def)) {
-    if (!name.startsWith("machine.") || !isServiceDef(value)) continue;
+    if (!/^(machine|cosi\.resource)\./.test(name) || !isServiceDef(value)) continue;
     for (const m of Object.values(value)) methods.set(m.path, m);
   }
   return new GrpcTalos(grpc, methods, opts);
@@ -292,6 +300,21 @@ export class GrpcTalos implements Talos {
     const msg = value?.messages?.[0];
     if (!msg) throw readError(Code.INTERNAL, "empty response", node, path);
     return msg;
+  }
+
+  resource(node: string, ref: CosiResourceRef, opts: TalosCallOptions): Promise<CosiResource> {
+    const req = { namespace: ref.namespace, type: ref.type, id: ref.id, options: {} };
+    return this.#read(COSI_GET, node, req, opts, (v) => {
+      const r = v?.resource;
+      if (!r?.metadata) throw readError(Code.INTERNAL, "empty resource", node, COSI_GET);
+      return {
+        namespace: r.metadata.namespace,
+        type: r.metadata.type,
+        id: r.metadata.id,
+        version: r.metadata.version,
+        yamlSpec: r.spec?.yaml_spec ?? "",
+      };
+    });
   }
 
   version(node: string, opts: TalosCallOptions): Promise<TalosVersion> {

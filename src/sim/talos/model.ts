@@ -483,9 +483,15 @@ function validateContainerd(c: ContainerdRef): void {
 export class TalosCluster {
   readonly nodes = new Map<string, TalosNode>();
   readonly ctx: ModelContext;
+  /**
+   * What every node reports as `Infos.cluster.talos.dev/current`: the description's name as
+   * `cluster.clusterName`, and a stable id derived from it (a real cluster's is random).
+   */
+  readonly info: { readonly clusterName: string; readonly clusterId: string };
 
   constructor(desc: ClusterDescription, ctx: Omit<ModelContext, "rand"> & { seed?: number }) {
     this.ctx = { ...ctx, rand: seededRandom(ctx.seed ?? 1) };
+    this.info = { clusterName: desc.metadata.name, clusterId: `twin-${desc.metadata.name}` };
     for (const n of desc.spec.nodes) this.nodes.set(n.name, new TalosNode(n, this.ctx));
   }
 

@@ -65,6 +65,7 @@ export const TALOS_METHODS: Readonly<Record<string, MethodSpec>> = {
     mutating: true,
     point: "talos.LifecycleService.Upgrade",
   },
+  "/cosi.resource.State/Get": { roles: READER, mutating: false, point: "talos.cosi.Get" },
 };
 
 /** Call counters, read through the twin's control endpoint. */
@@ -163,7 +164,12 @@ const TRANSPORT_KINDS: readonly FaultKind[] = [
 /** Loads cairn's proto subset (shared with the client adapter's options). */
 export function loadTalosProtos(protoDir: string): grpc.GrpcObject {
   const def = loader.loadSync(
-    ["machine/machine.proto", "machine/image.proto", "machine/lifecycle.proto"],
+    [
+      "machine/machine.proto",
+      "machine/image.proto",
+      "machine/lifecycle.proto",
+      "cosi/resource.proto",
+    ],
     {
       includeDirs: [protoDir],
       keepCase: true,
@@ -186,6 +192,8 @@ export async function startTalosSim(opts: TalosSimOptions): Promise<TalosSimServ
   server.addService(svc("MachineService"), h.machineService());
   server.addService(svc("ImageService"), h.imageService());
   server.addService(svc("LifecycleService"), h.lifecycleService());
+  const cosi = (pkg["cosi"] as grpc.GrpcObject)["resource"] as grpc.GrpcObject;
+  server.addService((cosi["State"] as grpc.ServiceClientConstructor).service, h.cosiState());
   const creds = grpc.ServerCredentials.createSsl(
     Buffer.from(opts.tls.caPem),
     [{ cert_chain: Buffer.from(opts.tls.certPem), private_key: Buffer.from(opts.tls.keyPem) }],
@@ -489,6 +497,39 @@ class Handlers {
         out.end();
       }),
     };
+  }
+
+  /**
+   * COSI `State.Get` for the resources the twin models: the cluster's `Infos.cluster.talos.dev`
+   * (`current`, namespace `cluster`). Anything else is NOT_FOUND, as apid answers for an unknown
+   * resource.
+   */
+  cosiState(): grpc.UntypedServiceImplementation {
+    const full = "/cosi.resource.State/Get";
+    const get: grpc.handleUnaryCall<Msg, Msg> = (call, callback) => {
+      try {
+        const { nodes } = this.#admit(full, call);
+        const node = nodes[0]!;
+        node.assertReachable();
+        const { namespace, type, id } = call.request;
+        if (namespace !== "cluster" || type !== "Infos.cluster.talos.dev" || id !== "current") {
+          throw new TalosSimError(GRPC.NOT_FOUND, `resource ${type}/${id} doesn't exist`);
+        }
+        const info = this.o.cluster.info;
+        callback(null, {
+          resource: {
+            metadata: { namespace, type, id, version: "1", owner: "cluster.InfoController" },
+            spec: {
+              proto_spec: Buffer.alloc(0),
+              yaml_spec: `clusterId: ${info.clusterId}\nclusterName: ${info.clusterName}\n`,
+            },
+          },
+        });
+      } catch (e) {
+        callback(toStatus(e));
+      }
+    };
+    return { Get: get };
   }
 
   imageService(): grpc.UntypedServiceImplementation {
