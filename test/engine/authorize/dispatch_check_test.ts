@@ -6,7 +6,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { allowedSignersText, type DemoSigner, demoSigner } from "../../../src/cli/demo_keys.ts";
+import { allowedSignersText, type DemoSigner, demoSigner } from "../../../src/app/demo_keys.ts";
 import { parsePlan } from "../../../src/domain/plan/parse.ts";
 import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.ts";
 import {
