@@ -13,6 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { CairnError } from "../domain/errors.ts";
+import type { TwinRegistryInfo } from "../sim/twin.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -52,6 +53,8 @@ export interface TwinProcess {
   readonly kubeUrl: string | null;
   readonly controlUrl: string;
   readonly nodes: readonly string[];
+  /** The twin's OCI registry for its installer images, and the hosts it stands in for. */
+  readonly registry: TwinRegistryInfo;
   /** Resolves with the exit code (or signal name) when the process ends. */
   readonly exited: Promise<number | string>;
   stop(): Promise<number | string>;
@@ -165,6 +168,7 @@ export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinPr
     kubeUrl: (ready["kubeUrl"] as string | null) ?? null,
     controlUrl: String(ready["controlUrl"]),
     nodes: ready["nodes"] as string[],
+    registry: ready["registry"] as TwinRegistryInfo,
     exited,
     stop,
   };

@@ -49,6 +49,7 @@ Options:
       talosEndpoint: twin.talosEndpoint,
       kubeUrl: twin.kubeUrl,
       control: twin.controlUrl,
+      registry: twin.registry,
       stateDir: twin.stateDir,
     };
     if (wantsJson(args)) printJson(io, facts);
@@ -58,6 +59,9 @@ Options:
           `talosconfig: ${twin.talosconfigPath}\n` +
           `kubeconfig:  ${twin.kubeconfigPath ?? "(Kubernetes simulator not available)"}\n` +
           `control:     ${twin.controlUrl}\n` +
+          `registry:    ${twin.registry.url} (stands in for ${
+            Object.keys(twin.registry.mirrors).join(", ") || "no registry host"
+          })\n` +
           `state dir:   ${twin.stateDir}\n`,
       );
     }

@@ -37,6 +37,12 @@ export const ClusterDescriptionSchema = z.strictObject({
     /** Start of virtual time (RFC 3339). */
     startTime: z.string().default("2026-12-01T09:00:00Z"),
     nodes: z.array(SimNodeSchema).min(1),
+    /**
+     * Installer images the twin's registry serves (`host/repository:tag`, no digest): each as an
+     * OCI index for linux/amd64 and linux/arm64 whose bytes, and so digests, are fixed by the
+     * reference (`sim/registry/installer_images.ts`).
+     */
+    installerImages: z.array(z.string().min(1)).default([]),
     objects: z.array(z.record(z.string(), z.unknown())).default([]),
   }),
 });

@@ -15,7 +15,9 @@
  *   POST /faults  Fault               arms a fault (kind, point, target?, count?, params?)
  *   GET  /faults                      {remaining, fired}
  *   GET  /stats                       {talos: {totalCalls, totalMutating, denied, connections,
- *                                      calls, mutating, byNode}, kube: KubeSimStats | null}
+ *                                      calls, mutating, byNode}, kube: KubeSimStats | null,
+ *                                      registry: {requests, manifests, blobs, notFound,
+ *                                      refusedWrites}}
  *   POST /stats/reset
  *   GET  /nodes/NAME                  Talos node snapshot
  *   POST /nodes/NAME {facts}          sets rebootSeconds, installSeconds, pullSeconds,
@@ -46,6 +48,8 @@ import { type CertPair, mintPki, type Pki } from "./pki.ts";
 import { type NodeStatusSink, TalosCluster } from "./talos/model.ts";
 import { startTalosSim, type TalosSimServer } from "./talos/server.ts";
 import { renderTalosconfig } from "./talos/talosconfig_writer.ts";
+import { buildInstallerContent, pinnedReferences } from "./registry/installer_images.ts";
+import { type RegistrySim, startRegistrySim } from "./registry/server.ts";
 
 /** What the twin needs from the Kubernetes simulator. */
 export interface TwinKube extends NodeStatusSink {
@@ -96,6 +100,7 @@ export interface Twin {
   readonly cluster: TalosCluster;
   readonly talos: TalosSimServer;
   readonly kube: TwinKube | undefined;
+  readonly registry: RegistrySim;
   readonly controlUrl: string;
   readonly talosconfigPath: string;
   readonly kubeconfigPath: string | undefined;
@@ -113,6 +118,20 @@ export interface TwinInfo {
   readonly kubeUrl: string | null;
   readonly controlUrl: string;
   readonly nodes: readonly string[];
+  /**
+   * The OCI registry serving the description's installer images (plain HTTP on loopback):
+   * resolve `factory.talos.dev/...` references by sending them to `mirrors[host]` instead.
+   */
+  readonly registry: TwinRegistryInfo;
+}
+
+/** Where the twin's registry is and which registry hosts it stands in for. */
+export interface TwinRegistryInfo {
+  readonly url: string;
+  /** Registry host (as written in image references) → base URL to use instead. */
+  readonly mirrors: Readonly<Record<string, string>>;
+  /** `host/repository:tag@sha256:…` of every image served. */
+  readonly images: readonly string[];
 }
 
 /** Mints the Talos-like PKI: Ed25519 CA, a server cert for loopback, admin/operator/reader clients. */
@@ -189,6 +208,8 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
     })
     : undefined;
   sink.target = kube;
+  const installers = buildInstallerContent(desc.spec.installerImages);
+  const registry = await startRegistrySim(installers);
   // The kubelet reports what the machine booted: start both sides from the same facts.
   for (const n of cluster.nodes.values()) {
     kube?.nodeInfo(n.name, {
@@ -200,7 +221,7 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
   }
   const talosconfigPath = join(opts.stateDir, "talosconfig");
   writeTalosconfigFor(talosconfigPath, desc.metadata.name, talos.endpoint, cluster, pki);
-  const parts = { clock, faults, cluster, talos, kube };
+  const parts = { clock, faults, cluster, talos, kube, registry };
   const { server, url } = await startControl(
     parts,
     opts.controlPort ?? 0,
@@ -215,6 +236,11 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
     kubeUrl: kube?.url ?? null,
     controlUrl: url,
     nodes: [...cluster.nodes.keys()],
+    registry: {
+      url: registry.url,
+      mirrors: registry.mirrors,
+      images: pinnedReferences(installers),
+    },
   };
   writeFileSync(join(opts.stateDir, "twin.json"), JSON.stringify(info, null, 2) + "\n");
   let stopped: Promise<void> | undefined;
@@ -224,6 +250,7 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
       server.close();
       await talos.stop();
       await kube?.stop();
+      await registry.stop();
     })();
   return {
     ...parts,
@@ -278,6 +305,7 @@ interface ControlParts {
   readonly cluster: TalosCluster;
   readonly talos: TalosSimServer;
   readonly kube: TwinKube | undefined;
+  readonly registry: RegistrySim;
 }
 
 class HttpError extends Error {
@@ -378,10 +406,21 @@ async function handleControl(
     case "GET /faults":
       return { remaining: p.faults.remaining(), fired: p.faults.fired };
     case "GET /stats":
-      return { talos: p.talos.stats.toJSON(), kube: p.kube?.stats() ?? null };
+      return {
+        talos: p.talos.stats.toJSON(),
+        kube: p.kube?.stats() ?? null,
+        registry: { ...p.registry.stats },
+      };
     case "POST /stats/reset":
       p.talos.stats.reset();
       p.kube?.resetStats?.();
+      Object.assign(p.registry.stats, {
+        requests: 0,
+        manifests: 0,
+        blobs: 0,
+        notFound: 0,
+        refusedWrites: 0,
+      });
       return { ok: true };
     case "POST /talos/close-connections":
       return {

@@ -3,6 +3,7 @@
  * another process than the twin.
  */
 import type { Fault } from "./faults.ts";
+import type { RegistryStats } from "./registry/server.ts";
 
 /** Facts the control endpoint lets a caller set on a node. */
 export interface NodeFacts {
@@ -93,7 +94,7 @@ export class TwinControl {
     return this.#call("POST", `/nodes/${encodeURIComponent(name)}`, facts);
   }
 
-  stats(): Promise<{ talos: TalosStatsSnapshot; kube: unknown }> {
+  stats(): Promise<{ talos: TalosStatsSnapshot; kube: unknown; registry: RegistryStats }> {
     return this.#call("GET", "/stats");
   }
 

@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadTalosconfig } from "../../src/adapters/talos/talosconfig.ts";
 import { createGrpcTalos } from "../../src/adapters/talos/grpc_talos.ts";
+import { resolveImage } from "../../src/adapters/oci/registry_client.ts";
+import type { TwinRegistryInfo } from "../../src/sim/twin.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -21,7 +23,7 @@ async function readJsonObject(reader: ReadableStreamDefaultReader<Uint8Array>) {
     if (done) throw new Error(`cairn sim serve ended before printing JSON: ${text}`);
     text += dec.decode(value);
     try {
-      return JSON.parse(text) as Record<string, string | null>;
+      return JSON.parse(text) as Record<string, string | null> & { registry: TwinRegistryInfo };
     } catch { /* not complete yet */ }
   }
 }
@@ -67,6 +69,14 @@ Deno.test("cairn sim serve runs the home-ops twin, prints both configs and stops
     // The kube side starts from the Talos side's boot facts.
     assertEquals(node.status.nodeInfo.bootID, bootId);
     assertEquals(node.status.nodeInfo.osImage, "Talos (v1.13.9)");
+    // The registry stands in for factory.talos.dev: the images it serves resolve through it.
+    const { registry } = facts;
+    assertEquals(Object.keys(registry.mirrors), ["factory.talos.dev"]);
+    const image = registry.images.find((i) => i.includes(":v1.14.2@"))!;
+    const r = await resolveImage(image, { os: "linux", architecture: "amd64" }, {
+      mirrors: registry.mirrors,
+    });
+    assertEquals(r.indexDigest, image.slice(image.indexOf("@") + 1));
   } finally {
     child.kill("SIGTERM");
     reader.releaseLock();

@@ -17,7 +17,7 @@ export interface TalosContractEnv {
 }
 
 export const INSTALLER =
-  "factory.talos.dev/metal-installer/30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b:v1.14.2@sha256:27d61ccaa31333b22b54e0bc1653c6b54a2a56f3354050aac6eeca584cf196b1";
+  "factory.talos.dev/metal-installer/30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b:v1.14.2@sha256:ab24c2b78ee916b5dbc6ddefe4d83bebd13346573d4c56f9c18210ea9f01a0b3";
 export const CTRD = { driver: "CRI", namespace: "NS_SYSTEM" } as const;
 const O: TalosCallOptions = { timeoutMs: 5000 };
 /** Short real deadline for calls whose answer a fault withholds. */

@@ -24,6 +24,13 @@ import { selectPlatform } from "../../domain/oci/manifest.ts";
 export interface RegistryClientOptions {
   /** Use plain HTTP; allowed only for loopback registries. */
   readonly insecureHttp?: boolean;
+  /**
+   * Registry host → base URL (`https://host[:port]`, or `http://` on loopback) to fetch from
+   * instead, e.g. the twin's registry standing in for `factory.talos.dev`. The reference and the
+   * pinned result keep the original host: a mirror changes where bytes come from, never what
+   * they must hash to.
+   */
+  readonly mirrors?: Readonly<Record<string, string>>;
   readonly signal?: AbortSignal;
 }
 
@@ -99,6 +106,13 @@ class RegistryClient {
   #token: string | undefined;
 
   constructor(ref: ImageReference, opts: RegistryClientOptions) {
+    const mirror = opts.mirrors?.[ref.registry];
+    this.#repo = ref.repository;
+    this.#signal = opts.signal;
+    if (mirror !== undefined) {
+      this.#base = `${mirrorBase(mirror, ref.registry)}/v2/${ref.repository}`;
+      return;
+    }
     if (opts.insecureHttp && !LOOPBACK.test(ref.registry)) {
       throw new CairnError({
         reason: "ConfigInvalid",
@@ -106,8 +120,6 @@ class RegistryClient {
       });
     }
     this.#base = `${opts.insecureHttp ? "http" : "https"}://${ref.registry}/v2/${ref.repository}`;
-    this.#repo = ref.repository;
-    this.#signal = opts.signal;
   }
 
   /** GETs a manifest by tag or digest and checks its bytes against every digest it claims. */
@@ -198,6 +210,28 @@ class RegistryClient {
     if (typeof token !== "string" || token === "") throw unreadable("token service gave no token");
     return token;
   }
+}
+
+/** A mirror's base URL without a trailing slash; plain HTTP only on loopback. */
+function mirrorBase(mirror: string, registry: string): string {
+  let url: URL;
+  try {
+    url = new URL(mirror);
+  } catch {
+    throw new CairnError({
+      reason: "ConfigInvalid",
+      message: `mirror for ${registry} is not a URL: '${mirror}'`,
+    });
+  }
+  const plainOk = url.protocol === "http:" && LOOPBACK.test(url.host);
+  if (!(url.protocol === "https:" || plainOk) || url.pathname.replace(/\/+$/, "") !== "") {
+    throw new CairnError({
+      reason: "ConfigInvalid",
+      message: `mirror for ${registry} must be https://host[:port] (http:// only on loopback), ` +
+        `not '${mirror}'`,
+    });
+  }
+  return `${url.protocol}//${url.host}`;
 }
 
 async function statusError(res: Response, repo: string, path: string): Promise<CairnError> {

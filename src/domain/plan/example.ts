@@ -8,7 +8,7 @@ export const HOME_OPS_SCHEMATIC =
   "30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b";
 /** Installer digest of the v1.14.2 metal installer for that schematic (world facts). */
 export const HOME_OPS_INSTALLER_DIGEST =
-  "27d61ccaa31333b22b54e0bc1653c6b54a2a56f3354050aac6eeca584cf196b1";
+  "ab24c2b78ee916b5dbc6ddefe4d83bebd13346573d4c56f9c18210ea9f01a0b3";
 /** SHA-256 of `policies/home-ops.yaml` (a test keeps the two in step). */
 export const HOME_OPS_HEALTH_POLICY_SHA256 =
   "bab4fae709d58c8512cb4ed713e6841913d10bf11ad2ff778f431486fc317473";

@@ -22,7 +22,7 @@ import type {
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const PLAN = "plans/talos-v1.14.2.yaml";
-const PINNED = "sha256:27d61ccaa31333b22b54e0bc1653c6b54a2a56f3354050aac6eeca584cf196b1";
+const PINNED = "sha256:ab24c2b78ee916b5dbc6ddefe4d83bebd13346573d4c56f9c18210ea9f01a0b3";
 const NOW = Date.parse("2026-12-01T10:00:00Z");
 
 /** The repository's bound files in memory, editable per test. */
