@@ -132,6 +132,24 @@ export function accountsForAttempt(c: ResponseClass): boolean {
   return c === "accepted" || c === "rejected-pre-mutation" || c === "target-error";
 }
 
+/**
+ * What a completion read established about the step's bound postconditions, recorded with the
+ * observation as a typed fact (never inferred later from its digest or its text):
+ * - `established`: every bound postcondition was read and equals its bound value;
+ * - `contradicted`: at least one bound postcondition was read and differs from its bound value;
+ * - `unreadable`: nothing that was read differs, but at least one could not be read.
+ * Only `established` can complete an operation and only `contradicted` can fail it: absence of
+ * evidence classifies nothing, so an unreadable completion read leaves the operation `unresolved`.
+ */
+export type PostconditionReading = "established" | "contradicted" | "unreadable";
+
+/** Every postcondition reading. */
+export const POSTCONDITION_READINGS: readonly PostconditionReading[] = [
+  "established",
+  "contradicted",
+  "unreadable",
+];
+
 /** The phases of a node step (design §4); phase facts sit beneath an operation, not as states. */
 export const PHASES = [
   "gate",

@@ -13,6 +13,7 @@ import type {
   Comparison,
   OperationState,
   Phase,
+  PostconditionReading,
   RefusalCause,
   ResponseClass,
 } from "../domain/operation.ts";
@@ -174,6 +175,11 @@ export interface ObservationInput {
   readonly observedGeneration: number;
   readonly observedAtMs: number;
   readonly summary: string;
+  /**
+   * Completion reads: what was established about the bound postconditions. A completion
+   * observation without it can neither complete nor fail an operation.
+   */
+  readonly postcondition?: PostconditionReading;
   readonly actor: Actor;
 }
 

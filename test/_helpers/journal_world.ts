@@ -1,5 +1,6 @@
 /** Builders for journal tests: a counter IdSource, a two-step plan, evidence and tokens. */
 import type { IdSource } from "../../src/ports/clock.ts";
+import type { PostconditionReading } from "../../src/domain/operation.ts";
 import type {
   Actor,
   Journal,
@@ -44,7 +45,11 @@ export function planInput(over: Partial<PlanRecordInput> = {}): PlanRecordInput 
   };
 }
 
-/** Records an observation with sensible defaults. */
+/**
+ * Records an observation with sensible defaults. A completion read states its postcondition
+ * reading: by default `established` at the plan's target digest and `contradicted` otherwise;
+ * pass `postcondition` to record anything else (e.g. `unreadable`).
+ */
 export async function observe(
   j: Journal,
   a: {
@@ -56,11 +61,15 @@ export async function observe(
     op?: string;
     rv?: string;
     rvStart?: string;
+    postcondition?: PostconditionReading;
   },
 ) {
+  const purpose = a.purpose ?? "evidence";
+  const reading = a.postcondition ??
+    ((a.digest ?? "v1.13.9") === "v1.14.2" ? "established" : "contradicted");
   return await j.recordObservation({
     machine: a.machine ?? "worker-1",
-    purpose: a.purpose ?? "evidence",
+    purpose,
     ...(a.plan ? { planDigest: a.plan } : {}),
     ...(a.op ? { operationId: a.op } : {}),
     digest: a.digest ?? "v1.13.9",
@@ -70,6 +79,7 @@ export async function observe(
     observedGeneration: 1,
     observedAtMs: a.at,
     summary: "read",
+    ...(purpose === "completion" ? { postcondition: reading } : {}),
     actor: CONTROLLER,
   });
 }

@@ -31,6 +31,7 @@ import {
   planInput,
   T0,
 } from "../_helpers/journal_world.ts";
+import { guardTests } from "./journal_guards.ts";
 
 /** What a factory hands the suite. */
 export interface JournalHarness {
@@ -375,6 +376,7 @@ export function journalContract(name: string, factory: Factory): void {
   attemptTests(test);
   fencingTests(test);
   accountingTests(test);
+  guardTests(test);
 }
 
 type T = (title: string, fn: (j: Journal, h: JournalHarness) => Promise<void>) => void;

@@ -104,6 +104,16 @@ async function checkCompletion(
   if (obs.basis <= lastAccounting(atts)) {
     fail("TransitionIllegal", `observation ${obs.id} is not ordered after the last accounting`);
   }
+  // Readability is the observation's recorded fact: an unreadable (or unstated) read never
+  // justifies `failed`, however its digest compares; only a read that differs contradicts.
+  const needed = to === "completed" ? "established" : "contradicted";
+  if (obs.postcondition !== needed) {
+    fail(
+      "TransitionIllegal",
+      `observation ${obs.id} records the postconditions as ${obs.postcondition ?? "unstated"}; ` +
+        `${to} needs ${needed}`,
+    );
+  }
   const post = (await stepOf(ctx, op)).postDigest;
   if ((to === "completed") !== (obs.digest === post)) {
     fail("TransitionIllegal", `observation digest ${obs.digest} does not support ${to}`);

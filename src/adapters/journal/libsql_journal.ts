@@ -247,6 +247,9 @@ class LibsqlJournal implements Journal {
   }
 
   recordObservation(input: ObservationInput): Promise<ObservationRecord> {
+    if (input.postcondition !== undefined && input.purpose !== "completion") {
+      throw new RangeError(`a ${input.purpose} observation records no postcondition reading`);
+    }
     return this.#tx(async (ctx) => {
       const id = this.#ids.newId("obs");
       const revision = await machineEvent(ctx, {
@@ -254,7 +257,13 @@ class LibsqlJournal implements Journal {
         kind: "observation",
         operationId: input.operationId ?? null,
         actor: actorText(input.actor),
-        body: { id, purpose: input.purpose, digest: input.digest, rv: input.resourceVersion },
+        body: {
+          id,
+          purpose: input.purpose,
+          digest: input.digest,
+          rv: input.resourceVersion,
+          ...(input.postcondition ? { postcondition: input.postcondition } : {}),
+        },
         nowMs: input.observedAtMs,
       });
       const basis = input.basis ?? revision;
@@ -274,6 +283,7 @@ class LibsqlJournal implements Journal {
         observed_generation: input.observedGeneration,
         observed_at_ms: input.observedAtMs,
         summary: input.summary,
+        postcondition: input.postcondition ?? null,
       };
       await ctx.tx.insertInto("observations").values(row).execute();
       return toObservation(row);

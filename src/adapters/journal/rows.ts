@@ -2,7 +2,12 @@
 import { sql, type Transaction } from "kysely";
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
-import type { OperationState, Phase, ResponseClass } from "../../domain/operation.ts";
+import type {
+  OperationState,
+  Phase,
+  PostconditionReading,
+  ResponseClass,
+} from "../../domain/operation.ts";
 import type {
   Actor,
   AttemptRecord,
@@ -117,6 +122,7 @@ export function toObservation(r: ObservationTable): ObservationRecord {
     observedGeneration: r.observed_generation,
     observedAtMs: r.observed_at_ms,
     summary: r.summary,
+    ...(r.postcondition !== null ? { postcondition: r.postcondition as PostconditionReading } : {}),
   };
 }
 

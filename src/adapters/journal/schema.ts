@@ -101,6 +101,8 @@ export interface ObservationTable {
   observed_generation: number;
   observed_at_ms: number;
   summary: string;
+  /** Completion reads only: `established` | `contradicted` | `unreadable` (migration 0002). */
+  postcondition: string | null;
 }
 
 export interface PhaseTable {

@@ -1,3 +1,5 @@
+import type { Verdict } from "../../domain/health/types.ts";
+
 /**
  * Why a node step stopped short of completion, and how the operation must be classified.
  * `unresolved` holds the scope (the default for any gap in evidence); `failed` is only for a
@@ -9,6 +11,11 @@ export interface Halt {
   readonly classify: "unresolved" | "failed" | "stopped";
   readonly reason: string;
   readonly detail: string;
+  /**
+   * The bound health verdict the halt rests on, when a health round decided it; the completion
+   * observation records it so a failed bound check contradicts the postconditions.
+   */
+  readonly health?: Verdict;
 }
 
 export function unresolved(reason: string, detail: string): Halt {

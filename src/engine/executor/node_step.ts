@@ -202,7 +202,12 @@ function verdictHalt(
   r: { verdict: string; reason: string; message: string },
 ): PhaseResult<never> {
   const h: Halt = r.verdict === "fail"
-    ? { classify: "failed", reason: `${what}HealthFailed`, detail: `${r.reason}: ${r.message}` }
+    ? {
+      classify: "failed",
+      reason: `${what}HealthFailed`,
+      detail: `${r.reason}: ${r.message}`,
+      health: "fail",
+    }
     : unresolved(`${what}HealthUnreadable`, `${r.reason}: ${r.message}`);
   return { ok: false, halt: h };
 }
@@ -218,11 +223,11 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
   });
   const post = await roundsUntilPass(s, "post-gate", false);
   const obs = await completionObservation(s, hop, post.verdict);
-  if (obs.matches) {
+  if (obs.reading === "established") {
     await transition(s, "completed", "CompletionObserved", obs.summary, obs.id);
     return outcome(s, "completed", "CompletionObserved", obs.summary);
   }
-  if (!obs.readable) {
+  if (obs.reading === "unreadable") {
     const why = `${obs.summary}; ${post.reason}: ${post.message}`;
     await transition(s, "unresolved", "CompletionUnreadable", why);
     return outcome(s, "unresolved", "CompletionUnreadable", why);
@@ -234,7 +239,11 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
   return outcome(s, "failed", "PostconditionContradicted", why);
 }
 
-/** Classifies a halted step: unresolved holds the scope; failed needs a contradicting observation. */
+/**
+ * Classifies a halted step: unresolved holds the scope; failed needs a completion observation
+ * whose recorded reading is `contradicted` (a bound value read and different). A read that could
+ * not establish anything leaves the operation unresolved, whatever the halt suspected.
+ */
 async function finish(s: StepState, h: Halt, hop: TalosHop): Promise<NodeOutcome> {
   if (h.classify === "stopped") return outcome(s, "stopped", h.reason, h.detail);
   const op = await s.deps.journal.getOperation(s.operationId);
@@ -242,10 +251,9 @@ async function finish(s: StepState, h: Halt, hop: TalosHop): Promise<NodeOutcome
     if (op?.state === "sending") {
       await transition(s, "verifying", h.reason, h.detail);
     }
-    const obs = await completionObservation(s, hop, "unreadable");
-    const versionRead = !obs.summary.startsWith("version=unreadable");
+    const obs = await completionObservation(s, hop, h.health ?? "unreadable");
     if (
-      versionRead &&
+      obs.reading === "contradicted" &&
       (op?.state === "sending" || op?.state === "verifying" || op?.state === "unresolved")
     ) {
       try {

@@ -1,6 +1,7 @@
 import type { KubeNode } from "../../ports/kube.ts";
 import type { TalosHop } from "../../domain/plan/schema.ts";
 import type { Verdict } from "../../domain/health/types.ts";
+import type { PostconditionReading } from "../../domain/operation.ts";
 import type { RoundPurpose, StepState } from "./deps.ts";
 import { digestOf, postconditionText } from "./digests.ts";
 import { failed, halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
@@ -110,44 +111,54 @@ export async function roundsUntilPass(
 }
 
 /**
+ * What a completion read established about the bound postconditions (target version, schematic,
+ * bound health): any value that was read and differs contradicts them, whatever else could not be
+ * read; otherwise a value that could not be read leaves them unreadable.
+ */
+export function postconditionReading(
+  read: { readonly version: string | undefined; readonly schematic: string | undefined },
+  hop: TalosHop,
+  healthVerdict: Verdict,
+): PostconditionReading {
+  const differs = (read.version !== undefined && read.version !== hop.to) ||
+    (read.schematic !== undefined && read.schematic !== hop.installer.schematic) ||
+    healthVerdict === "fail";
+  if (differs) return "contradicted";
+  const unread = read.version === undefined || read.schematic === undefined ||
+    healthVerdict !== "pass";
+  return unread ? "unreadable" : "established";
+}
+
+/**
  * Takes the completion observation (ordered after the last accounting, since its basis is
- * allocated now) and returns its id and whether it establishes the bound postconditions.
+ * allocated now) and records, as a typed fact, whether it establishes, contradicts or could not
+ * read the bound postconditions.
  */
 export async function completionObservation(
   s: StepState,
   hop: TalosHop,
   healthVerdict: Verdict,
-): Promise<{ id: string; matches: boolean; readable: boolean; summary: string }> {
+): Promise<{ id: string; reading: PostconditionReading; summary: string }> {
   const { journal, clock, owner } = s.deps;
   const actor = controllerActor(owner);
   const basis = await journal.startObservation(s.node, actor, clock.now());
-  const reading = await readBoot(
+  const read = await readBoot(
     s,
     s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
   );
-  const node = reading.node;
-  const readable = reading.version !== undefined && reading.schematic !== undefined &&
-    healthVerdict !== "unreadable";
+  const node = read.node;
   const text = postconditionText(
     s.bound.plan.metadata.cluster,
     s.node,
-    reading.version ?? "unreadable",
-    reading.schematic ?? "unreadable",
+    read.version ?? "unreadable",
+    read.schematic ?? "unreadable",
     healthVerdict,
   );
   const digest = await digestOf(text);
-  const post = await digestOf(
-    postconditionText(
-      s.bound.plan.metadata.cluster,
-      s.node,
-      hop.to,
-      hop.installer.schematic,
-      "pass",
-    ),
-  );
+  const reading = postconditionReading(read, hop, healthVerdict);
   const summary =
-    `version=${reading.version ?? "unreadable"} schematic=${reading.schematic ?? "unreadable"} ` +
-    `ready=${reading.ready} health=${healthVerdict}`;
+    `version=${read.version ?? "unreadable"} schematic=${read.schematic ?? "unreadable"} ` +
+    `ready=${read.ready} health=${healthVerdict} postconditions=${reading}`;
   const rec = await journal.recordObservation({
     machine: s.node,
     purpose: "completion",
@@ -160,7 +171,8 @@ export async function completionObservation(
     observedGeneration: 0,
     observedAtMs: clock.now(),
     summary,
+    postcondition: reading,
     actor,
   });
-  return { id: rec.id, matches: digest === post, readable, summary };
+  return { id: rec.id, reading, summary };
 }

@@ -4,7 +4,7 @@
  * the same rules again) to record one authorised decision. Resume is not rerun: nothing here
  * ever leads to a second install or reboot.
  */
-import { isTerminal } from "../../domain/operation.ts";
+import { isTerminal, type PostconditionReading } from "../../domain/operation.ts";
 import type { AttemptRecord, OperationRecord } from "../../ports/journal.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
 
@@ -269,11 +269,13 @@ export function possibleDecisions(f: RecoveryFacts): PossibleDecision[] {
   return out;
 }
 
-/** How a completion observation classifies an unresolved operation (never a retry). */
+/**
+ * How a completion observation classifies an unresolved operation (never a retry): by its
+ * recorded postcondition reading; an unreadable read classifies nothing.
+ */
 export function classification(o: {
-  readonly matches: boolean;
-  readonly readable: boolean;
+  readonly reading: PostconditionReading;
 }): "completed" | "failed" | "unresolved" {
-  if (o.matches) return "completed";
-  return o.readable ? "failed" : "unresolved";
+  if (o.reading === "established") return "completed";
+  return o.reading === "contradicted" ? "failed" : "unresolved";
 }

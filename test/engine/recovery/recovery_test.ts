@@ -138,9 +138,9 @@ Deno.test("classifyRefusal() needs an unresolved operation with every attempt ac
 });
 
 Deno.test("classification() completes on a match, fails on a readable contradiction, else stays unresolved", () => {
-  assertEquals(classification({ matches: true, readable: true }), "completed");
-  assertEquals(classification({ matches: false, readable: true }), "failed");
-  assertEquals(classification({ matches: false, readable: false }), "unresolved");
+  assertEquals(classification({ reading: "established" }), "completed");
+  assertEquals(classification({ reading: "contradicted" }), "failed");
+  assertEquals(classification({ reading: "unreadable" }), "unresolved");
 });
 
 Deno.test("drainFactsOf() keeps accepted evictions and the pods left at the bound with their grace deadlines", () => {

@@ -5,6 +5,7 @@
 import { type Kysely, sql } from "kysely";
 import { CairnError } from "../../../domain/errors.ts";
 import { up as init } from "./0001_init.ts";
+import { up as postconditionReading } from "./0002_postcondition_reading.ts";
 
 /** One migration step. */
 export interface Migration {
@@ -14,7 +15,10 @@ export interface Migration {
 }
 
 /** Every migration, in order. Append only. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "0001_init", up: init }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "0001_init", up: init },
+  { version: 2, name: "0002_postcondition_reading", up: postconditionReading },
+];
 
 /** The schema version this code writes. */
 export const LATEST_SCHEMA = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
