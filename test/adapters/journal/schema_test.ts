@@ -1,8 +1,10 @@
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { createClient } from "@libsql/client";
+import type { Kysely } from "kysely";
+import { up as initSchema } from "../../../src/adapters/journal/migrations/0001_init.ts";
 import { command as migrateCommand } from "../../../src/cli/journal_migrate.ts";
 import { parseCommandArgs } from "../../../src/cli/command.ts";
-import { journalUrl } from "../../../src/adapters/journal/open.ts";
+import { connect, journalUrl } from "../../../src/adapters/journal/open.ts";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { LATEST_SCHEMA } from "../../../src/adapters/journal/migrations/mod.ts";
 import { rejectsWith } from "../../contract/journal_contract.ts";
@@ -28,7 +30,10 @@ Deno.test("cairn journal migrate creates a WAL journal with its first epoch; a s
   const dir = await Deno.makeTempDir();
   try {
     const url = `file:${dir}/j.db`;
-    assertEquals(await migrateViaCli(url), { code: 0, out: { journal: url, from: 0, to: 1 } });
+    assertEquals(await migrateViaCli(url), {
+      code: 0,
+      out: { journal: url, from: 0, to: LATEST_SCHEMA },
+    });
     assertEquals((await migrateViaCli(url)).out.from, LATEST_SCHEMA);
     const c = createClient({ url });
     assertEquals((await c.execute("PRAGMA journal_mode")).rows[0]?.[0], "wal");
@@ -51,7 +56,10 @@ Deno.test("a journal with a newer schema is refused and left untouched", async (
     const c = createClient({ url });
     await c.execute(`UPDATE journal_schema SET version = ${LATEST_SCHEMA + 1}`);
     await rejectsWith(openJournal({ url, ids: counterIds(), nowMs: T0 }), "JournalSchemaTooNew");
-    assertEquals((await c.execute("SELECT version FROM journal_schema")).rows[0]?.[0], 2);
+    assertEquals(
+      (await c.execute("SELECT version FROM journal_schema")).rows[0]?.[0],
+      LATEST_SCHEMA + 1,
+    );
     c.close();
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -88,6 +96,36 @@ Deno.test("events are append-only: UPDATE and DELETE are refused by the schema",
       const err = await c.execute(sql).then(() => null, (e: Error) => e.message);
       assert(err?.includes("append-only"), `${sql}: ${err}`);
     }
+    c.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("migration 0002 adds the postcondition reading; completion reads written before it decide nothing", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const url = `file:${dir}/j.db`;
+    // A schema-1 journal: only the first migration applied.
+    const c = createClient({ url });
+    const db = await connect(url);
+    await initSchema(db as unknown as Kysely<unknown>);
+    await db.destroy();
+    await c.execute("CREATE TABLE journal_schema (id INTEGER PRIMARY KEY, version INTEGER)");
+    await c.execute("INSERT INTO journal_schema VALUES (1, 1)");
+    await c.execute(
+      "INSERT INTO installation (id, epoch, recovery_mode, created_at_ms) VALUES (1, 'ep_old', 0, 0)",
+    );
+    await c.execute(`INSERT INTO observations (id, machine, purpose, basis, revision, digest,
+      object_uid, resource_version, observed_generation, observed_at_ms, summary)
+      VALUES ('obs_old', 'worker-1', 'completion', 1, 1, 'v1.13.9', 'u', '1', 0, 0, 'old')`);
+    assertEquals((await migrateViaCli(url)).out, { journal: url, from: 1, to: LATEST_SCHEMA });
+    const row = await c.execute("SELECT postcondition FROM observations WHERE id = 'obs_old'");
+    assertEquals(row.rows[0]?.[0], null);
+    await rejects(
+      c.execute("UPDATE observations SET postcondition = 'maybe' WHERE id = 'obs_old'"),
+      /CHECK constraint/,
+    );
     c.close();
   } finally {
     await Deno.remove(dir, { recursive: true });
