@@ -5,10 +5,8 @@
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
 import { CairnError } from "../domain/errors.ts";
-import type { Verdict } from "../domain/health/types.ts";
-import type { Phase } from "../domain/operation.ts";
 import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
-import type { BoundPlan } from "../engine/executor/deps.ts";
+import type { BoundPlan, ExecutionObserver } from "../engine/executor/deps.ts";
 import { Reconciler } from "../engine/reconcile/reconciler.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Journal } from "../ports/journal.ts";
@@ -59,7 +57,8 @@ export function planExecutor(s: ExecutorSettings): PlanExecutor {
       const b = bound.get(digest);
       if (!b) throw new TypeError(`plan ${digest} was not bound in this process`);
       const outcome = await executePlan({
-        journal: watchedJournal(s.journal, opts.onProgress, s.metrics),
+        journal: s.journal,
+        observer: loopObserver(opts.onProgress, s.metrics),
         bound: b,
         cluster: s.cluster,
         policy: s.policy,
@@ -89,43 +88,17 @@ export function planExecutor(s: ExecutorSettings): PlanExecutor {
   };
 }
 
-const PROGRESS_CALLS = new Set(["commit", "transition", "recordResponse", "takeOver"]);
-
 /**
- * The journal as the executor sees it under the loop: every state-moving call notifies progress
- * (milestone reports) and attempts and rounds feed the metrics.
+ * What the executor tells under the loop: every operation milestone re-checks the execution
+ * report (the run publishes only when its milestone signature moved), attempts and rounds feed
+ * the metrics.
  */
-export function watchedJournal(
-  journal: Journal,
-  onProgress: () => void,
-  metrics?: CairnMetrics,
-): Journal {
-  const phases = new Map<string, Phase>();
-  return new Proxy(journal, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      const name = String(prop);
-      return async (...args: unknown[]) => {
-        const out = await value.apply(target, args);
-        if (name === "beginAttempt" && out?.ok) phases.set(out.attempt.id, out.attempt.phase);
-        if (name === "recordResponse") {
-          const input = args[0] as { attemptId: string; responseClass: string };
-          const phase = phases.get(input.attemptId);
-          if (phase) metrics?.attempt(phase, input.responseClass as never);
-        }
-        if (name === "recordHealthRound") metrics?.healthRound(roundVerdict(args[0]));
-        if (PROGRESS_CALLS.has(name)) onProgress();
-        return out;
-      };
-    },
-  });
-}
-
-function roundVerdict(input: unknown): Verdict {
-  const results = (input as { results: { outcome: Verdict }[] }).results;
-  if (results.some((r) => r.outcome === "fail")) return "fail";
-  return results.some((r) => r.outcome === "unreadable") ? "unreadable" : "pass";
+export function loopObserver(onProgress: () => void, metrics?: CairnMetrics): ExecutionObserver {
+  return {
+    onOperationState: () => onProgress(),
+    onAttemptResponse: (a) => metrics?.attempt(a.phase, a.responseClass),
+    onHealthRound: (r) => metrics?.healthRound(r.verdict),
+  };
 }
 
 /** The trust root read from its path on every cycle (edits take effect without a restart). */

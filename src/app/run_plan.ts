@@ -13,7 +13,7 @@ import type { Actor, Journal } from "../ports/journal.ts";
 import type { Kube } from "../ports/kube.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { Talos } from "../ports/talos.ts";
-import type { BoundPlan, ExecutorDeps } from "../engine/executor/deps.ts";
+import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "../engine/executor/deps.ts";
 import { stepBindings } from "../engine/executor/digests.ts";
 import { journalHealthGate } from "../engine/executor/health_gate.ts";
 import { type RolloutOutcome, runRollout } from "../engine/executor/rollout.ts";
@@ -115,6 +115,8 @@ export interface ExecuteOptions {
   readonly pollIntervalMs: number;
   readonly roundIntervalMs: number;
   readonly signal?: AbortSignal;
+  /** Told of each milestone (the reconcile loop's reports, metrics). */
+  readonly observer?: ExecutionObserver;
 }
 
 /** Runs the rollout with fresh health evidence from the cluster. */
@@ -129,6 +131,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     policy: o.policy,
     cluster: o.bound.plan.metadata.cluster,
     intervalMs: o.roundIntervalMs,
+    ...(o.observer ? { observer: o.observer } : {}),
   });
   const deps: ExecutorDeps = {
     clock: o.clock,
@@ -141,6 +144,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     callTimeoutMs: o.callTimeoutMs,
     pollIntervalMs: o.pollIntervalMs,
     ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.observer ? { observer: o.observer } : {}),
   };
   try {
     return await runRollout(deps, o.bound);

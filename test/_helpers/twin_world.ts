@@ -19,7 +19,7 @@ import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { Fault } from "../../src/sim/faults.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
 import type { Journal } from "../../src/ports/journal.ts";
-import type { BoundPlan } from "../../src/engine/executor/deps.ts";
+import type { BoundPlan, ExecutionObserver } from "../../src/engine/executor/deps.ts";
 import type { RolloutOutcome } from "../../src/engine/executor/rollout.ts";
 import { MemoryLogger } from "./memory_logger.ts";
 
@@ -32,7 +32,7 @@ export interface World {
   readonly journal: Journal;
   readonly bound: BoundPlan;
   readonly log: MemoryLogger;
-  run(opts?: { signal?: AbortSignal }): Promise<RolloutOutcome>;
+  run(opts?: { signal?: AbortSignal; observer?: ExecutionObserver }): Promise<RolloutOutcome>;
   /** Closes the adapters and the journal (not the twin). */
   close(): Promise<void>;
 }
@@ -124,6 +124,7 @@ export async function connectWorld(t: TwinEndpoints, o: WorldOptions = {}): Prom
         log,
         owner: o.owner ?? "ctl_test",
         ...(r.signal ? { signal: r.signal } : {}),
+        ...(r.observer ? { observer: r.observer } : {}),
       }),
     async close() {
       cluster.close();

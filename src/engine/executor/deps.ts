@@ -4,6 +4,7 @@ import type { Kube } from "../../ports/kube.ts";
 import type { Talos } from "../../ports/talos.ts";
 import type { Logger } from "../../ports/logger.ts";
 import type { Verdict } from "../../domain/health/types.ts";
+import type { OperationState, Phase, ResponseClass } from "../../domain/operation.ts";
 import type { HealthTarget } from "../../domain/health/types.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 
@@ -31,6 +32,32 @@ export interface HealthGate {
   ): Promise<RoundVerdict>;
 }
 
+/** An operation whose recorded state or owner just moved. */
+export interface OperationMilestone {
+  readonly operationId: string;
+  readonly node: string;
+  readonly state: OperationState;
+}
+
+/**
+ * Who watches a rollout's milestones: the reconcile loop re-checks its execution report on each
+ * operation milestone, metrics count attempts and rounds. The executor calls it explicitly, right
+ * after the journal recorded the fact (never before, never for a refused write); an observer
+ * reads, it cannot change what the executor does.
+ */
+export interface ExecutionObserver {
+  /** Committed, a response recorded, a transition, a takeover by this controller. */
+  readonly onOperationState?: (m: OperationMilestone) => void;
+  /** An attempt's response class was recorded. */
+  readonly onAttemptResponse?: (
+    a: { readonly phase: Phase; readonly responseClass: ResponseClass },
+  ) => void;
+  /** A health round was recorded. */
+  readonly onHealthRound?: (
+    r: { readonly purpose: RoundPurpose; readonly verdict: Verdict },
+  ) => void;
+}
+
 /** Everything the executor reaches the world through. */
 export interface ExecutorDeps {
   readonly clock: Clock;
@@ -47,6 +74,8 @@ export interface ExecutorDeps {
   readonly pollIntervalMs: number;
   /** Stops the rollout between steps (SIGTERM). */
   readonly signal?: AbortSignal;
+  /** Told of each milestone (reports, metrics); absent: nobody watches. */
+  readonly observer?: ExecutionObserver;
 }
 
 /** A plan bound into the journal, ready to execute. */

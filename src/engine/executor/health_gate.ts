@@ -1,10 +1,10 @@
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
-import { journalRows, type RoundOutcome } from "../../domain/health/round.ts";
+import { journalRows } from "../../domain/health/round.ts";
 import type { HealthEvidence } from "../../domain/health/types.ts";
 import { collectRound } from "../health_round.ts";
-import type { HealthGate, RoundPurpose } from "./deps.ts";
+import type { ExecutionObserver, HealthGate } from "./deps.ts";
 
 export interface JournalHealthGateOptions {
   readonly clock: Clock;
@@ -16,8 +16,8 @@ export interface JournalHealthGateOptions {
   readonly cluster: string;
   /** The bounded collection interval of one round. */
   readonly intervalMs: number;
-  /** Observes each round (progress displays, metrics). */
-  readonly onRound?: (purpose: RoundPurpose, outcome: RoundOutcome) => void;
+  /** Told of each recorded round (metrics). */
+  readonly observer?: ExecutionObserver;
 }
 
 /** A HealthGate that collects fresh bounded rounds and records every one in the journal. */
@@ -43,7 +43,7 @@ export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
         finishedAtMs: o.clock.now(),
         results: journalRows(outcome),
       });
-      o.onRound?.(purpose, outcome);
+      o.observer?.onHealthRound?.({ purpose, verdict: outcome.verdict });
       return {
         verdict: outcome.verdict,
         roundId,

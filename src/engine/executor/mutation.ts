@@ -64,12 +64,18 @@ export async function mutate<T>(
     // A send that threw after the attempt committed: the request may have gone out.
     sent = { responseClass: "transport-failure", detail: errorText(e) };
   }
-  await journal.recordResponse({
+  const after = await journal.recordResponse({
     attemptId: begun.attempt.id,
     token: s.token,
     responseClass: sent.responseClass,
     detail: sent.detail,
     nowMs: clock.now(),
+  });
+  s.deps.observer?.onAttemptResponse?.({ phase: m.phase, responseClass: sent.responseClass });
+  s.deps.observer?.onOperationState?.({
+    operationId: s.operationId,
+    node: s.node,
+    state: after.state,
   });
   s.deps.log.info("attempt response recorded", {
     operationId: s.operationId,

@@ -48,6 +48,7 @@ export async function runNodeStep(
     return notCommitted(node.name, "CommitmentRefused", `${committed.cause}: ${committed.detail}`);
   }
   const op = committed.operation;
+  deps.observer?.onOperationState?.({ operationId: op.id, node: node.name, state: op.state });
   const s: StepState = {
     deps,
     bound,
@@ -214,12 +215,17 @@ function verdictHalt(
 
 /** Post-gate and completion: `completed` only on a fresh, ordered observation that matches. */
 async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
-  await s.deps.journal.transition({
+  const verifying = await s.deps.journal.transition({
     operationId: s.operationId,
     token: s.token,
     to: "verifying",
     reason: "every attempt accepted; verifying postconditions",
     nowMs: s.deps.clock.now(),
+  });
+  s.deps.observer?.onOperationState?.({
+    operationId: s.operationId,
+    node: s.node,
+    state: verifying.state,
   });
   const post = await roundsUntilPass(s, "post-gate", false);
   const obs = await completionObservation(s, hop, post.verdict);
@@ -284,13 +290,18 @@ async function transition(
   detail: string,
   observationId?: string,
 ): Promise<void> {
-  await s.deps.journal.transition({
+  const after = await s.deps.journal.transition({
     operationId: s.operationId,
     token: s.token,
     to,
     reason: `${reason}: ${detail}`.slice(0, 1000),
     ...(observationId ? { observationId } : {}),
     nowMs: s.deps.clock.now(),
+  });
+  s.deps.observer?.onOperationState?.({
+    operationId: s.operationId,
+    node: s.node,
+    state: after.state,
   });
 }
 

@@ -64,6 +64,13 @@ async function takeOverStale(deps: ExecutorDeps, bound: BoundPlan): Promise<void
       actor: controllerActor(deps.owner),
       nowMs: deps.clock.now(),
     });
+    if (r.ok) {
+      deps.observer?.onOperationState?.({
+        operationId: op.id,
+        node: op.machine,
+        state: r.operation.state,
+      });
+    }
     deps.log.warn(r.ok ? "operation taken over" : "takeover lost to another controller", {
       operationId: op.id,
       node: op.machine,
