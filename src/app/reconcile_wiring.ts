@@ -9,7 +9,6 @@ import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
 import type { BoundPlan, ExecutionObserver } from "../engine/executor/deps.ts";
 import { Reconciler } from "../engine/reconcile/reconciler.ts";
 import type { Clock } from "../ports/clock.ts";
-import type { Journal } from "../ports/journal.ts";
 import type { PlanSource } from "../ports/plan_source.ts";
 import type {
   ExecutionEnd,
