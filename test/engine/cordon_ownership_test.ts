@@ -37,6 +37,13 @@ Deno.test("decideUncordon() never uncordons a node that was cordoned before the 
     node(true, ["cairn"]),
   );
   assertEquals(d.kind === "leave" && d.reason, "NotOwnedCordon");
+  // A record that also says the operation wrote a cordon (a write over an existing cordon, or a
+  // record taken over from another controller) still leaves it: the prior cordon is a human's.
+  const both = decideUncordon(
+    { ...owned, priorUnschedulable: true, cordonedByOperation: true },
+    node(true, ["cairn"]),
+  );
+  assertEquals(both.kind === "leave" && both.reason, "NotOwnedCordon");
 });
 
 Deno.test("decideUncordon() leaves the node when another manager took over spec.unschedulable", () => {

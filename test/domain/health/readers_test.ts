@@ -327,3 +327,17 @@ Deno.test("services and version readers compare each node with the expectation",
     "pass",
   );
 });
+
+Deno.test("a selection with fewer subjects than the binding's requiredCoverage fails, even if all pass", () => {
+  const b = binding({ reader: "nodes", requiredCoverage: 3 });
+  const two = readBinding(b, inputs({ "v1/Node": [node("cp-1"), node("worker-1")] }), NOW);
+  assertEquals([two.verdict, two.reason, two.coverage], [
+    "fail",
+    "HealthSelectionEmpty",
+    { required: 3, observed: 2 },
+  ]);
+  const none = readBinding(b, inputs({ "v1/Node": [] }), NOW);
+  assertEquals([none.verdict, none.reason], ["fail", "HealthSelectionEmpty"]);
+  const three = [node("cp-1"), node("worker-1"), node("worker-2")];
+  assertEquals(readBinding(b, inputs({ "v1/Node": three }), NOW).verdict, "pass");
+});

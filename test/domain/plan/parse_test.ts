@@ -59,3 +59,16 @@ Deno.test("checkPlan() holds a plan whose catalogue is missing, stale or changed
     "CatalogueStale",
   ]);
 });
+
+Deno.test("checkPlan() treats a plan as expired at its expiry instant, not after it", async () => {
+  const text = buildTalosUpgradePlanYaml({
+    catalogueSha256: catalogue.sha256,
+    expires: "2026-11-30T12:00:00Z",
+  });
+  const r = await safeParsePlan(enc.encode(text), { file: "p.yaml" });
+  assert(r.ok);
+  const at = (iso: string) =>
+    checkPlan(r.parsed.plan, { nowMs: Date.parse(iso), catalogue }).map((p) => p.reason);
+  assertEquals(at("2026-11-30T11:59:59.999Z"), []);
+  assertEquals(at("2026-11-30T12:00:00.000Z"), ["PlanExpired"]);
+});
