@@ -1,9 +1,19 @@
 /**
  * Enforces the layer rules of docs/architecture.md with a test rather than a review comment:
- * which folders may import which, and which globals the pure core may not touch.
+ * which folders may import which (on the module graph Deno resolves, test/_helpers/layers.ts),
+ * and which globals the pure core may not touch.
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  checkDynamicSites,
+  checkGraph,
+  dynamicImportSites,
+  type Edge,
+  layerOf,
+  moduleGraph,
+} from "./_helpers/layers.ts";
 
 const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), ".."));
 const SRC = join(ROOT, "src");
@@ -16,73 +26,91 @@ function* walk(dir: string): Generator<string> {
   }
 }
 
-/** The layer of a file under src/: domain, ports, engine, report, adapters/<x>, sim, app, cli, main. */
-function layerOf(file: string): string {
-  const rel = relative(SRC, file).split("/");
-  if (rel[0] === "adapters") return `adapters/${rel[1]}`;
-  return rel.length === 1 ? "main" : rel[0]!;
-}
+Deno.test("src/ layers import only what docs/architecture.md allows (Deno's module graph)", async () => {
+  const graph = await moduleGraph(ROOT);
+  assertEquals([...graph.keys()].length, [...walk(SRC)].length, "every src module is in the graph");
+  assertEquals(checkGraph(ROOT, graph), []);
+  assertEquals(checkDynamicSites(ROOT, graph), []);
+});
 
-interface ImportEdge {
-  readonly spec: string;
-  readonly typeOnly: boolean;
-}
+Deno.test("the layer test fails on a deliberately wrong import (static, dynamic, computed)", async () => {
+  // A throwaway tree with the repository's layout: each file breaks the rule one way.
+  const root = await Deno.makeTempDir({ prefix: "cairn-layers-bad-" });
+  try {
+    const write = async (rel: string, text: string) => {
+      await Deno.mkdir(dirname(join(root, rel)), { recursive: true });
+      await Deno.writeTextFile(join(root, rel), text);
+    };
+    await write("src/adapters/kube/client.ts", "export const client = 1;\n");
+    await write("src/cli/command.ts", "export const frame = 1;\n");
+    await write("src/domain/ok.ts", "export const ok = 1;\n");
+    await write(
+      "src/engine/step.ts",
+      '// import("../adapters/kube/client.ts") in a comment is not an import.\n' +
+        'import { ok } from "../domain/ok.ts";\n' +
+        'import { client } from "../adapters/kube/client.ts";\n' +
+        "export const step = ok + client;\n",
+    );
+    await write(
+      "src/report/render.ts",
+      'export const load = () => import("../adapters/kube/client.ts");\n' +
+        'const name = "../cli/command.ts";\n' +
+        "export const computed = () => import(name);\n",
+    );
+    await write("src/app/wiring.ts", 'export { frame } from "../cli/command.ts";\n');
+    const graph = await moduleGraph(root);
+    assertEquals(checkGraph(root, graph), [
+      "src/app/wiring.ts:1:23: app may not import cli",
+      "src/engine/step.ts:3:24: engine may not import adapters/kube",
+      "src/report/render.ts:1:34: report may not import adapters/kube",
+    ]);
+    assertEquals(checkDynamicSites(root, graph), [
+      "src/report/render.ts:3:38: computed import() the graph cannot see",
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
 
-function importsOf(text: string): ImportEdge[] {
-  const edges: ImportEdge[] = [];
-  const re = /(?:^|\n)\s*(import|export)\s+(type\s+)?[^'"]*?from\s+["']([^"']+)["']/g;
-  for (const m of text.matchAll(re)) edges.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
-  for (const m of text.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g)) {
-    edges.push({ spec: m[1]!, typeOnly: false });
-  }
-  for (const m of text.matchAll(/(?:^|\n)\s*import\s+["']([^"']+)["']/g)) {
-    edges.push({ spec: m[1]!, typeOnly: false });
-  }
-  return edges;
-}
+Deno.test("the checker flags a forbidden edge of a synthetic graph (engine → adapters)", () => {
+  const edge = (spec: string, target: string, typeOnly = false): Edge => ({
+    spec,
+    target,
+    typeOnly,
+    dynamic: false,
+    line: 0,
+    character: 0,
+  });
+  const file = (rel: string) => pathToFileURL(join(ROOT, rel)).href;
+  const graph = new Map([
+    ["src/engine/x.ts", [
+      edge("../adapters/journal/libsql_journal.ts", file("src/adapters/journal/libsql_journal.ts")),
+      edge("kysely", "npm:kysely@0.29.9"),
+      edge("../ports/clock.ts", file("src/ports/clock.ts"), true),
+    ]],
+    ["src/ports/y.ts", [edge("../domain/version.ts", file("src/domain/version.ts"))]],
+    ["src/app/z.ts", [edge("../engine/x.ts", file("src/engine/x.ts"))]],
+  ]);
+  assertEquals(checkGraph(ROOT, graph), [
+    "src/engine/x.ts:1:1: engine may not import adapters/journal",
+    "src/engine/x.ts:1:1: engine may not import kysely",
+    "src/ports/y.ts:1:1: ports may only import types (../domain/version.ts)",
+  ]);
+});
 
-const PURE_THIRD_PARTY = new Set(["zod", "yaml", "@bufbuild/cel", "@bufbuild/protobuf"]);
-
-/** Returns a violation message, or undefined when the edge is allowed. */
-function checkEdge(from: string, file: string, edge: ImportEdge): string | undefined {
-  const { spec } = edge;
-  if (!spec.startsWith(".")) {
-    if (["domain", "engine", "report"].includes(from) && !PURE_THIRD_PARTY.has(spec)) {
-      return `${from} may not import ${spec}`;
-    }
-    if (from === "ports" && !edge.typeOnly) return `ports may only import types (${spec})`;
-    return undefined;
-  }
-  const target = layerOf(normalize(join(dirname(file), spec)));
-  const allowed: Record<string, (t: string) => boolean> = {
-    domain: (t) => t === "domain",
-    ports: (t) => t === "domain" || t === "ports",
-    engine: (t) => ["domain", "ports", "engine"].includes(t),
-    report: (t) => ["domain", "ports", "report"].includes(t),
-    sim: (t) => ["domain", "ports", "sim"].includes(t) || t.startsWith("adapters/"),
-    app: (t) => t !== "cli" && t !== "main",
-  };
-  if (from.startsWith("adapters/")) {
-    return ["domain", "ports", from].includes(target)
-      ? undefined
-      : `${from} may not import ${target}`;
-  }
-  if (from === "ports" && !edge.typeOnly) return `ports may only import types (${spec})`;
-  const rule = allowed[from];
-  if (rule && !rule(target)) return `${from} may not import ${target}`;
-  return undefined;
-}
-
-Deno.test("src/ layers import only what docs/architecture.md allows", () => {
-  const violations: string[] = [];
-  for (const file of walk(SRC)) {
-    const from = layerOf(file);
-    for (const edge of importsOf(Deno.readTextFileSync(file))) {
-      const v = checkEdge(from, file, edge);
-      if (v) violations.push(`${relative(ROOT, file)}: ${v}`);
-    }
-  }
-  assertEquals(violations, []);
+Deno.test("the import() lexer skips comments, strings and regular expressions", () => {
+  const text = [
+    '// await import("./a.ts")',
+    '/* import("./b.ts") */ const s = "import(\'./c.ts\')";',
+    "const re = /import\\(\\s*[\"'`]/;",
+    'const m = await import("./d.ts");',
+    "const n = await import(`./e.ts`), c = await import(url);",
+  ].join("\n");
+  assertEquals(dynamicImportSites(text), [
+    { line: 3, character: 23, literal: "./d.ts" },
+    { line: 4, character: 23, literal: "./e.ts" },
+    { line: 4, character: 51 },
+  ]);
 });
 
 const BANNED = [
@@ -100,35 +128,16 @@ const BANNED = [
 Deno.test("the pure core (domain, engine, report) touches no I/O, wall clock or randomness", () => {
   const violations: string[] = [];
   for (const file of walk(SRC)) {
-    if (!["domain", "engine", "report"].includes(layerOf(file))) continue;
+    const rel = relative(ROOT, file);
+    if (!["domain", "engine", "report"].includes(layerOf(rel))) continue;
     const lines = Deno.readTextFileSync(file).split("\n");
     lines.forEach((line, i) => {
       const code = line.replace(/\/\/.*$/, "");
       if (code.trim().startsWith("*")) return;
       for (const re of BANNED) {
-        if (re.test(code)) violations.push(`${relative(ROOT, file)}:${i + 1}: ${re.source}`);
+        if (re.test(code)) violations.push(`${rel}:${i + 1}: ${re.source}`);
       }
     });
   }
   assertEquals(violations, []);
-});
-
-Deno.test("architecture checker flags a forbidden edge (the rule can fail)", () => {
-  const file = join(SRC, "domain", "x.ts");
-  assertEquals(
-    checkEdge("domain", file, { spec: "../adapters/journal/libsql_journal.ts", typeOnly: false }),
-    "domain may not import adapters/journal",
-  );
-  assertEquals(
-    checkEdge("engine", file, { spec: "kysely", typeOnly: false }),
-    "engine may not import kysely",
-  );
-  assertEquals(
-    checkEdge("app", join(SRC, "app", "x.ts"), { spec: "../cli/command.ts", typeOnly: true }),
-    "app may not import cli",
-  );
-  assertEquals(
-    checkEdge("engine", join(SRC, "engine", "x.ts"), { spec: "../ports/clock.ts", typeOnly: true }),
-    undefined,
-  );
 });
