@@ -420,6 +420,20 @@ export const REASONS = [
     meaning: "git could not fetch a pinned file at its exact revision from the repository URL.",
   },
   {
+    code: "EvidenceFetchTimedOut",
+    area: "evidence",
+    retry: "backoff",
+    meaning:
+      "A git call of an evidence fetch outlived its deadline or the fetch's budget and was killed; the file is unread, never a pass.",
+  },
+  {
+    code: "EvidenceRepoUrlInvalid",
+    area: "evidence",
+    retry: "never",
+    meaning:
+      "A manifest source's repo is not an https://, ssh://, git://, file:// URL or scp-like user@host:path (e.g. it starts with '-', has control characters, names an ext:: remote helper or embeds a password).",
+  },
+  {
     code: "EvidenceAssertionFailed",
     area: "evidence",
     retry: "never",

@@ -1,6 +1,13 @@
 /**
  * Fetches one pinned file at an exact commit with real git, and keeps the evidence cache
  * (`<cache>/<repo-slug>/<revision>/<path>`).
+ *
+ * The repository URL comes from a manifest someone else may have written, so git is never
+ * given a chance to read it as anything but an operand: every URL, refspec and revision follows
+ * `--` or `--end-of-options`, only the https, ssh, git and file transports are allowed whatever
+ * the caller's git configuration says (`GIT_ALLOW_PROTOCOL`; no `ext::` remote helpers), and
+ * every git call has a deadline after which its whole process group is killed (a silent server
+ * must not hang `evidence check --fetch`).
  */
 import { dirname, join } from "node:path";
 import { CairnError } from "../../domain/errors.ts";
@@ -17,7 +24,24 @@ export interface PinnedFile {
 export interface GitFetchOptions {
   readonly env?: Readonly<Record<string, string>>;
   readonly tempDir?: string;
+  /** Longest any one git call may run, in ms (default {@link DEFAULT_GIT_CALL_TIMEOUT_MS}). */
+  readonly callTimeoutMs?: number;
+  /**
+   * Wall-clock instant (epoch ms) by which the whole fetch must be over: a call gets at most
+   * the time left, and none starts after it. Shared by every file of one `--fetch`.
+   */
+  readonly deadlineMs?: number;
 }
+
+/** Default deadline of one git call of an evidence fetch. */
+export const DEFAULT_GIT_CALL_TIMEOUT_MS = 60_000;
+
+/**
+ * The transports an evidence fetch may use. Set last in git's environment so neither the
+ * caller's environment nor any git configuration can enable `ext::`, `fd::` or other helpers.
+ */
+const ALLOWED_PROTOCOLS = "https:ssh:git:file";
+const COMMIT_ID = /^[0-9a-f]{40}$/;
 
 /** The fetched bytes and their SHA-256. */
 export interface FetchedFile {
@@ -66,19 +90,29 @@ export async function fetchPinnedFile(
   f: PinnedFile,
   opts: GitFetchOptions = {},
 ): Promise<FetchedFile> {
+  if (!COMMIT_ID.test(f.revision)) {
+    throw new CairnError({
+      reason: "EvidenceFetchFailed",
+      message: `revision must be a full 40-hex commit id, got ${JSON.stringify(f.revision)}`,
+    });
+  }
   const dir = await Deno.makeTempDir({
     prefix: "cairn-evidence-",
     ...(opts.tempDir ? { dir: opts.tempDir } : {}),
   });
   try {
     await git(dir, ["init", "-q", "."], opts);
-    const want = ["fetch", "-q", "--no-tags", "--depth", "1", f.repo, f.revision];
+    const want = ["fetch", "-q", "--no-tags", "--depth", "1", "--", f.repo, f.revision];
     const shallow = await git(dir, want, opts, false);
     if (!shallow.ok) {
-      await git(dir, ["fetch", "-q", "--no-tags", f.repo, "+refs/*:refs/cairn/*"], opts);
+      await git(dir, ["fetch", "-q", "--no-tags", "--", f.repo, "+refs/*:refs/cairn/*"], opts);
     }
-    await git(dir, ["cat-file", "-e", `${f.revision}^{commit}`], opts);
-    const blob = await git(dir, ["cat-file", "blob", `${f.revision}:${f.path}`], opts);
+    await git(dir, ["cat-file", "-e", "--end-of-options", `${f.revision}^{commit}`], opts);
+    const blob = await git(
+      dir,
+      ["cat-file", "blob", "--end-of-options", `${f.revision}:${f.path}`],
+      opts,
+    );
     return { bytes: blob.stdout, sha256: await sha256Hex(blob.stdout) };
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -90,19 +124,53 @@ interface GitRun {
   readonly stdout: Uint8Array;
 }
 
-/** Runs git in `dir`; failures name the subcommand and git's last words, never the temp path. */
+/**
+ * Runs git in `dir` under a deadline; failures name the subcommand and git's last words, never
+ * the temp path. A call that outlives its deadline is killed with its whole process group (git
+ * forks transport helpers and ssh, which would otherwise keep the pipes open) and throws
+ * `EvidenceFetchTimedOut`: the file is unread, whatever `required` says.
+ */
 async function git(
   dir: string,
   args: string[],
   opts: GitFetchOptions,
   required = true,
 ): Promise<GitRun> {
-  const out = await new Deno.Command("git", {
+  const limit = Math.min(
+    opts.callTimeoutMs ?? DEFAULT_GIT_CALL_TIMEOUT_MS,
+    opts.deadlineMs === undefined ? Infinity : opts.deadlineMs - Date.now(),
+  );
+  if (limit <= 0) throw timedOut(args, 0);
+  const child = new Deno.Command("git", {
     args: ["-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main", "-C", dir, ...args],
-    env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", ...opts.env },
+    env: {
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_ASKPASS: "",
+      ...opts.env,
+      GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS,
+    },
+    stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+    // Its own process group, so the deadline can kill git and everything it started.
+    detached: true,
+  }).spawn();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already gone: the output below tells what happened.
+    }
+  }, limit);
+  let out: Deno.CommandOutput;
+  try {
+    out = await child.output();
+  } finally {
+    clearTimeout(timer);
+  }
+  if (expired) throw timedOut(args, limit);
   if (!out.success && required) {
     const err = new TextDecoder().decode(out.stderr).replaceAll(dir, "<scratch>").trim();
     throw new CairnError({
@@ -111,4 +179,14 @@ async function git(
     });
   }
   return { ok: out.success, stdout: out.stdout };
+}
+
+function timedOut(args: readonly string[], limitMs: number): CairnError {
+  return new CairnError({
+    reason: "EvidenceFetchTimedOut",
+    message: limitMs > 0
+      ? `git ${args[0]} gave no answer within ${Math.ceil(limitMs / 1000)} s; the file is unread`
+      : `the fetch budget was spent before git ${args[0]}; the file is unread`,
+    details: { timeoutMs: Math.max(0, Math.round(limitMs)) },
+  });
 }

@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { isMap, LineCounter, parseDocument } from "yaml";
 import type { Problem, SourceLocation } from "../errors.ts";
+import type { Reason } from "../reasons.ts";
+import { repoUrlProblem } from "./repo_url.ts";
 
 const HEX40 = /^[0-9a-f]{40}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -150,16 +152,27 @@ function crossCheck(
   file: string,
 ): ManifestParse {
   const problems: Problem[] = [];
-  const report = (message: string, path: (string | number)[]) => {
+  const report = (
+    message: string,
+    path: (string | number)[],
+    reason: Reason = "EvidenceManifestInvalid",
+  ) => {
     const pos = locate(doc, lc, path);
     problems.push(
-      problem(message, { file, line: pos.line, column: pos.col, path: formatPath(path) }),
+      problem(message, { file, line: pos.line, column: pos.col, path: formatPath(path) }, reason),
     );
   };
   const ids = new Set<string>();
   m.sources.forEach((s, i) => {
     if (ids.has(s.id)) report(`source id '${s.id}' is repeated`, ["sources", i, "id"]);
     ids.add(s.id);
+    // The repo reaches git's command line: refuse anything git or ssh could read as an option
+    // or a program to run, before anything is fetched.
+    const why = repoUrlProblem(s.repo);
+    if (why) {
+      const shown = JSON.stringify(s.repo.length > 120 ? `${s.repo.slice(0, 120)}…` : s.repo);
+      report(`repo ${shown} ${why}`, ["sources", i, "repo"], "EvidenceRepoUrlInvalid");
+    }
   });
   const names = new Set<string>();
   m.assertions.forEach((a, i) => {
@@ -198,8 +211,12 @@ function formatPath(path: (string | number)[]): string {
   return path.map((p, i) => typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`).join("");
 }
 
-function problem(message: string, location: SourceLocation): Problem {
-  return { reason: "EvidenceManifestInvalid", message, location };
+function problem(
+  message: string,
+  location: SourceLocation,
+  reason: Reason = "EvidenceManifestInvalid",
+): Problem {
+  return { reason, message, location };
 }
 
 function fail(message: string, location: SourceLocation): ManifestParse {

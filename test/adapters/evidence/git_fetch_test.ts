@@ -10,6 +10,7 @@ import {
 import { CairnError } from "../../../src/domain/errors.ts";
 import { sha256Hex } from "../../../src/domain/plan/digest.ts";
 import { buildUpstreamRepos, FIXTURES } from "./upstream_repos.ts";
+import { startSilentListener } from "../../_helpers/silent_listener.ts";
 
 const UPGRADE = "cmd/talosctl/cmd/talos/upgrade.go";
 
@@ -100,3 +101,122 @@ Deno.test("the cache keeps files at <cache>/<repo-slug>/<revision>/<path>", asyn
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+/**
+ * The argument-injection attack on the adapter itself, as if the manifest's URL check had been
+ * bypassed: git must treat the hostile value as an operand (and refuse it), never run it.
+ */
+Deno.test("fetchPinnedFile() never runs a command from a hostile repo value (option or ext:: helper)", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const marker = join(root, "pwned");
+    // A user's git configuration that enables the ext:: transport must not matter either.
+    const env = {
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "protocol.ext.allow",
+      GIT_CONFIG_VALUE_0: "always",
+    };
+    for (
+      const repo of [
+        `--upload-pack=touch ${marker}`,
+        `--upload-pack=touch ${marker};`,
+        `ext::sh -c touch% ${marker}`,
+      ]
+    ) {
+      await rejects(
+        fetchPinnedFile({ repo, revision: "0123456789".repeat(4), path: "x.go" }, { env }),
+        (e: unknown) => e instanceof CairnError && e.reason === "EvidenceFetchFailed",
+        repo,
+      );
+      assert(!(await exists(marker)), `git ran a command from repo ${JSON.stringify(repo)}`);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("fetchPinnedFile() refuses a revision that is not a full commit id before running git", async () => {
+  await rejects(
+    fetchPinnedFile({ repo: "file:///nonexistent", revision: "--all", path: "x" }),
+    (e: unknown) =>
+      e instanceof CairnError && e.reason === "EvidenceFetchFailed" && /40-hex/.test(e.message),
+  );
+});
+
+Deno.test("fetchPinnedFile() kills a git call that outlives its deadline: a silent upstream is unread, not a hang", async () => {
+  const silent = startSilentListener();
+  try {
+    for (const scheme of ["git", "https"]) {
+      const started = Date.now();
+      // A deadline that kills git but not its transport helper would hang here: fail instead.
+      await rejects(
+        within(
+          10_000,
+          fetchPinnedFile(
+            {
+              repo: `${scheme}://127.0.0.1:${silent.port}/talos.git`,
+              revision: "a".repeat(40),
+              path: "x",
+            },
+            { callTimeoutMs: 1_000 },
+          ),
+        ),
+        (e: unknown) =>
+          e instanceof CairnError && e.reason === "EvidenceFetchTimedOut" &&
+          /no answer within 1 s/.test(e.message),
+        scheme,
+      );
+      const took = Date.now() - started;
+      assert(took < 8_000, `${scheme}: took ${took} ms`);
+    }
+    assert(silent.accepted() >= 2, "git reached the silent upstream");
+  } finally {
+    await silent.close();
+  }
+});
+
+Deno.test("fetchPinnedFile() keeps to the fetch budget: a call gets at most the time left, none starts after it", async () => {
+  const silent = startSilentListener();
+  try {
+    const repo = `git://127.0.0.1:${silent.port}/talos.git`;
+    const f = { repo, revision: "a".repeat(40), path: "x" };
+    const started = Date.now();
+    await rejects(
+      fetchPinnedFile(f, { callTimeoutMs: 60_000, deadlineMs: Date.now() + 1_000 }),
+      (e: unknown) => e instanceof CairnError && e.reason === "EvidenceFetchTimedOut",
+    );
+    assert(Date.now() - started < 8_000, `took ${Date.now() - started} ms`);
+    const before = silent.accepted();
+    await rejects(
+      fetchPinnedFile(f, { deadlineMs: Date.now() - 1 }),
+      (e: unknown) =>
+        e instanceof CairnError && e.reason === "EvidenceFetchTimedOut" &&
+        /budget was spent/.test(e.message),
+    );
+    assertEquals(silent.accepted(), before, "no git call starts once the budget is spent");
+  } finally {
+    await silent.close();
+  }
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Fails the test instead of hanging it when `p` does not settle in `ms` of real time. */
+async function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

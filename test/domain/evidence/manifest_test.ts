@@ -41,3 +41,27 @@ Deno.test("parseEvidenceManifest() refuses unknown fields, path traversal and da
     assert(r.problems.every((p) => p.reason === "EvidenceManifestInvalid" && p.location));
   }
 });
+
+Deno.test("parseEvidenceManifest() refuses a repo git could run as a command, located, with EvidenceRepoUrlInvalid", () => {
+  for (
+    const hostile of [
+      '"--upload-pack=touch /tmp/cairn-pwned"',
+      '"ext::sh -c touch% /tmp/cairn-pwned"',
+      '"https://git.example.invalid/x.git\\n--upload-pack=x"',
+    ]
+  ) {
+    const text = SAMPLE.replace(
+      "repo: https://git.example.invalid/fluxcd/pkg.git",
+      `repo: ${hostile}`,
+    );
+    assert(text !== SAMPLE);
+    const r = parseEvidenceManifest(text, "m.yaml");
+    assert(!r.ok, hostile);
+    assertEquals(r.problems.length, 1, hostile);
+    const p = r.problems[0]!;
+    assertEquals(p.reason, "EvidenceRepoUrlInvalid");
+    assertEquals(p.location?.path, "sources[2].repo");
+    const line = text.split("\n").findIndex((l) => l.includes(`repo: ${hostile}`)) + 1;
+    assertEquals([p.location?.line, p.location?.column], [line, 11]);
+  }
+});
