@@ -92,24 +92,42 @@ export async function evidenceReportRows(
   return { ...evidenceReadingRows(reading), reading, reasons: evidenceReasonLines(reading) };
 }
 
+/** How long a whole `--fetch` may take unless configured (every source, every git call). */
+export const DEFAULT_FETCH_BUDGET_MS = 300_000;
+
+/** Bounds of one evidence fetch. */
+export interface EvidenceFetchLimits {
+  /** Wall-clock budget of the whole fetch, ms (default {@link DEFAULT_FETCH_BUDGET_MS}). */
+  readonly budgetMs?: number;
+  /** Longest one git call may run, ms (default: the adapter's per-call deadline). */
+  readonly callTimeoutMs?: number;
+}
+
 /**
  * Fetches every source of `manifest` with git at its exact revision; only bytes whose hash
  * matches the manifest enter the cache. `env` reaches git only (e.g. `insteadOf` rewrites).
+ * The whole fetch shares one budget: a source whose git calls run past it (or that is reached
+ * after it is spent) is unread with `EvidenceFetchTimedOut`, never a pass.
  */
 export async function fetchEvidenceIntoCache(
   manifest: EvidenceManifest,
   cacheDir: string,
   env: Readonly<Record<string, string>> = {},
+  limits: EvidenceFetchLimits = {},
 ): Promise<Map<string, FetchOutcome>> {
+  const deadlineMs = Date.now() + (limits.budgetMs ?? DEFAULT_FETCH_BUDGET_MS);
+  const callTimeout = limits.callTimeoutMs !== undefined
+    ? { callTimeoutMs: limits.callTimeoutMs }
+    : {};
   const out = new Map<string, FetchOutcome>();
   for (const s of manifest.sources) {
     try {
-      const f = await fetchPinnedFile(s, { env });
+      const f = await fetchPinnedFile(s, { env, deadlineMs, ...callTimeout });
       if (f.sha256 === s.sha256) await writeCached(cacheDir, s, f.bytes);
       out.set(s.id, { ok: true, sha256: f.sha256 });
     } catch (e) {
       if (!(e instanceof CairnError)) throw e;
-      out.set(s.id, { ok: false, message: e.message });
+      out.set(s.id, { ok: false, reason: e.reason, message: e.message });
     }
   }
   return out;

@@ -16,12 +16,12 @@ import { checkEvidence, type FetchOutcome } from "../domain/evidence/checker.ts"
 import { type EvidenceManifest, parseEvidenceManifest } from "../domain/evidence/manifest.ts";
 import type { EvidenceCheckResult } from "../domain/evidence/result.ts";
 import { readCached } from "../adapters/evidence/git_fetch.ts";
-import { fetchEvidenceIntoCache } from "../app/evidence_run.ts";
+import { DEFAULT_FETCH_BUDGET_MS, fetchEvidenceIntoCache } from "../app/evidence_run.ts";
 
 export const command: Command = {
   path: ["evidence", "check"],
   summary: "Check pinned upstream source hashes, call-path assertions and must-fail controls",
-  usage: "MANIFEST --cache DIR [--fetch] [--output json]",
+  usage: "MANIFEST --cache DIR [--fetch [--fetch-timeout SECONDS]] [--output json]",
   help: `
 Reads an evidence manifest (repository/revision/path/SHA-256 tuples, named assertions and
 controls that must fail) and checks it against the cache directory
@@ -30,6 +30,10 @@ controls that must fail) and checks it against the cache directory
   --cache DIR     evidence cache (required)
   --fetch         first fetch every file with git at its exact revision, check the downloaded
                   hash, and store matching files in the cache
+  --fetch-timeout SECONDS
+                  budget of the whole fetch (default 300); each git call also stops after
+                  60 s. A source not fetched in time fails with EvidenceFetchTimedOut (unread,
+                  never a pass)
   --output json   print the typed result as JSON
 
 Exits 0 only when every hash matches, every assertion holds and every control fails as declared.
@@ -37,6 +41,7 @@ A secret-looking result (private-key block, token) is refused with EvidenceSecre
   options: {
     cache: { type: "string" },
     fetch: { type: "boolean", default: false },
+    "fetch-timeout": { type: "string" },
     ...OUTPUT_OPTION,
   },
   positionals: { min: 1, max: 1 },
@@ -48,8 +53,9 @@ A secret-looking result (private-key block, token) is refused with EvidenceSecre
     const parsed = parseEvidenceManifest(new TextDecoder().decode(manifestBytes), file);
     if (!parsed.ok) return reportProblems(io, parsed.problems);
     const cache = resolve(io.cwd, cacheFlag);
+    const budgetMs = fetchBudgetMs(args.values["fetch-timeout"]);
     const fetched = args.values["fetch"] === true
-      ? await fetchAll(parsed.manifest, cache, io)
+      ? await fetchAll(parsed.manifest, cache, io, budgetMs)
       : undefined;
     const cached = new Map<string, Uint8Array>();
     for (const s of parsed.manifest.sources) {
@@ -86,10 +92,20 @@ function fetchAll(
   m: EvidenceManifest,
   cache: string,
   io: CommandIO,
+  budgetMs: number,
 ): Promise<Map<string, FetchOutcome>> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(io.env)) if (v !== undefined) env[k] = v;
-  return fetchEvidenceIntoCache(m, cache, env);
+  return fetchEvidenceIntoCache(m, cache, env, { budgetMs });
+}
+
+function fetchBudgetMs(flag: unknown): number {
+  if (flag === undefined) return DEFAULT_FETCH_BUDGET_MS;
+  const seconds = typeof flag === "string" && /^\d{1,5}$/.test(flag) ? Number(flag) : NaN;
+  if (!(seconds >= 1 && seconds <= 86_400)) {
+    throw new UsageError(`--fetch-timeout must be whole seconds from 1 to 86400, got ${flag}`);
+  }
+  return seconds * 1000;
 }
 
 function renderText(r: EvidenceCheckResult, io: CommandIO): string {

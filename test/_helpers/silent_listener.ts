@@ -41,3 +41,19 @@ export function startSilentListener(): SilentListener {
     },
   };
 }
+
+/**
+ * Fails instead of hanging when `p` does not settle within `ms` of real time: a test of a
+ * deadline must not itself wait forever when the deadline is broken.
+ */
+export async function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

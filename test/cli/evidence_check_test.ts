@@ -6,8 +6,10 @@ import type { EvidenceCheckResult } from "../../src/domain/evidence/result.ts";
 import {
   buildUpstreamRepos,
   FIXTURES,
+  LOGICAL,
   type UpstreamRepos,
 } from "../adapters/evidence/upstream_repos.ts";
+import { startSilentListener, within } from "../_helpers/silent_listener.ts";
 
 interface Run {
   readonly code: number;
@@ -161,5 +163,87 @@ Deno.test("evidence check: an invalid manifest is refused with a located reason"
     assert(r.stderr.startsWith("m.yaml:2:7: EvidenceManifestInvalid"), r.stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("evidence check --fetch: a manifest whose repo is a git option is refused at parse and git never runs it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const marker = join(dir, "pwned");
+    for (const repo of [`--upload-pack=touch ${marker}`, `ext::sh -c touch% ${marker}`]) {
+      const text = (await Deno.readTextFile(SAMPLE)).replace(
+        `repo: ${LOGICAL.ssa}`,
+        `repo: ${JSON.stringify(repo)}`,
+      );
+      await Deno.writeTextFile(join(dir, "m.yaml"), text);
+      const r = await run(["m.yaml", "--cache", "c", "--fetch"], {}, dir);
+      assertEquals(r.code, 1, repo);
+      const line = text.split("\n").findIndex((l) => l.includes(JSON.stringify(repo))) + 1;
+      assert(r.stderr.startsWith(`m.yaml:${line}:11: EvidenceRepoUrlInvalid: `), r.stderr);
+      assertEquals(r.stdout, "");
+      await Deno.lstat(marker).then(
+        () => assert(false, `git ran ${repo}`),
+        (e) => assert(e instanceof Deno.errors.NotFound),
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("evidence check --fetch: an upstream that never answers is unread within the budget, never a pass", async () => {
+  await withUpstream(async (repos, dir) => {
+    const cache = join(dir, "cache");
+    // A good cache from an earlier fetch must not turn the unread download into a pass.
+    const clean = await run([SAMPLE, "--cache", cache, "--fetch"], repos.gitEnv, dir);
+    assertEquals(clean.code, 0, clean.stdout + clean.stderr);
+    const silent = startSilentListener();
+    try {
+      const env = {
+        ...repos.gitEnv,
+        // The talos upstream now leads to a listener that accepts and stays silent.
+        GIT_CONFIG_KEY_0: `url.git://127.0.0.1:${silent.port}/talos.git.insteadOf`,
+      };
+      const started = Date.now();
+      const r = await within(
+        10_000,
+        run(
+          [SAMPLE, "--cache", cache, "--fetch", "--fetch-timeout", "2", "--output", "json"],
+          env,
+          dir,
+        ),
+      );
+      const took = Date.now() - started;
+      assertEquals(r.code, 1);
+      assert(took < 10_000, `took ${took} ms`);
+      assert(silent.accepted() >= 1, "git reached the silent upstream");
+      const result = json(r);
+      assertEquals(result.ok, false);
+      // The first talos file spends the budget; nothing after it is fetched, even the upstream
+      // that answers.
+      assertEquals(
+        result.sources.map((s) => [s.id, s.verdict, s.reason]),
+        [
+          ["talos-upgrade", "fail", "EvidenceFetchTimedOut"],
+          ["talos-kubernetes-upgrade", "fail", "EvidenceFetchTimedOut"],
+          ["ssa-apply", "fail", "EvidenceFetchTimedOut"],
+        ],
+      );
+      assert(/unread/.test(result.sources[0]!.message), result.sources[0]!.message);
+    } finally {
+      await silent.close();
+    }
+  });
+});
+
+Deno.test("evidence check refuses a malformed --fetch-timeout as a usage error", async () => {
+  for (const bad of ["0", "-1", "1.5", "soon"]) {
+    let threw = false;
+    try {
+      await run([SAMPLE, "--cache", "c", "--fetch", "--fetch-timeout", bad], {}, ".");
+    } catch (e) {
+      threw = e instanceof Error && /--fetch-timeout/.test(e.message);
+    }
+    assert(threw, bad);
   }
 });

@@ -3,6 +3,7 @@
  * and, in a fetch run, what git returned). It never reads files itself.
  */
 import { sha256Hex } from "../plan/digest.ts";
+import type { Reason } from "../reasons.ts";
 import { checkContains, checkIndependent, checkOrder, syntheticOrderSource } from "./assertions.ts";
 import type {
   EvidenceAssertion,
@@ -20,10 +21,13 @@ import type {
 import { findFunctionBody, maskCommentsAndStrings } from "./source_scan.ts";
 import { scanForSecrets } from "./secret_scan.ts";
 
-/** What a fetch produced for one source: the SHA-256 of the bytes, or why git failed. */
+/**
+ * What a fetch produced for one source: the SHA-256 of the bytes, or why git failed (with the
+ * failure's reason, e.g. `EvidenceFetchTimedOut`; `EvidenceFetchFailed` when absent).
+ */
 export type FetchOutcome =
   | { readonly ok: true; readonly sha256: string }
-  | { readonly ok: false; readonly message: string };
+  | { readonly ok: false; readonly reason?: Reason; readonly message: string };
 
 /** Everything the checker looks at. Maps are keyed by source id. */
 export interface EvidenceInputs {
@@ -106,8 +110,12 @@ async function checkSource(s: EvidenceSource, inputs: EvidenceInputs): Promise<S
   const fetched = inputs.fetched?.get(s.id);
   const fetchedSha = fetched?.ok ? { fetchedSha256: fetched.sha256 } : {};
   if (inputs.fetched && !fetched?.ok) {
+    // An unread download is never a pass, whatever the cache holds from an earlier run.
     const why = fetched && !fetched.ok ? fetched.message : "not fetched";
-    return fail(base, "EvidenceFetchFailed", `fetch of ${tupleName(s)} failed: ${why}`);
+    const reason = fetched && !fetched.ok && fetched.reason === "EvidenceFetchTimedOut"
+      ? "EvidenceFetchTimedOut"
+      : "EvidenceFetchFailed";
+    return fail(base, reason, `fetch of ${tupleName(s)} failed: ${why}`);
   }
   if (fetched?.ok && fetched.sha256 !== s.sha256) {
     return fail(
