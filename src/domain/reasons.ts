@@ -1169,6 +1169,20 @@ export const REASONS = [
     meaning: "The node is not in the cluster.",
   },
   {
+    code: "MachineIdentityMismatch",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The machine at the plan's address is not the plan's node: the Kubernetes Node's systemUUID and the SMBIOS UUID Talos reports at that address differ, or differ from the identity bound at commitment (a reused address, a replaced or re-imaged machine). Refused before any mutation.",
+  },
+  {
+    code: "MachineIdentityUnreadable",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The machine's identity could not be read on both sides (the Kubernetes Node's systemUUID, Talos SystemInformation at the plan's address); nothing is sent, and an operation already committed stays unresolved, never failed.",
+  },
+  {
     code: "VerificationHealthFailed",
     area: "executor",
     retry: "never",

@@ -24,6 +24,12 @@ export interface KubeNode {
   readonly kubeletVersion: string;
   readonly osImage: string;
   readonly bootID: string;
+  /** `status.nodeInfo.systemUUID`: the machine's SMBIOS UUID as the kubelet read it ("" if absent). */
+  readonly systemUUID: string;
+  /** `status.nodeInfo.machineID`: the installed OS's /etc/machine-id ("" if absent). */
+  readonly machineID: string;
+  /** `status.addresses` of type InternalIP. */
+  readonly internalIPs: readonly string[];
   readonly controlPlane: boolean;
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 
 /**
@@ -8,8 +9,17 @@ import { z } from "zod";
 export const SimNodeSchema = z.strictObject({
   name: z.string().min(1),
   role: z.enum(["controlplane", "worker"]),
-  /** Informational address (the twin serves everything on loopback). */
-  address: z.string().optional(),
+  /**
+   * The machine's address: what plans declare as `spec.nodes[].address` and what the twin's apid
+   * routes `node` metadata by (every endpoint itself listens on loopback). Unique per node.
+   */
+  address: z.string().regex(/^[0-9A-Za-z.:-]+$/),
+  /**
+   * SMBIOS system UUID of the machine (Talos `SystemInformations.hardware.talos.dev` `uuid`,
+   * Kubernetes `status.nodeInfo.systemUUID`). Default: derived from the node name.
+   */
+  machineUuid: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    .optional(),
   talosVersion: z.string().regex(/^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/),
   kubeletVersion: z.string().regex(/^v\d+\.\d+\.\d+$/),
   /** Image Factory schematic id (64 hex) running on the node. */
@@ -45,7 +55,37 @@ export const ClusterDescriptionSchema = z.strictObject({
     installerImages: z.array(z.string().min(1)).default([]),
     objects: z.array(z.record(z.string(), z.unknown())).default([]),
   }),
+}).superRefine((d, ctx) => {
+  // Two nodes with one name or one address would make routing and identity ambiguous.
+  for (const key of ["name", "address", "machineUuid"] as const) {
+    const seen = new Set<string>();
+    d.spec.nodes.forEach((n, i) => {
+      const v = n[key];
+      if (v === undefined) return;
+      if (seen.has(v)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["spec", "nodes", i, key],
+          message: `${key} ${v} is used by two nodes`,
+        });
+      }
+      seen.add(v);
+    });
+  }
 });
 
 export type SimNode = z.output<typeof SimNodeSchema>;
 export type ClusterDescription = z.output<typeof ClusterDescriptionSchema>;
+
+/** A UUID-shaped value from a hash of `seed` (stable across runs). */
+export function hashedUuid(seed: string): string {
+  const h = createHash("sha256").update(seed).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${
+    h.slice(20, 32)
+  }`;
+}
+
+/** The machine's SMBIOS system UUID as both sides of the twin report it. */
+export function machineUuidOf(n: Pick<SimNode, "name" | "machineUuid">): string {
+  return n.machineUuid ?? hashedUuid(`boot/uuid/${n.name}/0`);
+}

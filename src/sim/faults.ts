@@ -29,6 +29,16 @@ export const FAULT_KINDS = [
   "install-fails",
   /** A service stays unhealthy for `durationMs` after boot. */
   "service-unhealthy",
+  /**
+   * At `talos.route`, target X, `params.by` Y: from the arm on, X's declared address answers
+   * from machine Y (a DHCP lease or a static address handed to another machine).
+   */
+  "address-reused",
+  /**
+   * At `talos.machine`, target X: from the arm on, X's machine is a replacement installed with
+   * the same hostname and address — a new SMBIOS UUID, machine-id and boot on both sides.
+   */
+  "machine-reimaged",
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -57,6 +67,7 @@ export interface FaultFiring {
 /** The mutable schedule. */
 export class FaultSchedule {
   #armed: Array<{ fault: Fault; left: number }> = [];
+  readonly #listeners: Array<() => void> = [];
   readonly fired: FaultFiring[] = [];
 
   constructor(faults: readonly Fault[] = []) {
@@ -65,6 +76,15 @@ export class FaultSchedule {
 
   arm(fault: Fault): void {
     this.#armed.push({ fault, left: fault.count ?? 1 });
+    for (const l of this.#listeners) l();
+  }
+
+  /**
+   * Calls `listener` after every arm: for faults that change the world at once (a reused address,
+   * a replaced machine) rather than at the next call through a point.
+   */
+  onArm(listener: () => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Returns the first armed fault matching the point and target and consumes one firing. */

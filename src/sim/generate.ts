@@ -7,6 +7,7 @@
  */
 import { type ClusterDescription, ClusterDescriptionSchema } from "./cluster_description.ts";
 import { seededRandom } from "./seeded_random.ts";
+import { exampleNodeAddress, HOME_OPS_SCHEMATIC } from "../domain/plan/example.ts";
 
 export interface GenerateOptions {
   readonly nodes: number;
@@ -45,6 +46,9 @@ function nodes(count: number, o: GenerateOptions) {
     return {
       name: cp ? `cp-${i + 1}` : `worker-${i - cps + 1}`,
       role: cp ? "controlplane" : "worker",
+      address: cp
+        ? exampleNodeAddress("controlplane", i + 1)
+        : exampleNodeAddress("worker", i - cps + 1),
       talosVersion: o.talosVersion ?? "v1.13.9",
       kubeletVersion: o.kubernetesVersion ?? "v1.35.2",
       schematic: SCHEMATIC,
@@ -125,6 +129,9 @@ export function generateCluster(o: GenerateOptions): ClusterDescription {
     spec: {
       kubernetesVersion: o.kubernetesVersion ?? "v1.35.2",
       nodes: nodes(o.nodes, o),
+      installerImages: ["v1.13.9", "v1.14.2"].map((tag) =>
+        `factory.talos.dev/metal-installer/${HOME_OPS_SCHEMATIC}:${tag}`
+      ),
       objects,
     },
   });

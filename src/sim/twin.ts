@@ -45,7 +45,7 @@ import { SimClock } from "./clock.ts";
 import type { ClusterDescription } from "./cluster_description.ts";
 import { type Fault, FAULT_KINDS, FaultSchedule } from "./faults.ts";
 import { type CertPair, mintPki, type Pki } from "./pki.ts";
-import { type NodeStatusSink, TalosCluster } from "./talos/model.ts";
+import { type KubeletReport, type NodeStatusSink, TalosCluster } from "./talos/model.ts";
 import { startTalosSim, type TalosSimServer } from "./talos/server.ts";
 import { renderTalosconfig } from "./talos/talosconfig_writer.ts";
 import { buildInstallerContent, pinnedReferences } from "./registry/installer_images.ts";
@@ -60,10 +60,7 @@ export interface TwinKube extends NodeStatusSink {
   resetStats?(): void;
   disconnectWatches?(): void;
   /** Sets nodeInfo facts without touching readiness (start-up sync). */
-  nodeInfo(
-    name: string,
-    info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
-  ): void;
+  nodeInfo(name: string, info: KubeletReport): void;
   stop(): Promise<void>;
 }
 
@@ -212,12 +209,7 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
   const registry = await startRegistrySim(installers);
   // The kubelet reports what the machine booted: start both sides from the same facts.
   for (const n of cluster.nodes.values()) {
-    kube?.nodeInfo(n.name, {
-      bootId: n.bootId,
-      osImage: `Talos (${n.runningVersion})`,
-      kubeletVersion: n.kubeletVersion,
-      schematic: n.runningSchematic,
-    });
+    kube?.nodeInfo(n.name, n.kubeletReport());
   }
   const talosconfigPath = join(opts.stateDir, "talosconfig");
   writeTalosconfigFor(talosconfigPath, desc.metadata.name, talos.endpoint, cluster, pki);
@@ -268,10 +260,7 @@ class ForwardingSink implements NodeStatusSink {
   nodeDown(name: string): void {
     this.target?.nodeDown(name);
   }
-  nodeUp(
-    name: string,
-    info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
-  ): void {
+  nodeUp(name: string, info: KubeletReport): void {
     this.target?.nodeUp(name, info);
   }
 }
@@ -283,7 +272,8 @@ function writeTalosconfigFor(
   cluster: TalosCluster,
   pki: Pki,
 ): void {
-  const nodes = [...cluster.nodes.keys()];
+  // As in a real talosconfig, the default targets are the machines' addresses.
+  const nodes = [...cluster.nodes.values()].map((n) => n.address);
   const ctx = (suffix: string, client: string) => ({
     name: `${name}${suffix}`,
     endpoints: [endpoint],

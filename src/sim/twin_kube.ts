@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { startKubeSim, writeKubeconfig } from "./kube/server.ts";
 import { mintPki } from "./pki.ts";
 import { startCnpgOperator } from "./kube/cnpg.ts";
+import { nodeInfoFacts } from "./kube/controllers.ts";
 import { startWorkloadStatus } from "./kube/workload_status.ts";
 import { startScheduler } from "./kube/scheduler.ts";
 import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
@@ -53,14 +54,7 @@ export const startTwinKube: KubeStarter = async (
       sim.stats.evictions = { accepted: 0, blocked: 0, failed: 0 };
     },
     nodeDown: (name) => sim.setNodeReady(name, false),
-    nodeInfo(name, info) {
-      sim.setNodeInfo(name, {
-        bootID: info.bootId,
-        osImage: info.osImage,
-        kubeletVersion: info.kubeletVersion,
-        ...(info.schematic ? { schematic: info.schematic } : {}),
-      });
-    },
+    nodeInfo: (name, info) => sim.setNodeInfo(name, nodeInfoFacts(info)),
     nodeUp(name, info) {
       kube.nodeInfo(name, info);
       sim.setNodeReady(name, true);

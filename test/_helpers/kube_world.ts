@@ -10,8 +10,15 @@ import { ClusterDescriptionSchema } from "../../src/sim/cluster_description.ts";
 const SCHEMATIC = "30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b";
 export const NS = "apps";
 
-function node(name: string, role: "controlplane" | "worker") {
-  return { name, role, talosVersion: "v1.13.9", kubeletVersion: "v1.35.2", schematic: SCHEMATIC };
+function node(name: string, role: "controlplane" | "worker", address: string) {
+  return {
+    name,
+    role,
+    address,
+    talosVersion: "v1.13.9",
+    kubeletVersion: "v1.35.2",
+    schematic: SCHEMATIC,
+  };
 }
 
 function deployment(name: string, replicas: number, grace = 30) {
@@ -52,7 +59,11 @@ export function kubeWorld(): ClusterDescription {
     metadata: { name: "contract" },
     spec: {
       kubernetesVersion: "v1.35.2",
-      nodes: [node("cp-1", "controlplane"), node("w-1", "worker"), node("w-2", "worker")],
+      nodes: [
+        node("cp-1", "controlplane", "10.5.0.3"),
+        node("w-1", "worker", "10.5.0.4"),
+        node("w-2", "worker", "10.5.0.5"),
+      ],
       objects: [
         deployment("web", 2),
         pdb("web", "web", { minAvailable: 2 }),

@@ -48,7 +48,7 @@ Deno.test("twin writes a talosconfig with base64 PEM and the Talos Ed25519 key l
     assert(text.includes("context: talos-mini\n"));
     const ctx = await loadTalosconfig(twin.talosconfigPath, "talos-mini-reader");
     assertEquals(ctx.endpoints, [twin.talosEndpoint]);
-    assertEquals(ctx.nodes, ["cp-1", "cp-2", "cp-3", "worker-1", "worker-2"]);
+    assertEquals(ctx.nodes, ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.21", "10.0.0.22"]);
     const raw = /key: (\S+)/.exec(text)![1]!;
     assert(Buffer.from(raw, "base64").toString().startsWith("-----BEGIN ED25519 PRIVATE KEY-----"));
     assert(ctx.keyPem.startsWith("-----BEGIN PRIVATE KEY-----"));

@@ -57,6 +57,11 @@ export function toKubeNode(obj: KubeObject): KubeNode {
     kubeletVersion: str(info.kubeletVersion),
     osImage: str(info.osImage),
     bootID: str(info.bootID),
+    systemUUID: str(info.systemUUID),
+    machineID: str(info.machineID),
+    internalIPs:
+      (Array.isArray(rec(obj.status).addresses) ? rec(obj.status).addresses as unknown[] : [])
+        .map(rec).filter((a) => a.type === "InternalIP").map((a) => str(a.address)),
     controlPlane: "node-role.kubernetes.io/control-plane" in labels,
   };
 }

@@ -33,15 +33,22 @@ function nodeList(total: number): string[] {
   const workers = total - cps;
   const lines: string[] = [];
   for (let i = 1; i <= workers; i++) {
-    lines.push(`    - name: worker-${i}`, "      role: worker", `      address: ${address(3 + i)}`);
+    const a = exampleNodeAddress("worker", i);
+    lines.push(`    - name: worker-${i}`, "      role: worker", `      address: ${a}`);
   }
   for (let i = 1; i <= cps; i++) {
-    lines.push(`    - name: cp-${i}`, "      role: controlplane", `      address: ${address(i)}`);
+    const a = exampleNodeAddress("controlplane", i);
+    lines.push(`    - name: cp-${i}`, "      role: controlplane", `      address: ${a}`);
   }
   return lines;
 }
 
-function address(n: number): string {
+/**
+ * The address of `cp-<i>` / `worker-<i>` in example plans (and in synthetic twins, which must
+ * agree: the twin routes by these addresses).
+ */
+export function exampleNodeAddress(role: "controlplane" | "worker", i: number): string {
+  const n = role === "worker" ? 3 + i : i;
   return `10.5.${Math.floor(n / 250)}.${(n % 250) + 2}`;
 }
 

@@ -14,7 +14,7 @@ import { SimClock } from "../clock.ts";
 import type { ClusterDescription } from "../cluster_description.ts";
 import { type Fault, FaultSchedule } from "../faults.ts";
 import { startCnpgOperator } from "../kube/cnpg.ts";
-import { Controllers } from "../kube/controllers.ts";
+import { Controllers, nodeInfoFacts } from "../kube/controllers.ts";
 import { loadDescription } from "../kube/load.ts";
 import { startScheduler } from "../kube/scheduler.ts";
 import { Store } from "../kube/store.ts";
@@ -68,22 +68,14 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
   const sink: NodeStatusSink = {
     nodeDown: (name) => controllers.setNodeReady(name, false),
     nodeUp: (name, info) => {
-      controllers.setNodeInfo(name, nodeInfo(info));
+      controllers.setNodeInfo(name, nodeInfoFacts(info));
       controllers.setNodeReady(name, true);
     },
   };
   const cluster = new TalosCluster(desc, { clock: sim, faults, sink, seed: o.seed ?? 1 });
   // The kubelet reports what the machine booted: start both sides from the same facts.
   for (const n of cluster.nodes.values()) {
-    controllers.setNodeInfo(
-      n.name,
-      nodeInfo({
-        bootId: n.bootId,
-        osImage: `Talos (${n.runningVersion})`,
-        kubeletVersion: n.kubeletVersion,
-        schematic: n.runningSchematic,
-      }),
-    );
+    controllers.setNodeInfo(n.name, nodeInfoFacts(n.kubeletReport()));
   }
   const kube = new InprocKube({
     store,
@@ -115,16 +107,5 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
       stopScheduler();
       kube.disconnectWatches();
     },
-  };
-}
-
-function nodeInfo(
-  info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
-) {
-  return {
-    bootID: info.bootId,
-    osImage: info.osImage,
-    kubeletVersion: info.kubeletVersion,
-    ...(info.schematic ? { schematic: info.schematic } : {}),
   };
 }

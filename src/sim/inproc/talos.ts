@@ -131,7 +131,8 @@ export class InprocTalos implements Talos {
     transportFaults = true,
   ): { node: TalosNode; fault: Fault | undefined } {
     const spec: MethodSpec = TALOS_METHODS[path]!;
-    this.stats.record(path, target, spec.mutating);
+    // Counted per machine reached, as the socket twin does.
+    this.stats.record(path, this.#o.cluster.find(target)?.name ?? target, spec.mutating);
     const roles = this.#o.roles ?? ["os:admin"];
     if (!roles.some((r) => spec.roles.includes(r))) {
       this.stats.denied++;
@@ -315,9 +316,9 @@ export class InprocTalos implements Talos {
   }
 
   /**
-   * COSI `State.Get` for what the twin models: `Infos.cluster.talos.dev/current` in namespace
-   * `cluster`; anything else is NOT_FOUND. Like the socket twin's handler, it takes no transport
-   * faults.
+   * COSI `State.Get` for what the twin models (`TalosCluster.cosiGet`: cluster info, the
+   * machine's SMBIOS system information); anything else is NOT_FOUND. Like the socket twin's
+   * handler, it takes no transport faults.
    */
   resource(node: string, ref: CosiResourceRef, opts: TalosCallOptions): Promise<CosiResource> {
     return this.#read(COSI_GET, node, opts, () => {
@@ -325,20 +326,8 @@ export class InprocTalos implements Talos {
         const { node: n } = this.#admit(COSI_GET, node, false);
         n.assertReachable();
         const { namespace, type, id } = ref;
-        if (namespace !== "cluster" || type !== "Infos.cluster.talos.dev" || id !== "current") {
-          throw new TalosSimError(GRPC.NOT_FOUND, `resource ${type}/${id} doesn't exist`);
-        }
-        const info = this.#o.cluster.info;
-        return {
-          ok: true,
-          value: {
-            namespace,
-            type,
-            id,
-            version: "1",
-            yamlSpec: `clusterId: ${info.clusterId}\nclusterName: ${info.clusterName}\n`,
-          },
-        };
+        const r = this.#o.cluster.cosiGet(n, namespace, type, id);
+        return { ok: true, value: { namespace, type, id, version: r.version, yamlSpec: r.yaml } };
       } catch (e) {
         return failure(e);
       }

@@ -252,7 +252,7 @@ export class Controllers {
   /** The Talos side reports what the kubelet says after a boot. */
   setNodeInfo(
     name: string,
-    info: { osImage?: string; kubeletVersion?: string; bootID?: string; schematic?: string },
+    info: NodeInfoFacts,
   ): void {
     const node = this.store.get(this.nodes, undefined, name);
     if (!node) return;
@@ -468,5 +468,36 @@ export function computePdbStatus(
       reason: allowed > 0 ? "SufficientPods" : "InsufficientPods",
       observedGeneration: pdb.metadata.generation ?? 1,
     }],
+  };
+}
+
+/** What the kubelet reports in `status.nodeInfo` (plus the schematic annotation Talos sets). */
+export interface NodeInfoFacts {
+  readonly osImage?: string;
+  readonly kubeletVersion?: string;
+  readonly bootID?: string;
+  readonly schematic?: string;
+  /** SMBIOS system UUID (`status.nodeInfo.systemUUID`). */
+  readonly systemUUID?: string;
+  /** `/etc/machine-id` of the installed OS (`status.nodeInfo.machineID`). */
+  readonly machineID?: string;
+}
+
+/** Maps the Talos side's news about a machine to the kubelet's nodeInfo facts. */
+export function nodeInfoFacts(info: {
+  readonly bootId: string;
+  readonly osImage: string;
+  readonly kubeletVersion: string;
+  readonly schematic?: string;
+  readonly systemUuid?: string;
+  readonly machineId?: string;
+}): NodeInfoFacts {
+  return {
+    bootID: info.bootId,
+    osImage: info.osImage,
+    kubeletVersion: info.kubeletVersion,
+    ...(info.schematic ? { schematic: info.schematic } : {}),
+    ...(info.systemUuid ? { systemUUID: info.systemUuid } : {}),
+    ...(info.machineId ? { machineID: info.machineId } : {}),
   };
 }

@@ -3,7 +3,7 @@
  * as written, custom kinds registered from the objects themselves, and workload pods created for
  * Deployments, StatefulSets and DaemonSets that the description does not spell out pod by pod.
  */
-import type { ClusterDescription, SimNode } from "../cluster_description.ts";
+import { type ClusterDescription, machineUuidOf, type SimNode } from "../cluster_description.ts";
 import { type Controllers, podConditions } from "./controllers.ts";
 import { isoSeconds, type Obj } from "./store.ts";
 import { createHash } from "node:crypto";
@@ -41,7 +41,7 @@ function nodeObject(n: SimNode, now: string): Obj {
         lastHeartbeatTime: now,
         lastTransitionTime: now,
       }],
-      addresses: [{ type: "InternalIP", address: n.address ?? "127.0.0.1" }, {
+      addresses: [{ type: "InternalIP", address: n.address }, {
         type: "Hostname",
         address: n.name,
       }],
@@ -53,7 +53,7 @@ function nodeObject(n: SimNode, now: string): Obj {
         kubeProxyVersion: n.kubeletVersion,
         bootID: bootId(n.name, 0),
         machineID: createHash("sha256").update(`machine/${n.name}`).digest("hex").slice(0, 32),
-        systemUUID: bootId(`uuid/${n.name}`, 0),
+        systemUUID: machineUuidOf(n),
         architecture: n.arch,
         operatingSystem: "linux",
         kernelVersion: "6.12.40-talos",

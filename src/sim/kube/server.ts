@@ -11,7 +11,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { SimClock } from "../clock.ts";
 import type { FaultSchedule } from "../faults.ts";
 import type { ClusterDescription } from "../cluster_description.ts";
-import { Controllers } from "./controllers.ts";
+import { Controllers, type NodeInfoFacts } from "./controllers.ts";
 import { discovery } from "./discovery.ts";
 import { evictPod, statusBody } from "./eviction.ts";
 import { loadDescription } from "./load.ts";
@@ -62,7 +62,7 @@ export interface KubeSim {
   /** Talos side: what the kubelet reports after a boot. */
   setNodeInfo(
     name: string,
-    info: { osImage?: string; kubeletVersion?: string; bootID?: string; schematic?: string },
+    info: NodeInfoFacts,
   ): void;
   /** Resolves once `pred(stats)` holds (checked after every request). */
   waitFor(pred: (s: KubeSimStats) => boolean): Promise<void>;

@@ -10,7 +10,12 @@
  */
 import type { SimClock } from "../clock.ts";
 import type { Fault, FaultKind, FaultSchedule } from "../faults.ts";
-import type { ClusterDescription, SimNode } from "../cluster_description.ts";
+import {
+  type ClusterDescription,
+  hashedUuid,
+  machineUuidOf,
+  type SimNode,
+} from "../cluster_description.ts";
 import { seededRandom } from "../seeded_random.ts";
 
 /** gRPC status codes the model raises (numbers are the wire values). */
@@ -53,13 +58,29 @@ export interface ContainerdRef {
   readonly namespace: string;
 }
 
+/** What the kubelet on a machine reports about it (status.nodeInfo and the schematic). */
+export interface KubeletReport {
+  readonly bootId: string;
+  readonly osImage: string;
+  readonly kubeletVersion: string;
+  readonly schematic?: string;
+  /** SMBIOS system UUID (`nodeInfo.systemUUID`). */
+  readonly systemUuid?: string;
+  /** `/etc/machine-id` of the installed OS (`nodeInfo.machineID`). */
+  readonly machineId?: string;
+}
+
 /** What the Kubernetes side learns when a node goes down or comes back. */
 export interface NodeStatusSink {
   nodeDown(name: string): void;
-  nodeUp(
-    name: string,
-    info: { bootId: string; osImage: string; kubeletVersion: string; schematic?: string },
-  ): void;
+  nodeUp(name: string, info: KubeletReport): void;
+}
+
+/** A COSI resource as a node serves it through `cosi.resource.State/Get`. */
+export interface CosiSpec {
+  readonly version: string;
+  readonly owner: string;
+  readonly yaml: string;
 }
 
 function uuid(rand: () => number): string {
@@ -133,7 +154,14 @@ export interface ModelContext {
 export class TalosNode {
   readonly name: string;
   readonly role: "controlplane" | "worker";
+  /** The declared address (a reused address may route to another machine: TalosCluster.find). */
   readonly address: string;
+  /** SMBIOS system UUID; changes only when the machine is replaced (`machine-reimaged`). */
+  machineUuid: string;
+  /** `/etc/machine-id`: changes with every fresh install of the OS. */
+  machineId: string;
+  /** How many times this node's machine was replaced and re-imaged. */
+  reimages = 0;
   readonly arch: string;
   readonly platform: string;
   kubeletVersion: string;
@@ -161,7 +189,9 @@ export class TalosNode {
   constructor(desc: SimNode, private readonly ctx: ModelContext) {
     this.name = desc.name;
     this.role = desc.role;
-    this.address = desc.address ?? desc.name;
+    this.address = desc.address;
+    this.machineUuid = machineUuidOf(desc);
+    this.machineId = hashedUuid(`machine/${desc.name}`).replaceAll("-", "");
     this.arch = desc.arch;
     this.platform = desc.platform;
     this.kubeletVersion = desc.kubeletVersion;
@@ -181,6 +211,32 @@ export class TalosNode {
       healthy: true,
       lastMessage: "",
     }));
+  }
+
+  /** What the kubelet on this machine reports. */
+  kubeletReport(): KubeletReport {
+    return {
+      bootId: this.bootId,
+      osImage: `Talos (${this.runningVersion})`,
+      kubeletVersion: this.kubeletVersion,
+      schematic: this.runningSchematic,
+      systemUuid: this.machineUuid,
+      machineId: this.machineId,
+    };
+  }
+
+  /**
+   * The machine behind this node was replaced and the new one installed with the same hostname,
+   * address and versions: a new SMBIOS UUID, machine-id and boot; the kubelet re-registers the
+   * Node under the same name with the new facts.
+   */
+  reimage(): void {
+    this.reimages++;
+    this.machineUuid = hashedUuid(`reimaged/${this.name}/${this.reimages}`);
+    this.machineId = hashedUuid(`machine/${this.name}/${this.reimages}`).replaceAll("-", "");
+    this.bootId = hashedUuid(`boot/${this.name}/reimaged/${this.reimages}`);
+    this.history.push(`machine replaced and re-imaged (uuid ${this.machineUuid})`);
+    this.ctx.sink.nodeUp(this.name, this.kubeletReport());
   }
 
   get defaultEntry(): BootEntry | undefined {
@@ -368,12 +424,7 @@ export class TalosNode {
     this.stage = "running";
     this.history.push(`booted ${entry.version} from slot ${slot}`);
     this.#applyServiceFault();
-    this.ctx.sink.nodeUp(this.name, {
-      bootId: this.bootId,
-      osImage: `Talos (${this.runningVersion})`,
-      kubeletVersion: this.kubeletVersion,
-      schematic: this.runningSchematic,
-    });
+    this.ctx.sink.nodeUp(this.name, this.kubeletReport());
   }
 
   #applyServiceFault(): void {
@@ -447,6 +498,9 @@ export class TalosNode {
     return {
       name: this.name,
       role: this.role,
+      address: this.address,
+      machineUuid: this.machineUuid,
+      machineId: this.machineId,
       stage: this.stage,
       runningVersion: this.runningVersion,
       runningSchematic: this.runningSchematic,
@@ -489,18 +543,83 @@ export class TalosCluster {
    */
   readonly info: { readonly clusterName: string; readonly clusterId: string };
 
+  /** Address → the machine that answers there now (a reused address answers from another). */
+  readonly #routes = new Map<string, TalosNode>();
+
   constructor(desc: ClusterDescription, ctx: Omit<ModelContext, "rand"> & { seed?: number }) {
     this.ctx = { ...ctx, rand: seededRandom(ctx.seed ?? 1) };
     this.info = { clusterName: desc.metadata.name, clusterId: `twin-${desc.metadata.name}` };
-    for (const n of desc.spec.nodes) this.nodes.set(n.name, new TalosNode(n, this.ctx));
+    for (const n of desc.spec.nodes) {
+      const node = new TalosNode(n, this.ctx);
+      this.nodes.set(n.name, node);
+      this.#routes.set(node.address, node);
+    }
+    // Identity faults change the world when armed, not when some call happens to pass by.
+    ctx.faults.onArm(() => this.#applyIdentityFaults());
+    this.#applyIdentityFaults();
   }
 
-  /** Finds a node by name or address (as apid accepts either as the `node` target). */
+  /**
+   * The machine a `node` target reaches. apid forwards to `<target>:50000`: an address reaches
+   * whichever machine holds it now; a hostname first resolves (the twin's DNS holds each node's
+   * declared address) and then does the same, so a stale name follows a reused address too.
+   */
   find(target: string): TalosNode | undefined {
-    const byName = this.nodes.get(target);
-    if (byName) return byName;
-    for (const n of this.nodes.values()) if (n.address === target) return n;
-    return undefined;
+    const routed = this.#routes.get(target);
+    if (routed) return routed;
+    const declared = this.nodes.get(target)?.address;
+    return declared === undefined ? undefined : this.#routes.get(declared);
+  }
+
+  /** Takes armed `address-reused` and `machine-reimaged` faults and applies them now. */
+  #applyIdentityFaults(): void {
+    const now = this.ctx.clock.now();
+    for (const node of this.nodes.values()) {
+      const moved = takeKind(this.ctx.faults, ["talos.route"], node.name, ["address-reused"], now);
+      if (moved) {
+        const by = this.nodes.get(String(moved.params?.["by"] ?? ""));
+        if (!by || by === node) {
+          throw new TalosSimError(
+            GRPC.INVALID_ARGUMENT,
+            `address-reused on ${node.name} needs params.by naming another node`,
+          );
+        }
+        this.#routes.set(node.address, by);
+        node.history.push(`address ${node.address} now answers from ${by.name}`);
+      }
+      if (takeKind(this.ctx.faults, ["talos.machine"], node.name, ["machine-reimaged"], now)) {
+        node.reimage();
+      }
+    }
+  }
+
+  /**
+   * COSI `State.Get` for the resources the twin models, as `node` serves them: the cluster's
+   * `Infos.cluster.talos.dev/current` (namespace `cluster`) and the machine's SMBIOS facts
+   * `SystemInformations.hardware.talos.dev/systeminformation` (namespace `hardware`, yaml
+   * `uuid` among others). Anything else is NOT_FOUND, as apid answers for an unknown resource.
+   */
+  cosiGet(node: TalosNode, namespace: string, type: string, id: string): CosiSpec {
+    if (namespace === "cluster" && type === "Infos.cluster.talos.dev" && id === "current") {
+      return {
+        version: "1",
+        owner: "cluster.InfoController",
+        yaml: `clusterId: ${this.info.clusterId}\nclusterName: ${this.info.clusterName}\n`,
+      };
+    }
+    if (
+      namespace === "hardware" && type === "SystemInformations.hardware.talos.dev" &&
+      id === "systeminformation"
+    ) {
+      return {
+        version: String(1 + node.reimages),
+        owner: "hardware.SystemInfoController",
+        yaml: `manufacturer: cairn twin\nproductName: ${node.platform}-${node.arch}\n` +
+          `version: "1"\nserialnumber: twin-${node.machineUuid.slice(0, 8)}\n` +
+          `uuid: ${node.machineUuid}\nwakeUpType: Power Switch\nskuNumber: twin\n`,
+      };
+    }
+    throw new TalosSimError(GRPC.NOT_FOUND, `resource ${type}/${id} doesn't exist`);
   }
 
   /** The node the endpoint itself is (calls without `node` metadata): the first control plane. */

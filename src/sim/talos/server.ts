@@ -186,8 +186,11 @@ class Handlers {
     const nodeMd = call.metadata.get("node").map(String);
     const nodesMd = call.metadata.get("nodes").flatMap((v: unknown) => String(v).split(","))
       .map((s: string) => s.trim()).filter((s: string) => s !== "");
-    const label = nodeMd[0] ??
-      (nodesMd.length > 0 ? nodesMd.join(",") : this.o.cluster.endpointNode().name);
+    // Counted per machine reached (a target that routes nowhere is counted under itself).
+    const reached = (t: string) => this.o.cluster.find(t)?.name ?? t;
+    const label = nodeMd[0] !== undefined
+      ? reached(nodeMd[0])
+      : (nodesMd.length > 0 ? nodesMd.map(reached).join(",") : this.o.cluster.endpointNode().name);
     this.stats.record(full, label, spec.mutating);
     this.stats.peers.add(call.getPeer());
     if (!this.#roles(call).some((r) => spec.roles.includes(r))) {
@@ -391,9 +394,9 @@ class Handlers {
   }
 
   /**
-   * COSI `State.Get` for the resources the twin models: the cluster's `Infos.cluster.talos.dev`
-   * (`current`, namespace `cluster`). Anything else is NOT_FOUND, as apid answers for an unknown
-   * resource.
+   * COSI `State.Get` for the resources the twin models (`TalosCluster.cosiGet`: the cluster's
+   * `Infos.cluster.talos.dev`, the machine's `SystemInformations.hardware.talos.dev`), served by
+   * the machine the `node` target reaches; anything else is NOT_FOUND.
    */
   cosiState(): grpc.UntypedServiceImplementation {
     const full = "/cosi.resource.State/Get";
@@ -403,17 +406,11 @@ class Handlers {
         const node = nodes[0]!;
         node.assertReachable();
         const { namespace, type, id } = call.request;
-        if (namespace !== "cluster" || type !== "Infos.cluster.talos.dev" || id !== "current") {
-          throw new TalosSimError(GRPC.NOT_FOUND, `resource ${type}/${id} doesn't exist`);
-        }
-        const info = this.o.cluster.info;
+        const r = this.o.cluster.cosiGet(node, namespace, type, id);
         callback(null, {
           resource: {
-            metadata: { namespace, type, id, version: "1", owner: "cluster.InfoController" },
-            spec: {
-              proto_spec: Buffer.alloc(0),
-              yaml_spec: `clusterId: ${info.clusterId}\nclusterName: ${info.clusterName}\n`,
-            },
+            metadata: { namespace, type, id, version: r.version, owner: r.owner },
+            spec: { proto_spec: Buffer.alloc(0), yaml_spec: r.yaml },
           },
         });
       } catch (e) {

@@ -15,6 +15,7 @@ function node(version = "v1.13.9") {
   const desc: SimNode = {
     name: "w1",
     role: "worker",
+    address: "10.5.0.6",
     talosVersion: version,
     kubeletVersion: "v1.35.2",
     schematic: SCHEMATIC,
