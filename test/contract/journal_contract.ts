@@ -31,7 +31,7 @@ import {
   planInput,
   T0,
 } from "../_helpers/journal_world.ts";
-import { guardTests } from "./journal_guards.ts";
+import { accountingGuardTests, guardTests } from "./journal_guards.ts";
 
 /** What a factory hands the suite. */
 export interface JournalHarness {
@@ -377,6 +377,7 @@ export function journalContract(name: string, factory: Factory): void {
   fencingTests(test);
   accountingTests(test);
   guardTests(test);
+  accountingGuardTests(test);
 }
 
 type T = (title: string, fn: (j: Journal, h: JournalHarness) => Promise<void>) => void;

@@ -270,3 +270,198 @@ export function guardTests(test: GuardTest): void {
     assert(ok.ok, "the current generation's retry should be admitted");
   });
 }
+
+/** Registers the accounting, ordering, settle-floor, takeover and cancellation guard tests. */
+export function accountingGuardTests(test: GuardTest): void {
+  test("a completion read ordered before the last accounting never completes, even when it matches", async (j) => {
+    const plan = (await approvedPlan(j)).digest;
+    const c = await committed(j, { plan });
+    const a = await j.beginAttempt(attemptInput(c.op.id, c.token, c.evidence, T0 + 3000));
+    assert(a.ok);
+    // The read starts (its basis is allocated) while the response is still outstanding…
+    const basis = await j.startObservation("worker-1", CONTROLLER, T0 + 3001);
+    await j.recordResponse({
+      attemptId: a.attempt.id,
+      token: c.token,
+      responseClass: "accepted",
+      detail: "",
+      nowMs: T0 + 3002,
+    });
+    await move(j, c.op.id, c.token, "verifying", T0 + 3003);
+    // …and is recorded after it: it still precedes the accounting, so it completes nothing.
+    const early = await j.recordObservation({
+      machine: "worker-1",
+      purpose: "completion",
+      operationId: c.op.id,
+      basis,
+      digest: "v1.14.2",
+      objectUid: "uid-worker-1",
+      resourceVersion: "100",
+      observedGeneration: 1,
+      observedAtMs: T0 + 3004,
+      summary: "read",
+      postcondition: "established",
+      actor: CONTROLLER,
+    });
+    const complete = (observationId: string, t: number) =>
+      j.transition({
+        operationId: c.op.id,
+        token: c.token,
+        to: "completed",
+        observationId,
+        reason: "test",
+        nowMs: t,
+      });
+    await refusedWith(
+      complete(early.id, T0 + 3005),
+      "TransitionIllegal",
+      /not ordered after the last accounting/,
+    );
+    assertEquals(await stateOf(j, c.op.id), "verifying");
+    const late = await observe(j, {
+      purpose: "completion",
+      op: c.op.id,
+      digest: "v1.14.2",
+      at: T0 + 3006,
+    });
+    await complete(late.id, T0 + 3007);
+    assertEquals(await stateOf(j, c.op.id), "completed");
+  });
+
+  test("a completion read contradicted by a higher-basis read of the machine decides nothing", async (j) => {
+    const c = await answered(j, "accepted");
+    await move(j, c.op.id, c.token, "verifying", c.t);
+    const done = await observe(j, {
+      purpose: "completion",
+      op: c.op.id,
+      digest: "v1.14.2",
+      at: c.t + 1,
+    });
+    // A later read of the same machine shows something else (the node reverted, or another
+    // operator acted): the earlier match no longer establishes anything.
+    await observe(j, { purpose: "recovery", digest: "v1.13.9", at: c.t + 2 });
+    await refusedWith(
+      j.transition({
+        operationId: c.op.id,
+        token: c.token,
+        to: "completed",
+        observationId: done.id,
+        reason: "test",
+        nowMs: c.t + 3,
+      }),
+      "TransitionIllegal",
+      /higher-basis observation .* differs/,
+    );
+    assertEquals(await stateOf(j, c.op.id), "verifying");
+  });
+
+  test("no terminal state while an attempt is unaccounted: scope and slot stay held", async (j) => {
+    const c = await answered(j, "lost");
+    assertEquals(await stateOf(j, c.op.id), "unresolved");
+    for (const [to, digest] of [["completed", "v1.14.2"], ["failed", "v1.13.9"]] as const) {
+      const o = await observe(j, { purpose: "completion", op: c.op.id, digest, at: c.t + 1 });
+      await refusedWith(
+        j.transition({
+          operationId: c.op.id,
+          token: c.token,
+          to,
+          observationId: o.id,
+          reason: "test",
+          nowMs: c.t + 2,
+        }),
+        "TransitionIllegal",
+        /an attempt is unaccounted, the scope stays held/,
+      );
+    }
+    assertEquals(await stateOf(j, c.op.id), "unresolved");
+    const ev = await observe(j, { machine: "worker-2", plan: c.plan, at: c.t + 3 });
+    const { epoch } = await j.installation();
+    const next = await j.commit({
+      planDigest: c.plan,
+      step: "worker-2/0",
+      evidenceId: ev.id,
+      owner: "cairn-a",
+      epoch,
+      nowMs: c.t + 3,
+    });
+    assert(!next.ok && next.cause === "slot-held", "the rollout slot stays held");
+  });
+
+  test("no-attempt cancellation is refused once an attempt was recorded, even an accounted one", async (j) => {
+    const c = await answered(j, "target-error");
+    assertEquals(await stateOf(j, c.op.id), "unresolved");
+    await j.endPlan(c.plan, "revoked", { identity: "bob", role: "approver" }, c.t);
+    await refusedWith(
+      j.cancelNoAttempt(c.op.id, "plan-revoked", CONTROLLER, c.t + 1),
+      "CancellationRefused",
+      /an attempt was recorded/,
+    );
+    assertEquals(await stateOf(j, c.op.id), "unresolved");
+  });
+
+  test("a takeover moves only a live operation: a terminal one keeps its owner and state", async (j) => {
+    const c = await answered(j, "rejected-pre-mutation");
+    assertEquals(await stateOf(j, c.op.id), "rejected");
+    const r = await j.takeOver({
+      operationId: c.op.id,
+      newOwner: "cairn-b",
+      seenGen: 1,
+      epoch: c.token.epoch,
+      actor: CONTROLLER,
+      nowMs: c.t,
+    });
+    assertEquals(r.ok, false);
+    const op = (await j.getOperation(c.op.id))!;
+    assertEquals([op.state, op.owner, op.ownerGen], ["rejected", "cairn-a", 1]);
+    assertEquals((await j.events()).filter((e) => e.kind === "ownership"), []);
+  });
+
+  test("the settle floor runs from the first successful read after the transport deadline when that is latest", async (j) => {
+    const c = await answered(j, "transport-failure");
+    const att = (await j.showOperation(c.op.id))!.attempts[0]!;
+    const deadline = att.transportDeadlineMs;
+    // The executor stopped before the deadline; the machine was first read 20 s after it.
+    const stopped = deadline - 10_000;
+    const firstRead = deadline + 20_000;
+    await observe(j, { purpose: "recovery", at: firstRead });
+    const floorEnd = firstRead + 30_000;
+    const later = await observe(j, { purpose: "recovery", at: floorEnd });
+    const decide = (nowMs: number) =>
+      j.recordRecoveryDecision({
+        attemptId: att.id,
+        actor: { identity: "carol", role: "recovery-admin" },
+        observationId: later.id,
+        executorStoppedAtMs: stopped,
+        settleFloorMs: 30_000,
+        evidence: "talosctl read",
+        nowMs,
+      });
+    // 30 s after the deadline is not enough: the floor starts at the later first read.
+    await refusedWith(decide(deadline + 45_000), "RecoveryDecisionRefused", /settle floor ends/);
+    await refusedWith(decide(floorEnd - 1), "RecoveryDecisionRefused", /settle floor ends/);
+    await decide(floorEnd);
+    assertEquals((await j.showOperation(c.op.id))!.attempts[0]!.accountedBy, "recovery");
+  });
+
+  test("the settle floor runs from the executor's stop when that is latest", async (j) => {
+    const c = await answered(j, "transport-failure");
+    const att = (await j.showOperation(c.op.id))!.attempts[0]!;
+    const stopped = att.transportDeadlineMs + 50_000;
+    const floorEnd = stopped + 30_000;
+    // The first read after the deadline came before the stop: the stop is the latest event.
+    await observe(j, { purpose: "recovery", at: att.transportDeadlineMs + 5_000 });
+    const obs = await observe(j, { purpose: "recovery", at: floorEnd });
+    const decide = (nowMs: number) =>
+      j.recordRecoveryDecision({
+        attemptId: att.id,
+        actor: { identity: "carol", role: "recovery-admin" },
+        observationId: obs.id,
+        executorStoppedAtMs: stopped,
+        settleFloorMs: 30_000,
+        evidence: "talosctl read",
+        nowMs,
+      });
+    await refusedWith(decide(floorEnd - 1), "RecoveryDecisionRefused", /settle floor ends/);
+    await decide(floorEnd);
+  });
+}

@@ -146,7 +146,6 @@ export async function attemptTx(
   const { tx, inst } = ctx;
   const { op, plan } = loaded;
   const t = input.token;
-  if (t.epoch !== inst.epoch) return refuse("epoch-superseded", `epoch ${t.epoch} is not current`);
   const { evidenceId, nowMs } = input;
   const auth = await checkAuthority(tx, {
     plan,
@@ -156,7 +155,9 @@ export async function attemptTx(
     inst,
     ...(loaded.authority ? { preloaded: loaded.authority } : {}),
   });
-  if ("refused" in auth) return auth.refused;
+  // A caller from a superseded epoch is told so rather than which authority it lacks; the epoch
+  // itself is compared by the UPDATE below, which alone admits an attempt.
+  if ("refused" in auth) return t.epoch !== inst.epoch ? epochRefusal(t) : auth.refused;
   if (op.attempts_used >= auth.plan.max_attempts) {
     return refuse("attempts-exhausted", `${op.attempts_used} of ${auth.plan.max_attempts} used`);
   }
@@ -167,8 +168,9 @@ export async function attemptTx(
       .executeTakeFirst();
     if (later) return refuse("reclassified", `${later.kind} (event ${later.seq}) after the class`);
   }
-  // Comparison 7: owner, generation, epoch and state are checked by the UPDATE itself. A phase
-  // continuation from `sending` (every earlier attempt accepted) is not a state transition.
+  // Comparison 7: owner, generation, epoch and state are checked by the UPDATE itself, each on
+  // its own (a restore can rewind generations so that only the epoch tells a stale token apart).
+  // A phase continuation from `sending` (every earlier attempt accepted) is not a transition.
   const r = await sql`UPDATE operations SET state = 'sending', attempts_used = attempts_used + 1,
       safe_retry_revision = NULL, safe_retry_gen = NULL
     WHERE id = ${op.id} AND owner = ${t.owner} AND owner_gen = ${t.gen}
@@ -182,7 +184,7 @@ export async function attemptTx(
           WHERE a.operation_id = operations.id
             AND (accounted_by IS NULL OR response_class IS NOT 'accepted'))))`
     .execute(tx);
-  if (r.numAffectedRows !== 1n) return fenceRefusal(op, t);
+  if (r.numAffectedRows !== 1n) return fenceRefusal(op, t, inst);
   await ctx.point("attempt:operation-updated");
   const row = {
     id: ctx.ids.newId("att"),
@@ -219,10 +221,17 @@ export async function attemptTx(
   return { ok: true, attempt: toAttempt(row) };
 }
 
+function epochRefusal(t: OwnerToken): Refused {
+  return refuse("epoch-superseded", `epoch ${t.epoch} is not current`);
+}
+
+/** Why the fenced UPDATE matched no row (read only to name the cause; it decided nothing). */
 function fenceRefusal(
   op: { owner: string; owner_gen: number; owner_epoch: string; state: string },
   t: OwnerToken,
+  inst: InstallationTable,
 ): Refused {
+  if (t.epoch !== inst.epoch) return epochRefusal(t);
   if (op.owner !== t.owner || op.owner_gen !== t.gen || op.owner_epoch !== t.epoch) {
     return refuse(
       "fence-mismatch",

@@ -56,8 +56,14 @@ export async function move(
       to: a.to,
     });
   }
+  // ER: scope and slot are released only on a terminal state, and never while an attempt is
+  // unaccounted. Every path into a terminal state passes here; this is the one place it is checked.
   if (isTerminal(a.to) && !allAccounted(await loadAttempts(ctx.tx, a.op.id))) {
-    fail("TransitionIllegal", `operation ${a.op.id} has an unaccounted attempt; scope stays held`);
+    fail(
+      "TransitionIllegal",
+      `operation ${a.op.id}: every attempt must be accounted for before ${a.to}; ` +
+        "an attempt is unaccounted, the scope stays held",
+    );
   }
   let q = ctx.tx.updateTable("operations").set({ state: a.to }).where("id", "=", a.op.id)
     .where("state", "=", from);
