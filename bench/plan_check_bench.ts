@@ -124,13 +124,25 @@ async function hyperfine(list: Case[], dir: string): Promise<Figures | undefined
       : `sh -c ${quote(c.argv.map((a) => a.map(quote).join(" ")).join(" && "))}`
   );
   const json = `${dir}/hyperfine.json`;
-  const out = await new Deno.Command("hyperfine", {
-    args: ["-N", "-w", "2", "-r", String(RUNS), "--export-json", json, ...commands],
-    cwd: dir,
-    stdout: "null",
-    stderr: "piped",
-  }).output().catch(() => undefined);
-  if (!out?.success) return undefined;
+  let out: Deno.CommandOutput;
+  try {
+    // Spawning throws synchronously when the program is missing: a rejected promise never forms.
+    out = await new Deno.Command("hyperfine", {
+      args: ["-N", "-w", "2", "-r", String(RUNS), "--export-json", json, ...commands],
+      cwd: dir,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined; // not installed: the own loop runs
+    throw e;
+  }
+  if (!out.success) {
+    console.log(
+      `hyperfine failed, timing with the own loop: ${new TextDecoder().decode(out.stderr).trim()}`,
+    );
+    return undefined;
+  }
   const data = JSON.parse(await Deno.readTextFile(json)) as {
     results: { median: number; user: number; system: number }[];
   };
