@@ -30,10 +30,11 @@ async function resolvePlan(
 }
 
 /**
- * Abort is not undo (seed 000 §5): it revokes the plan's future authority, cancels operations
- * that never recorded an attempt (ER's no-attempt cancellation), and leaves every operation with
- * an attempt exactly as its evidence says — usually `unresolved`, scope held, facts kept.
- * Restoring schedulability or replacing an image are separate, explicitly authorised acts.
+ * Abort is not undo (docs/recovery.md#abort-is-not-undo): it revokes the plan's future authority,
+ * cancels operations that never recorded an attempt (ER's no-attempt cancellation), and leaves
+ * every operation with an attempt exactly as its evidence says — usually `unresolved`, scope held,
+ * facts kept. Restoring schedulability or replacing an image are separate, explicitly authorised
+ * acts.
  */
 export async function abortPlan(
   journal: Journal,

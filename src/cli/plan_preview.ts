@@ -1,8 +1,8 @@
 /**
  * `cairn plan preview FILE`: every plan-time safeguard checked on live evidence with zero writes
- * (seed 000 §2.2: no pre-pull, no inventory or namespace creation, no cordon), the bound
- * evidence manifest checked offline against the evidence cache, and a markdown preview report.
- * Only reads are issued: Talos Version, Kubernetes get/list/watch.
+ * (docs/safeguards.md#preview-writes-nothing: no pre-pull, no inventory or namespace creation, no
+ * cordon), the bound evidence manifest checked offline against the evidence cache, and a markdown
+ * preview report. Only reads are issued: Talos Version, Kubernetes get/list/watch.
  */
 import { dirname, join, resolve } from "node:path";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";

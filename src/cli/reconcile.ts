@@ -1,7 +1,7 @@
 /**
- * `cairn reconcile`: the long-running GitOps loop (design §6) against a real cluster. Settings
- * come from one validated config file, then `CAIRN_*` variables, then flags (src/config.ts).
- * Stops cleanly between steps on SIGTERM/SIGINT.
+ * `cairn reconcile`: the long-running GitOps loop (docs/architecture.md#the-gitops-loop) against a
+ * real cluster. Settings come from one validated config file, then `CAIRN_*` variables, then flags
+ * (src/config.ts). Stops cleanly between steps on SIGTERM/SIGINT.
  */
 import { hostname } from "node:os";
 import { join } from "node:path";

@@ -62,7 +62,7 @@ function settleFloorMs(args: ParsedArgs): number {
   if (n * 1000 < MIN_SETTLE_FLOOR_MS) {
     throw new CairnError({
       reason: "SettleFloorTooShort",
-      message: `settle floor ${n} s is below the 30 s minimum (ER §5.2: a floor, not a bound)`,
+      message: `settle floor ${n} s is below the 30 s minimum (a floor, not a bound)`,
     });
   }
   return n * 1000;
@@ -227,8 +227,8 @@ ones marked), phase intents and facts (cordon provenance, drain, boot observed),
 decisions are possible now and why not. Nothing is written.
 
 Decisions (one at a time; each is recorded with its identity and evidence):
-  --account ATTEMPT   a recovery-admin accounting decision (ER §5.2). The operation is taken
-                      over first unless its executor is stopped or already taken over; a
+  --account ATTEMPT   a recovery-admin accounting decision (docs/recovery.md): the operation
+                      is taken over first unless its executor is stopped or already taken over; a
                       recovery observation is taken now (node resourceVersion at the start and
                       end of the read, Talos version); the journal refuses until the settle
                       floor has elapsed. Needs --actor, --evidence, --kubeconfig, --talosconfig.

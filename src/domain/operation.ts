@@ -3,7 +3,7 @@
  * phases of a node step. Pure; the journal enforces these rules inside its transactions.
  */
 
-/** Every operation state (ER §4). */
+/** Every operation state (docs/operation-model.md#operation-states). */
 export const OPERATION_STATES = [
   "committed",
   "sending",
@@ -150,7 +150,10 @@ export const POSTCONDITION_READINGS: readonly PostconditionReading[] = [
   "unreadable",
 ];
 
-/** The phases of a node step (design §4); phase facts sit beneath an operation, not as states. */
+/**
+ * The phases of a node step (docs/operation-model.md#the-node-step); phase facts sit beneath an
+ * operation, not as states.
+ */
 export const PHASES = [
   "gate",
   "pull",
@@ -167,7 +170,10 @@ export const PHASES = [
 /** One phase name. */
 export type Phase = (typeof PHASES)[number];
 
-/** The comparisons of the commitment (0–6) and attempt (1–3, 6–9) transactions (ER §3). */
+/**
+ * The comparisons of the commitment (0–6) and attempt (1–3, 6–9) transactions
+ * (docs/operation-model.md#comparisons).
+ */
 export type Comparison = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
 
 /** Why a commitment or attempt transaction was refused, with the comparison that failed. */
@@ -205,7 +211,10 @@ export function refusalUnsettlesCommitted(cause: RefusalCause): boolean {
   return n === 1 || n === 2 || n === 3 || n === 6;
 }
 
-/** The grounds on which a no-attempt `unresolved` operation may become `cancelled` (ER §2.9). */
+/**
+ * The grounds on which a no-attempt `unresolved` operation may become `cancelled`
+ * (docs/operation-model.md#no-attempt-cancellation).
+ */
 export type CancelGround =
   | "plan-revoked"
   | "plan-cancelled"
@@ -213,7 +222,10 @@ export type CancelGround =
   | "approval-epoch-stale"
   | "recovery-admin";
 
-/** The smallest settle floor a deployment may configure (ER §5.2). */
+/**
+ * The smallest settle floor a deployment may configure
+ * (docs/operation-model.md#accounting-and-the-settle-floor).
+ */
 export const MIN_SETTLE_FLOOR_MS = 30_000;
 
 /** Base32 alphabet of identifiers (RFC 4648, lower case, no padding). */

@@ -4,9 +4,9 @@
  * a breaking change. `docs/reasons.md` is generated from this list (`deno task reasons`) and CI
  * checks that it is current.
  *
- * Retry classes:
- * - `never`: terminal for this input; a human must change the plan, the trust root or the cluster.
- * - `backoff`: transient; the same read may be tried again later. Never permission to repeat a mutation.
+ * Retry classes: - `never`: terminal for this input; a human must change the plan, the trust root
+ * or the cluster. - `backoff`: transient; the same read may be tried again later. Never permission
+ * to repeat a mutation.
  * - `wait`: a gate is closed or evidence is still arriving; progress resumes when it opens.
  */
 export type RetryClass = "never" | "backoff" | "wait";
@@ -363,7 +363,7 @@ export const REASONS = [
     meaning:
       "ssh-keygen could not sign the plan (missing or unreadable key, wrong passphrase, no ssh-keygen).",
   },
-  // Re-checked at the point of dispatch, on current evidence (design §8).
+  // Re-checked at dispatch, on current evidence (docs/safeguards.md#dispatch-re-check).
   {
     code: "TrustRootUnreadable",
     area: "trust",

@@ -1,10 +1,10 @@
 import type { KubeObject } from "../ports/kube.ts";
 
 /**
- * Cordon provenance (seed 000 §5): Kubernetes' boolean `spec.unschedulable` alone does not
- * establish who cordoned a node. cairn records, when it cordons, whether the node was already
- * unschedulable and the field manager that wrote the change; it may later uncordon only a
- * cordon it owns whose ownership evidence is unchanged. Everything else is left to humans.
+ * Cordon provenance (docs/recovery.md#cordon-provenance): Kubernetes' boolean `spec.unschedulable`
+ * alone does not establish who cordoned a node. cairn records, when it cordons, whether the node
+ * was already unschedulable and the field manager that wrote the change; it may later uncordon only
+ * a cordon it owns whose ownership evidence is unchanged. Everything else is left to humans.
  */
 
 /** The field manager cairn writes with; ownership of `spec.unschedulable` is read from it. */
@@ -53,7 +53,9 @@ export function unschedulableOwners(node: KubeObject): string[] {
   return owners;
 }
 
-/** Decides whether the operation may uncordon `node` now, from the recorded fact and a fresh read. */
+/**
+ * Decides whether the operation may uncordon `node` now, from the recorded fact and a fresh read.
+ */
 export function decideUncordon(fact: CordonFact, node: KubeObject): UncordonDecision {
   if (fact.priorUnschedulable || !fact.cordonedByOperation) {
     return {

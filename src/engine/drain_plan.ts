@@ -1,7 +1,7 @@
 import type { KubePod, PodRef } from "../ports/kube.ts";
 
 /**
- * Drain planning (seed 000 §5, "Drain deadlines must be planned"): which pods on a node the drain
+ * Drain planning (docs/recovery.md#drain-deadlines-are-planned): which pods on a node the drain
  * will evict, which it leaves alone and why, and whether the plan's drain bound can cover the
  * termination grace periods of what it evicts. A client wait shorter than a pod's grace period
  * cannot establish that the pod stopped, so such a plan is refused unless it binds an explicit,

@@ -32,7 +32,9 @@ export interface OwnerToken {
   readonly epoch: string;
 }
 
-/** What one plan step binds for one machine (carried by the plan record, never by callers later). */
+/**
+ * What one plan step binds for one machine (carried by the plan record, never by callers later).
+ */
 export interface StepBinding {
   /** Stable step key inside the plan, e.g. `worker-1/0`. */
   readonly step: string;
@@ -60,7 +62,7 @@ export interface PlanRecordInput {
   readonly nowMs: number;
 }
 
-/** Plan states (ER §2.3). */
+/** Plan states (docs/operation-model.md#plan-states). */
 export type PlanState = "proposed" | "approved" | "committed" | "revoked" | "cancelled" | "expired";
 
 /** A stored plan. */
@@ -107,7 +109,7 @@ export interface Refused {
   readonly detail: string;
 }
 
-/** Input to the commitment transaction (ER §3.1, comparisons 0–6). */
+/** Input to the commitment transaction (docs/operation-model.md#comparisons, 0–6). */
 export interface CommitInput {
   readonly planDigest: string;
   readonly step: string;
@@ -247,7 +249,9 @@ export interface EvidenceCheckInput {
   readonly nowMs: number;
 }
 
-/** A recovery-admin accounting decision for one attempt (ER §5.2). */
+/**
+ * A recovery-admin accounting decision (docs/operation-model.md#accounting-and-the-settle-floor).
+ */
 export interface RecoveryDecisionInput {
   readonly attemptId: string;
   readonly actor: Actor;
@@ -318,7 +322,10 @@ export interface Journal {
   /** The current epoch and whether the installation is in recovery mode. */
   installation(): Promise<{ epoch: string; recoveryMode: boolean; schemaVersion: number }>;
 
-  /** Stores a plan and binds name → digest; a different digest under a bound name throws `PlanChangedAfterApproval`. */
+  /**
+   * Stores a plan and binds name → digest; a different digest under a bound name throws
+   * `PlanChangedAfterApproval`.
+   */
   recordPlan(input: PlanRecordInput): Promise<PlanRecord>;
   /** Approves a plan in the current epoch. */
   approvePlan(digest: string, actor: Actor, nowMs: number): Promise<void>;
@@ -331,7 +338,9 @@ export interface Journal {
 
   /** Allocates an observation basis before a remote read ("observation started"). */
   startObservation(machine: string, actor: Actor, nowMs: number): Promise<number>;
-  /** Records an observation; its revision comes from the machine counter in the same transaction. */
+  /**
+   * Records an observation; its revision comes from the machine counter in the same transaction.
+   */
   recordObservation(input: ObservationInput): Promise<ObservationRecord>;
 
   /** The commitment transaction: creates the operation `committed`, generation 1. */
@@ -349,7 +358,10 @@ export interface Journal {
 
   /** An evidence-determined transition, guarded by the evidence the store holds. */
   transition(input: TransitionInput): Promise<OperationRecord>;
-  /** Classifies an `unresolved` operation safe to retry (ER §5.1) on a pre-dispatch observation. */
+  /**
+   * Classifies an `unresolved` operation safe to retry (docs/operation-model.md#classification)
+   * on a pre-dispatch observation.
+   */
   classifySafeToRetry(
     operationId: string,
     token: OwnerToken,
@@ -360,7 +372,10 @@ export interface Journal {
   takeOver(input: TakeoverInput): Promise<{ ok: true; operation: OperationRecord } | { ok: false }>;
   /** A recovery-admin accounting decision for an unaccounted attempt. */
   recordRecoveryDecision(input: RecoveryDecisionInput): Promise<void>;
-  /** No-attempt cancellation (ER §2.9): committed/unresolved → cancelled, releasing the scope. */
+  /**
+   * No-attempt cancellation (docs/operation-model.md#no-attempt-cancellation):
+   * committed/unresolved → cancelled, releasing the scope.
+   */
   cancelNoAttempt(
     operationId: string,
     ground: CancelGround,

@@ -1,8 +1,8 @@
 /**
- * The safeguard table of the safety model (seed 000 §3), as data: one row per reference
- * safeguard, in the seed's order, with its placement (P plan validation, E execution,
- * O observation, in the order the seed gives them) and disposition. Row names are our own
- * paraphrase. Every report lists every row, each with a verdict and the evidence behind it.
+ * The safeguard table of the safety model (docs/safeguards.md#the-table), as data: one row per
+ * reference safeguard, in the seed's order, with its placement (P plan validation, E execution, O
+ * observation, in the order the seed gives them) and disposition. Row names are our own paraphrase.
+ * Every report lists every row, each with a verdict and the evidence behind it.
  */
 
 /** Where a safeguard acts: Plan validation, Execution, Observation. */

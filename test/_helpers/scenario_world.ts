@@ -1,7 +1,7 @@
 /**
- * Recovery-table scenarios (seed 000 §5) on the twin through the same harness as
- * `cairn rehearse`: one twin per scenario, a cut-down plan, named faults aimed at one node, an
- * in-memory journal, and helpers to read what the journal and both simulators saw.
+ * Recovery-table scenarios (docs/recovery.md#the-recovery-table) on the twin through the same
+ * harness as `cairn rehearse`: one twin per scenario, a cut-down plan, named faults aimed at one
+ * node, an in-memory journal, and helpers to read what the journal and both simulators saw.
  */
 import { join } from "node:path";
 import { parseDocument } from "yaml";

@@ -12,7 +12,8 @@ import {
   RESPONSE_CLASSES,
 } from "../../src/domain/operation.ts";
 
-// ER §4, written out independently of TRANSITIONS so a slip in either shows up.
+// docs/operation-model.md#transitions, written out independently of TRANSITIONS so a slip in
+// either shows up.
 const ER: Record<string, readonly OperationState[]> = {
   none: ["committed", "completed"],
   committed: ["sending", "unresolved"],

@@ -159,7 +159,10 @@ export async function transitionTx(ctx: Ctx, input: TransitionInput): Promise<Op
   return toOperation(await loadOperation(ctx.tx, op.id));
 }
 
-/** ER §5.1 safe-to-retry classification of an `unresolved` operation. */
+/**
+ * Safe-to-retry classification of an `unresolved` operation
+ * (docs/operation-model.md#classification).
+ */
 export async function classifyTx(
   ctx: Ctx,
   a: { operationId: string; token: OwnerToken; observationId: string; nowMs: number },
@@ -211,7 +214,9 @@ async function settleStart(
   return Math.max(att.transport_deadline_ms, stoppedAtMs, firstRead?.observed_at_ms ?? 0);
 }
 
-/** A recovery-admin accounting decision (ER §5.2). */
+/**
+ * A recovery-admin accounting decision (docs/operation-model.md#accounting-and-the-settle-floor).
+ */
 export async function recoveryDecisionTx(ctx: Ctx, input: RecoveryDecisionInput): Promise<void> {
   if (input.settleFloorMs < MIN_SETTLE_FLOOR_MS) {
     fail("SettleFloorTooShort", `settle floor ${input.settleFloorMs} ms is below 30 s`);

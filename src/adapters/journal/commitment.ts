@@ -1,4 +1,7 @@
-/** The commitment and attempt transactions (ER §3.1, §3.3) and the recording of refusals. */
+/**
+ * The commitment and attempt transactions (docs/operation-model.md#comparisons) and the recording
+ * of refusals.
+ */
 import { sql, type Transaction } from "kysely";
 import { refusalUnsettlesCommitted } from "../../domain/operation.ts";
 import type {

@@ -61,7 +61,10 @@ async function groundHolds(
   }
 }
 
-/** ER §2.9: committed/unresolved → cancelled when no attempt ever committed and a ground holds. */
+/**
+ * docs/operation-model.md#no-attempt-cancellation: committed/unresolved → cancelled when no attempt
+ * ever committed and a ground holds.
+ */
 export async function cancelTx(
   ctx: Ctx,
   a: { operationId: string; ground: CancelGround; actor: Actor; nowMs: number },

@@ -1,8 +1,8 @@
 /**
- * zod schemas of the four plan kinds as written (design §1). Every object is strict: an unknown
- * field is refused, never ignored. Everything that reaches a mutation is bound here; changing any
- * of it is a new plan, a new digest and a new approval. Semantic rules that relate fields to each
- * other or to the release catalogue live in `checks.ts`.
+ * zod schemas of the four plan kinds as written (docs/plans.md#plan-kinds). Every object is strict:
+ * an unknown field is refused, never ignored. Everything that reaches a mutation is bound here;
+ * changing any of it is a new plan, a new digest and a new approval. Semantic rules that relate
+ * fields to each other or to the release catalogue live in `checks.ts`.
  */
 import { z } from "zod";
 import { tryParseVersion } from "../version.ts";
@@ -65,7 +65,7 @@ export const PhaseDeadline = z.strictObject({
   verificationSeconds: PositiveSeconds,
 });
 
-/** Per-phase deadlines of a Talos node step (design §4). */
+/** Per-phase deadlines of a Talos node step (docs/operation-model.md#the-node-step). */
 export const TalosDeadlines = z.strictObject({
   pull: PhaseDeadline,
   install: PhaseDeadline,
@@ -82,7 +82,10 @@ export const Rollout = z.strictObject({ maxParallel: z.number().int().positive()
 /** Retry limits for reads and unattempted phases; never permission to repeat a mutation. */
 export const RetryPolicy = z.strictObject({ maxAttempts: z.number().int().min(1).max(10) });
 
-/** A recovery action the approvers authorise in advance (seed §5). */
+/**
+ * A recovery action the approvers authorise in advance
+ * (docs/recovery.md#authorised-recovery-actions).
+ */
 export const RecoveryAction = z.discriminatedUnion("action", [
   z.strictObject({ action: z.literal("uncordonOwnedCordon") }),
   z.strictObject({ action: z.literal("retryImagePull") }),

@@ -1,6 +1,6 @@
 /**
- * The dispatch check (design §8, seed 000 §3: "a plan-time check is not a dispatch
- * authorization"): every check that authorised a plan runs again at the moment a mutation is
+ * The dispatch check (docs/safeguards.md#dispatch-re-check: a plan-time check is not a dispatch
+ * authorisation): every check that authorised a plan runs again at the moment a mutation is
  * about to be dispatched, on evidence read now — the plan checks of `cairn plan check` (same
  * functions: versions, catalogue digest and freshness, expiry, bound-file digests), the
  * signatures and approvals under the trust root as it is now, the identity of the cluster as the

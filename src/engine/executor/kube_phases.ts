@@ -76,7 +76,7 @@ export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>
 
 /**
  * Uncordons only an operation-owned cordon whose ownership evidence is unchanged; anything else
- * is recorded and left for a human (seed 000 §5).
+ * is recorded and left for a human (docs/recovery.md#cordon-provenance).
  */
 export async function uncordonPhase(s: StepState, cordon: CordonFact): Promise<PhaseResult> {
   let obj: KubeObject | undefined;

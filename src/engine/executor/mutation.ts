@@ -18,7 +18,7 @@ export type MutationResult<T> =
   | { readonly kind: "refused"; readonly refusal: Refused };
 
 /**
- * The only path to an external mutation (design §4, "intent, attempt, send, response"): a phase
+ * The only path to an external mutation (docs/operation-model.md#the-node-step): a phase
  * intent is recorded, the machine's identity is re-observed as fresh evidence, the attempt
  * transaction must commit, and only then is the request sent; its response class is recorded
  * whatever it is. If the journal cannot be written, nothing is sent (the error propagates).

@@ -22,10 +22,10 @@ export interface NodeOutcome {
 }
 
 /**
- * One node of a TalosUpgrade (design §4): gate, commitment, then per hop pull → install →
- * (cordon → drain on the first hop) → reboot → boot observed, then verification rounds →
- * uncordon of an owned cordon → post-gate → completion. Every phase either proceeds or halts;
- * a halt is classified by `finish`, never retried here.
+ * One node of a TalosUpgrade (docs/operation-model.md#the-node-step): gate, commitment, then per
+ * hop pull → install → (cordon → drain on the first hop) → reboot → boot observed, then
+ * verification rounds → uncordon of an owned cordon → post-gate → completion. Every phase either
+ * proceeds or halts; a halt is classified by `finish`, never retried here.
  */
 export async function runNodeStep(
   deps: ExecutorDeps,

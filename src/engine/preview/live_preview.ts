@@ -1,10 +1,11 @@
 /**
- * The zero-write preview of a TalosUpgrade plan against the live cluster (seed 000 §2.2: no
- * pre-pull, no inventory or namespace creation, no cordon): the Talos version of every node
- * against the first hop, a drain plan per node (drain bound vs the grace periods of the pods it
- * would evict), and one health round of the policy, not recorded. Reads only: Talos Version and
- * Kubernetes get/list/watch. Shared by `cairn plan preview` and the reconcile loop's plan-branch
- * previews; time comes from the clock passed in. Not a command.
+ * The zero-write preview of a TalosUpgrade plan against the live cluster
+ * (docs/safeguards.md#preview-writes-nothing: no pre-pull, no inventory or namespace creation, no
+ * cordon): the Talos version of every node against the first hop, a drain plan per node (drain
+ * bound vs the grace periods of the pods it would evict), and one health round of the policy, not
+ * recorded. Reads only: Talos Version and Kubernetes get/list/watch. Shared by `cairn plan preview`
+ * and the reconcile loop's plan-branch previews; time comes from the clock passed in. Not a
+ * command.
  */
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import type { RoundOutcome } from "../../domain/health/round.ts";

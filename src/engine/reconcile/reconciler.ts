@@ -1,8 +1,8 @@
 /**
- * The GitOps loop (design §6): fetch, assess every plan on the watched branch in merge order and
- * on plan branches, publish previews, bind approved merged plans (name → digest, once), run them
- * one per cluster in merge order, and commit execution reports at milestones. Pure orchestration
- * over ports; time comes from the Clock, waiting from the Wakeup.
+ * The GitOps loop (docs/architecture.md#the-gitops-loop): fetch, assess every plan on the watched
+ * branch in merge order and on plan branches, publish previews, bind approved merged plans (name →
+ * digest, once), run them one per cluster in merge order, and commit execution reports at
+ * milestones. Pure orchestration over ports; time comes from the Clock, waiting from the Wakeup.
  */
 import { OPERATION_STATES, type OperationState } from "../../domain/operation.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";

@@ -53,7 +53,8 @@ async function evidence(journal: Journal, c: RecoveryCluster, opId: string, floo
 }
 
 /**
- * A recovery-admin accounting decision (ER §5.2): takeover unless the executor is known stopped
+ * A recovery-admin accounting decision (docs/operation-model.md#accounting-and-the-settle-floor):
+ * takeover unless the executor is known stopped
  * or already taken over, a recovery observation now, then the decision. The journal refuses it
  * while the settle floor has not elapsed.
  */

@@ -1,8 +1,9 @@
 /**
- * Recovery decisions for one operation (seed 000 §5, ER §5.1–§5.2), as pure functions over what
- * the journal holds. `cairn recover` shows this evidence, then asks the journal (which enforces
- * the same rules again) to record one authorised decision. Resume is not rerun: nothing here
- * ever leads to a second install or reboot.
+ * Recovery decisions for one operation (docs/recovery.md#the-recovery-table,
+ * docs/operation-model.md#classification), as pure functions over what the journal holds. `cairn
+ * recover` shows this evidence, then asks the journal (which enforces the same rules again) to
+ * record one authorised decision. Resume is not rerun: nothing here ever leads to a second install
+ * or reboot.
  */
 import { isTerminal, type PostconditionReading } from "../../domain/operation.ts";
 import type { AttemptRecord, OperationRecord } from "../../ports/journal.ts";
@@ -102,7 +103,10 @@ export function bootObservedOf(
   };
 }
 
-/** True when the attempt's executor no longer owns the operation (ER §5.2 "taken over"). */
+/**
+ * True when the attempt's executor no longer owns the operation ("taken over" in
+ * docs/operation-model.md#accounting-and-the-settle-floor).
+ */
 export function attemptTakenOver(att: AttemptRecord, op: OperationRecord): boolean {
   return op.ownerGen !== att.ownerGen || op.ownerEpoch !== att.ownerEpoch;
 }

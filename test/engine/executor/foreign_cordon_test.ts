@@ -1,5 +1,5 @@
 /**
- * Seed 000 §5, cordon provenance on the twin: a node someone else cordons before cairn's cordon
+ * docs/recovery.md#cordon-provenance on the twin: a node someone else cordons before cairn's cordon
  * phase is recorded as not ours, is never cordoned or uncordoned by cairn, and stays cordoned.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";

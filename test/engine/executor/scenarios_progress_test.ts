@@ -1,6 +1,6 @@
 /**
- * Seed 000 §5, the recovery table, on the twin: the rows where the step keeps waiting or goes on
- * (completed with every attempt accounted, slow drain with remaining pods recorded, a service
+ * docs/recovery.md#the-recovery-table, on the twin: the rows where the step keeps waiting or goes
+ * on (completed with every attempt accounted, slow drain with remaining pods recorded, a service
  * check failing before the deadline) and the deadline variant that fails.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";

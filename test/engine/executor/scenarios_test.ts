@@ -1,5 +1,5 @@
 /**
- * Seed 000 §5, the recovery table, row by row on the twin: the rows where a node step must stop
+ * docs/recovery.md#the-recovery-table, row by row on the twin: the rows where a node step must stop
  * (no commitment, unresolved, failed). Each asserts the operation state, the phase facts and
  * attempts in the journal, and what was — above all, what was not — sent next.
  */
