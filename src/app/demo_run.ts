@@ -132,9 +132,9 @@ async function makeRepo(
   work: string,
   signers: readonly DemoSigner[],
 ): Promise<void> {
-  await gitOrThrow(["init", "--bare", "--quiet", "--initial-branch=main", remote]);
-  await gitOrThrow(["init", "--quiet", "--initial-branch=main", work]);
-  await git(["remote", "add", "origin", remote], work);
+  await gitOrThrow(["init", "--bare", "--quiet", "--initial-branch=main", "--", remote]);
+  await gitOrThrow(["init", "--quiet", "--initial-branch=main", "--", work]);
+  await git(["remote", "add", "--", "origin", remote], work);
   for (
     const f of ["catalogue/talos.yaml", "policies/home-ops.yaml", "evidence/upgrade-order.yaml"]
   ) {
@@ -147,7 +147,7 @@ async function makeRepo(
     ["commit", "--quiet", "-m", "Initial: catalogue, health policy and evidence manifest"],
     work,
   );
-  await git(["push", "--quiet", "origin", "main"], work);
+  await git(["push", "--quiet", "--", "origin", "main"], work);
   await git(["checkout", "--quiet", "-b", o.planBranch], work);
   const planPath = join(work, "plans", `${o.plan}.yaml`);
   await Deno.mkdir(join(work, "plans"), { recursive: true });
@@ -158,7 +158,7 @@ async function makeRepo(
   await Deno.writeTextFile(`${planPath}.sig`, sigs);
   await git(["add", "-A"], work);
   await git(["commit", "--quiet", "-m", `Plan ${o.plan}`], work);
-  await git(["push", "--quiet", "origin", o.planBranch], work);
+  await git(["push", "--quiet", "--", "origin", o.planBranch], work);
 }
 
 interface LoopParts {
@@ -263,7 +263,9 @@ async function podsOn(cluster: ClusterConnection, node: string) {
 async function reportAt(remote: string, path: string): Promise<string | undefined> {
   try {
     // Exact bytes: the local copy must equal the committed report.
-    return new TextDecoder().decode(await gitOrThrow(["show", `main:${path}`], { gitDir: remote }));
+    return new TextDecoder().decode(
+      await gitOrThrow(["show", "--end-of-options", `main:${path}`], { gitDir: remote }),
+    );
   } catch {
     return undefined;
   }

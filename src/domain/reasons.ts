@@ -843,6 +843,13 @@ export const REASONS = [
     retry: "backoff",
     meaning: "A local git command on cairn's private cache repository failed.",
   },
+  {
+    code: "GitTimedOut",
+    area: "git",
+    retry: "backoff",
+    meaning:
+      "A git command outlived its deadline (e.g. a remote that accepts and never answers) and was killed with every process it started.",
+  },
   // --- journal: ER operations, fencing, evidence chain ---------------------------------------
   {
     code: "JournalSchemaTooNew",

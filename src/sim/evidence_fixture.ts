@@ -77,7 +77,7 @@ async function commitAll(work: string, message: string): Promise<string> {
 }
 
 async function toBare(work: string, bare: string, allowSha: boolean): Promise<string> {
-  await fixtureGit(["clone", "-q", "--bare", work, bare]);
+  await fixtureGit(["clone", "-q", "--bare", "--", work, bare]);
   if (allowSha) await fixtureGit(["config", "uploadpack.allowAnySHA1InWant", "true"], bare);
   return `file://${bare}`;
 }
@@ -94,7 +94,7 @@ function reversePhases(text: string): string {
 async function buildOne(root: string, name: string, fixture: string): Promise<string> {
   const work = join(root, `work-${name}`);
   await Deno.mkdir(work, { recursive: true });
-  await fixtureGit(["init", "-q", work]);
+  await fixtureGit(["init", "-q", "--", work]);
   await copyTree(join(EVIDENCE_FIXTURES, "upstream", fixture), work);
   return work;
 }

@@ -27,6 +27,8 @@ export interface GitRemoteOptions {
   readonly watchedBranch: string;
   /** Plan or signature files larger than this are refused unread (default 1 MiB). */
   readonly maxPlanBytes?: number;
+  /** Deadline of each network call (fetch), ms; default run_git's `DEFAULT_GIT_TIMEOUT_MS`. */
+  readonly timeoutMs?: number;
 }
 
 const TRACKING = "refs/remotes/origin/";
@@ -45,13 +47,14 @@ export class GitRemote implements PlanSource {
   /** Opens (initialising when needed) the cache repository for `opts.url`. */
   static async open(opts: GitRemoteOptions): Promise<GitRemote> {
     checkBranch(opts.watchedBranch);
+    checkRemoteUrl(opts.url);
     await Deno.mkdir(opts.cacheDir, { recursive: true });
     const probe = await runGit(["rev-parse", "--is-bare-repository"], { gitDir: opts.cacheDir });
-    if (probe.code !== 0) await gitOrThrow(["init", "--bare", "--quiet", opts.cacheDir]);
+    if (probe.code !== 0) await gitOrThrow(["init", "--bare", "--quiet", "--", opts.cacheDir]);
     const remote = new GitRemote(opts);
-    await remote.#git(["config", "remote.origin.url", opts.url]);
-    await remote.#git(["config", "remote.origin.fetch", `+refs/heads/*:${TRACKING}*`]);
-    await remote.#git(["config", "gc.auto", "0"]);
+    await remote.#git(["config", "--", "remote.origin.url", opts.url]);
+    await remote.#git(["config", "--", "remote.origin.fetch", `+refs/heads/*:${TRACKING}*`]);
+    await remote.#git(["config", "--", "gc.auto", "0"]);
     return remote;
   }
 
@@ -66,8 +69,9 @@ export class GitRemote implements PlanSource {
   }
 
   async fetch(): Promise<FetchResult> {
-    const out = await runGit(["fetch", "--prune", "--no-tags", "--quiet", "origin"], {
+    const out = await runGit(["fetch", "--prune", "--no-tags", "--quiet", "--", "origin"], {
       gitDir: this.gitDir,
+      ...this.#network,
     });
     if (out.code !== 0) throw fetchError(out.stderr, out.code);
     const heads = await this.#trackingHeads();
@@ -94,22 +98,37 @@ export class GitRemote implements PlanSource {
       "fetch",
       "--no-tags",
       "--quiet",
+      "--",
       "origin",
       `+${ref}:${TRACKING}${branch}`,
     ], {
       gitDir: this.gitDir,
+      ...this.#network,
     });
     if (out.code !== 0) {
       if (!/couldn't find remote ref/i.test(out.stderr)) throw fetchError(out.stderr, out.code);
-      await runGit(["update-ref", "-d", `${TRACKING}${branch}`], { gitDir: this.gitDir });
+      await runGit(["update-ref", "-d", "--", `${TRACKING}${branch}`], { gitDir: this.gitDir });
       return undefined;
     }
-    return await this.#git(["rev-parse", "--verify", `${TRACKING}${branch}^{commit}`]);
+    return await this.#git([
+      "rev-parse",
+      "--verify",
+      "--end-of-options",
+      `${TRACKING}${branch}^{commit}`,
+    ]);
   }
 
   async listPlans(commit: string): Promise<PlanListing> {
     await this.#requireCommit(commit);
-    const listing = await gitOrThrow(["ls-tree", "-z", "--long", commit, "--", "plans/"], {
+    const listing = await gitOrThrow([
+      "ls-tree",
+      "-z",
+      "--long",
+      "--end-of-options",
+      commit,
+      "--",
+      "plans/",
+    ], {
       gitDir: this.gitDir,
     });
     const sorted = sortPlanEntries(parseLsTree(listing), this.#maxBytes);
@@ -144,6 +163,7 @@ export class GitRemote implements PlanSource {
       "--name-only",
       "-z",
       "--format=%x01%H %ct",
+      "--end-of-options",
       range,
       "--",
       ":(glob)plans/*.yaml",
@@ -170,12 +190,23 @@ export class GitRemote implements PlanSource {
         message: `${showPath(path)}: ${check.why}`,
       });
     }
-    const out = await runGit(["rev-parse", "--verify", "--quiet", `${commit}:${path}`], {
+    const out = await runGit([
+      "rev-parse",
+      "--verify",
+      "--quiet",
+      "--end-of-options",
+      `${commit}:${path}`,
+    ], {
       gitDir: this.gitDir,
     });
     if (out.code !== 0) return undefined;
     const oid = new TextDecoder().decode(out.stdout).trim();
-    return await gitOrThrow(["cat-file", "blob", oid], { gitDir: this.gitDir });
+    return await gitOrThrow(["cat-file", "blob", "--end-of-options", oid], { gitDir: this.gitDir });
+  }
+
+  /** Run options of calls that wait on the remote. */
+  get #network(): { timeoutMs?: number } {
+    return this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {};
   }
 
   get #maxBytes(): number {
@@ -199,7 +230,9 @@ export class GitRemote implements PlanSource {
 
   async #requireCommit(commit: string): Promise<void> {
     const exists = COMMIT_ID.test(commit) &&
-      (await runGit(["cat-file", "-e", `${commit}^{commit}`], { gitDir: this.gitDir })).code === 0;
+      (await runGit(["cat-file", "-e", "--end-of-options", `${commit}^{commit}`], {
+          gitDir: this.gitDir,
+        })).code === 0;
     if (!exists) {
       throw new CairnError({
         reason: "GitObjectMissing",
@@ -280,6 +313,37 @@ function checkBranch(branch: string): void {
       message: `'${showPath(branch).slice(0, 200)}' is not an acceptable branch name`,
     });
   }
+}
+
+/**
+ * The watched repository's URL is the operator's, but it still reaches git's command line and
+ * config: refuse what git would read as an option or a remote helper (`ext::…`), and control
+ * characters that could forge config lines or log output.
+ */
+function checkRemoteUrl(url: string): void {
+  const why = url === ""
+    ? "is empty"
+    : url.startsWith("-")
+    ? "starts with '-'"
+    : hasControlCharacter(url)
+    ? "contains a control character"
+    : /^[A-Za-z0-9][A-Za-z0-9+.-]*::/.test(url)
+    ? "names a git remote helper (<transport>::<address>)"
+    : undefined;
+  if (why) {
+    throw new CairnError({
+      reason: "ConfigInvalid",
+      message: `the Git remote URL ${JSON.stringify(url.slice(0, 200))} ${why}`,
+    });
+  }
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
 }
 
 function fetchError(stderr: string, code: number): CairnError {

@@ -55,7 +55,10 @@ export class GitReportSink implements ReportSink {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       const tip = await this.#remote.fetchBranch(this.branch);
       const tree = await this.#buildTree(tip, files);
-      if (tip && tree === (await this.#git(["rev-parse", `${tip}^{tree}`]))) {
+      if (
+        tip &&
+        tree === (await this.#git(["rev-parse", "--verify", "--end-of-options", `${tip}^{tree}`]))
+      ) {
         return {
           status: "unchanged",
           commit: tip,
@@ -94,7 +97,7 @@ export class GitReportSink implements ReportSink {
     const dir = await Deno.makeTempDir({ dir: this.#gitDir, prefix: "report-index-" });
     const env = { GIT_INDEX_FILE: `${dir}/index` };
     try {
-      if (tip) await this.#git(["read-tree", tip], env);
+      if (tip) await this.#git(["read-tree", "--end-of-options", tip], env);
       else await this.#git(["read-tree", "--empty"], env);
       for (const f of files) {
         const blob = await this.#git(
@@ -123,14 +126,15 @@ export class GitReportSink implements ReportSink {
       env.GIT_AUTHOR_DATE = date;
       env.GIT_COMMITTER_DATE = date;
     }
-    const args = ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-F", "-"];
+    const parents = parent ? ["-p", parent] : [];
+    const args = ["commit-tree", ...parents, "-F", "-", "--end-of-options", tree];
     return await this.#git(args, env, new TextEncoder().encode(`${message}\n`));
   }
 
   /** Fast-forward push; false when the remote rejected it because the branch moved. */
   async #push(commit: string): Promise<boolean> {
     const out = await runGit(
-      ["push", "--porcelain", "--quiet", "origin", `${commit}:refs/heads/${this.branch}`],
+      ["push", "--porcelain", "--quiet", "--", "origin", `${commit}:refs/heads/${this.branch}`],
       { gitDir: this.#gitDir },
     );
     if (out.code === 0) return true;

@@ -1,7 +1,9 @@
 /**
  * The one place cairn starts `git`: argument vectors only (never a shell), a fixed environment
- * (no prompts, no system config, C locale), and URL credentials scrubbed from anything that
- * could reach a log or an error message.
+ * (no prompts, no system config, C locale, no transport helpers), a deadline on every call, and
+ * URL credentials scrubbed from anything that could reach a log or an error message. Callers
+ * put `--` (or `--end-of-options`) before URLs, paths and revisions so that no operand can be
+ * read as an option.
  */
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
@@ -15,7 +17,15 @@ export interface GitRunOptions {
   readonly stdin?: Uint8Array;
   /** Extra environment (author identity, `GIT_INDEX_FILE`, …). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Longest the call may run, ms (default {@link DEFAULT_GIT_TIMEOUT_MS}). */
+  readonly timeoutMs?: number;
 }
+
+/**
+ * Default deadline of one git call. Generous for a fetch of a plan repository; its purpose is
+ * that a remote that accepts the connection and never answers cannot stall the reconcile loop.
+ */
+export const DEFAULT_GIT_TIMEOUT_MS = 120_000;
 
 /** What a git command returned. */
 export interface GitOutput {
@@ -32,9 +42,15 @@ const BASE_ENV: Readonly<Record<string, string>> = {
   LC_ALL: "C",
 };
 
+/** Transports cairn's git may use; set last, so no environment or config enables `ext::`. */
+const ALLOWED_PROTOCOLS = "https:ssh:git:file";
+
 const decoder = new TextDecoder();
 
-/** Runs git and returns its exit code and output; throws only when git cannot start. */
+/**
+ * Runs git and returns its exit code and output; throws only when git cannot start or outlives
+ * its deadline (then git and every process it started are killed: `GitTimedOut`).
+ */
 export async function runGit(
   args: readonly string[],
   opts: GitRunOptions = {},
@@ -42,10 +58,12 @@ export async function runGit(
   const fullArgs = opts.gitDir ? [`--git-dir=${opts.gitDir}`, ...args] : [...args];
   const command = new Deno.Command("git", {
     args: fullArgs,
-    env: { ...BASE_ENV, ...opts.env },
+    env: { ...BASE_ENV, ...opts.env, GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS },
     stdin: opts.stdin ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",
+    // Its own process group, so the deadline reaches ssh and remote helpers too.
+    detached: true,
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   let child: Deno.ChildProcess;
@@ -57,18 +75,39 @@ export async function runGit(
       message: `cannot start git: ${err instanceof Error ? err.message : String(err)}`,
     }, { cause: err });
   }
-  if (opts.stdin) {
-    const writer = child.stdin.getWriter();
-    // A command that exits early closes its stdin; its exit status tells the real story.
-    await writer.write(opts.stdin).catch(() => {});
-    await writer.close().catch(() => {});
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already exited.
+    }
+  }, timeoutMs);
+  try {
+    if (opts.stdin) {
+      const writer = child.stdin.getWriter();
+      // A command that exits early closes its stdin; its exit status tells the real story.
+      await writer.write(opts.stdin).catch(() => {});
+      await writer.close().catch(() => {});
+    }
+    const out = await child.output();
+    if (expired) {
+      throw new CairnError({
+        reason: "GitTimedOut",
+        message: `git ${args[0] ?? ""} gave no answer within ${Math.ceil(timeoutMs / 1000)} s`,
+        details: { timeoutMs },
+      });
+    }
+    return {
+      code: out.code,
+      stdout: out.stdout,
+      stderr: scrubCredentials(decoder.decode(out.stderr)),
+    };
+  } finally {
+    clearTimeout(timer);
   }
-  const out = await child.output();
-  return {
-    code: out.code,
-    stdout: out.stdout,
-    stderr: scrubCredentials(decoder.decode(out.stderr)),
-  };
 }
 
 /** Runs git and returns stdout; a non-zero exit becomes a `CairnError` with `reason`. */

@@ -8,6 +8,7 @@ import {
   GitWorkTree,
   startGitDaemon,
 } from "../../_helpers/git_daemon.ts";
+import { startSilentListener, within } from "../../_helpers/silent_listener.ts";
 
 const td = new TextDecoder();
 
@@ -232,5 +233,52 @@ Deno.test("GitRemote works over file:// as well as git://", async () => {
     );
   } finally {
     await f.close();
+  }
+});
+
+Deno.test("GitRemote.open() refuses a remote URL git would read as an option or a remote helper", async () => {
+  const root = await Deno.makeTempDir({ prefix: "cairn-git-" });
+  try {
+    const marker = `${root}/pwned`;
+    for (
+      const url of [
+        `--upload-pack=touch ${marker}`,
+        `ext::sh -c touch% ${marker}`,
+        "file:///srv/plans.git\n[core]\n\tsshCommand = touch x",
+      ]
+    ) {
+      await rejects(
+        GitRemote.open({ url, cacheDir: `${root}/cache`, watchedBranch: "main" }),
+        (e) => reasonOf(e) === "ConfigInvalid",
+        url,
+      );
+      await rejects(Deno.lstat(marker), Deno.errors.NotFound);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("GitRemote.fetch() from a remote that never answers ends at its deadline with GitTimedOut", async () => {
+  const root = await Deno.makeTempDir({ prefix: "cairn-git-" });
+  const silent = startSilentListener();
+  try {
+    const remote = await GitRemote.open({
+      url: `git://127.0.0.1:${silent.port}/plans.git`,
+      cacheDir: `${root}/cache`,
+      watchedBranch: "main",
+      timeoutMs: 1_000,
+    });
+    const started = Date.now();
+    await rejects(within(10_000, remote.fetch()), (e) => reasonOf(e) === "GitTimedOut");
+    await rejects(
+      within(10_000, remote.fetchBranch("plan/x")),
+      (e) => reasonOf(e) === "GitTimedOut",
+    );
+    ok(Date.now() - started < 8_000, `took ${Date.now() - started} ms`);
+    ok(silent.accepted() >= 2);
+  } finally {
+    await silent.close();
+    await Deno.remove(root, { recursive: true });
   }
 });
