@@ -1,0 +1,157 @@
+/**
+ * The reconcile loop's Git side in memory: a `PlanSource` over commits kept in maps (first-parent
+ * history, branches, `plans/<name>.yaml` + `.sig`), and a `ReportSink` that keeps every publish.
+ * For reconciler unit tests; `adapters/git/` is tested against real git elsewhere.
+ */
+import { sha256Hex } from "../../src/domain/plan/digest.ts";
+import type {
+  BranchHead,
+  FetchResult,
+  PlanFile,
+  PlanIntroduction,
+  PlanListing,
+  PlanSource,
+} from "../../src/ports/plan_source.ts";
+import type { PublishResult, ReportDocument, ReportSink } from "../../src/ports/report_sink.ts";
+
+interface Commit {
+  readonly id: string;
+  readonly parent: string | undefined;
+  readonly files: ReadonlyMap<string, Uint8Array>;
+  readonly committedAt: number;
+}
+
+const PLAN = /^plans\/([a-z0-9][a-z0-9.-]*)\.yaml$/;
+
+export class MemoryPlanSource implements PlanSource {
+  readonly #commits = new Map<string, Commit>();
+  readonly #tips = new Map<string, string>();
+  #fetched = new Map<string, string>();
+  #seq = 0;
+
+  constructor(readonly watchedBranch: string, private readonly now: () => number) {}
+
+  /** Commits `files` (string, bytes, or null to delete) on `branch`; returns the commit id. */
+  async commit(
+    branch: string,
+    files: Readonly<Record<string, string | Uint8Array | null>>,
+    from?: string,
+  ): Promise<string> {
+    const parent = this.#tips.get(branch) ?? (from ? this.#tips.get(from) : undefined);
+    const next = new Map(parent ? this.#commits.get(parent)!.files : []);
+    for (const [path, v] of Object.entries(files)) {
+      if (v === null) next.delete(path);
+      else next.set(path, typeof v === "string" ? new TextEncoder().encode(v) : v);
+    }
+    const id = (await sha256Hex(new TextEncoder().encode(`commit ${++this.#seq}`))).slice(0, 40);
+    this.#commits.set(id, { id, parent, files: next, committedAt: this.now() });
+    this.#tips.set(branch, id);
+    return id;
+  }
+
+  fetch(): Promise<FetchResult> {
+    const watched = this.#tips.get(this.watchedBranch);
+    if (!watched) return Promise.reject(new Error(`no branch ${this.watchedBranch}`));
+    const changed = [...this.#tips].filter(([b, c]) => this.#fetched.get(b) !== c).map(([b]) => b);
+    this.#fetched = new Map(this.#tips);
+    const branches: BranchHead[] = [...this.#tips].filter(([b]) => b !== this.watchedBranch)
+      .map(([branch, commit]) => ({ branch, commit }))
+      .sort((a, b) => a.branch.localeCompare(b.branch));
+    return Promise.resolve({
+      watched: { branch: this.watchedBranch, commit: watched },
+      branches,
+      changed: changed.sort(),
+    });
+  }
+
+  async listPlans(commit: string): Promise<PlanListing> {
+    const c = this.#get(commit);
+    const plans: PlanFile[] = [];
+    for (const [path, bytes] of [...c.files].sort(([a], [b]) => a.localeCompare(b))) {
+      const m = PLAN.exec(path);
+      if (!m) continue;
+      const signature = c.files.get(`${path}.sig`);
+      plans.push({
+        name: m[1]!,
+        path,
+        blob: (await sha256Hex(bytes)).slice(0, 40),
+        bytes,
+        ...(signature ? { signature } : {}),
+      });
+    }
+    return { commit, plans, refused: [] };
+  }
+
+  introductions(commit: string, since?: string): Promise<readonly PlanIntroduction[]> {
+    const chain: Commit[] = [];
+    for (
+      let c: Commit | undefined = this.#get(commit);
+      c;
+      c = c.parent ? this.#get(c.parent) : undefined
+    ) {
+      chain.unshift(c);
+    }
+    const seen = new Set<string>();
+    const intros: PlanIntroduction[] = [];
+    let sinceReached = since === undefined;
+    for (const c of chain) {
+      for (const path of [...c.files.keys()].sort()) {
+        const m = PLAN.exec(path);
+        if (!m || seen.has(m[1]!)) continue;
+        seen.add(m[1]!);
+        if (sinceReached) {
+          intros.push({
+            name: m[1]!,
+            commit: c.id,
+            committedAt: c.committedAt,
+            order: seen.size - 1,
+          });
+        }
+      }
+      if (c.id === since) sinceReached = true;
+    }
+    return Promise.resolve(intros);
+  }
+
+  readFile(commit: string, path: string): Promise<Uint8Array | undefined> {
+    return Promise.resolve(this.#get(commit).files.get(path));
+  }
+
+  #get(commit: string): Commit {
+    const c = this.#commits.get(commit);
+    if (!c) throw new Error(`no commit ${commit}`);
+    return c;
+  }
+}
+
+/** One publish the sink received. */
+export interface Published {
+  readonly message: string;
+  readonly documents: readonly ReportDocument[];
+}
+
+/** Keeps the report branch's files and every commit made to it. */
+export class MemoryReportSink implements ReportSink {
+  readonly files = new Map<string, string>();
+  readonly commits: Published[] = [];
+
+  publish(documents: readonly ReportDocument[], message: string): Promise<PublishResult> {
+    const path = (d: ReportDocument) => `reports/${d.plan}/${d.kind}.md`;
+    if (documents.every((d) => this.files.get(path(d)) === d.markdown)) {
+      return Promise.resolve({
+        status: "unchanged",
+        commit: `c${this.commits.length}`,
+        attempts: 0,
+        durationMs: 0,
+      });
+    }
+    for (const d of documents) this.files.set(path(d), d.markdown);
+    this.commits.push({ message, documents });
+    return Promise.resolve({
+      status: "committed",
+      commit: `c${this.commits.length}`,
+      attempts: 1,
+      durationMs: 0,
+    });
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The Reconciler (engine/reconcile/reconciler.ts) in one process: plans from an in-memory
+ * PlanSource signed natively (Ed25519 SSHSIG), reports into an in-memory ReportSink, a libSQL
+ * `:memory:` journal, and the executor wired as `cairn reconcile` wires it (`planExecutor`)
+ * against the twin's own models behind the in-process ports. The git and ssh-keygen adapters and
+ * the socket twin are covered by the end-to-end reconcile test; here the loop's decisions are.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { planExecutor } from "../../../src/app/reconcile_wiring.ts";
+import { loadHealthPolicy } from "../../../src/app/run_plan.ts";
+import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.ts";
+import { Reconciler } from "../../../src/engine/reconcile/reconciler.ts";
+import type { Journal } from "../../../src/ports/journal.ts";
+import { reconcileReports } from "../../../src/report/reconcile_reports.ts";
+import { type InprocTwin, startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
+import { homeOps } from "../../_helpers/inproc_world.ts";
+import { counterIds } from "../../_helpers/journal_world.ts";
+import { MemoryPlanSource, MemoryReportSink } from "../../_helpers/memory_git.ts";
+import { MemoryLogger } from "../../_helpers/memory_logger.ts";
+import { type NativeSigner, nativeSigner } from "../../_helpers/native_ssh_signer.ts";
+import { onlyNodes, ROOT } from "../../_helpers/twin_world.ts";
+
+const PLAN = "talos-v1.14.2";
+const PLAN_PATH = `plans/${PLAN}.yaml`;
+
+interface LoopWorld {
+  readonly twin: InprocTwin;
+  readonly journal: Journal;
+  readonly source: MemoryPlanSource;
+  readonly sink: MemoryReportSink;
+  readonly log: MemoryLogger;
+  readonly people: Readonly<Record<"alice" | "bob" | "carol", NativeSigner>>;
+  /** The example plan cut to `worker-1`. */
+  readonly planText: string;
+  sign(text: string, who: ReadonlyArray<"alice" | "bob" | "carol">): Promise<string>;
+  /** A reconciler over this world (a second one is a controller restart). */
+  reconciler(owner?: string): Promise<Reconciler>;
+  installs(): number;
+  close(): Promise<void>;
+}
+
+async function startLoopWorld(): Promise<LoopWorld> {
+  const twin = startInprocTwin({ description: await homeOps() });
+  const journal = await openJournal({
+    url: ":memory:",
+    ids: counterIds("r"),
+    nowMs: twin.clock.now(),
+  });
+  const source = new MemoryPlanSource("main", () => twin.clock.now());
+  const files: Record<string, string> = { "README.md": "# plans\n" };
+  for (
+    const f of ["catalogue/talos.yaml", "policies/home-ops.yaml", "evidence/upgrade-order.yaml"]
+  ) {
+    files[f] = await Deno.readTextFile(join(ROOT, f));
+  }
+  await source.commit("main", files);
+  const sink = new MemoryReportSink();
+  const log = new MemoryLogger();
+  const people = {
+    alice: await nativeSigner("alice@example.com"),
+    bob: await nativeSigner("bob@example.com"),
+    carol: await nativeSigner("carol@example.com"),
+  };
+  const allowed = Object.values(people).map((p) => p.allowedSignersLine).join("\n") + "\n";
+  const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
+  const planText = onlyNodes("worker-1")(await Deno.readTextFile(join(ROOT, PLAN_PATH)));
+  const stopper = new AbortController();
+  return {
+    twin,
+    journal,
+    source,
+    sink,
+    log,
+    people,
+    planText,
+    async sign(text, who) {
+      let out = "";
+      for (const p of who) out += await people[p].sign(new TextEncoder().encode(text));
+      return out;
+    },
+    reconciler: (owner = "ctl_loop") =>
+      Reconciler.create({
+        source,
+        sink,
+        journal,
+        executor: planExecutor({
+          journal,
+          cluster: { kube: twin.kube, talos: twin.talos, close: () => {} },
+          policy,
+          clock: twin.clock,
+          timeoutClock: twin.timeoutClock,
+          log,
+          owner,
+          callTimeoutMs: (ms) => ms,
+          pollIntervalMs: 5_000,
+          roundIntervalMs: 30_000,
+        }),
+        renderer: reconcileReports(),
+        trust: { load: () => Promise.resolve(parseAllowedSigners(allowed, "allowed_signers")) },
+        wakeup: { wait: () => Promise.resolve("stop") },
+        clock: twin.clock,
+        log,
+        watchedBranch: "main",
+        isPlanBranch: (b) => b.startsWith("plan/"),
+        reportBranch: "reports",
+        requiredApprovals: 1,
+        pollIntervalMs: 30_000,
+        signal: stopper.signal,
+      }),
+    installs: () => twin.talos.stats.mutating["LifecycleService/Upgrade"] ?? 0,
+    async close() {
+      stopper.abort();
+      twin.stop();
+      await journal.close();
+    },
+  };
+}
+
+/** Merges the plan (and its signatures, if any) onto main. */
+async function merge(w: LoopWorld, text: string, sig?: string): Promise<string> {
+  return await w.source.commit("main", {
+    [PLAN_PATH]: text,
+    [`${PLAN_PATH}.sig`]: sig ?? null,
+  });
+}
+
+Deno.test("reconciler (in process): a merged, signed plan executes once, across cycles and a restart", async () => {
+  const w = await startLoopWorld();
+  try {
+    await merge(w, w.planText, await w.sign(w.planText, ["alice", "bob"]));
+    const r = await w.reconciler();
+    await r.cycle();
+    await r.settled();
+    assertEquals(r.finished().map((x) => [x.plan, x.end.state, x.outcome]), [
+      [PLAN, "completed", "completed"],
+    ]);
+    assertEquals(w.installs(), 1);
+    assertEquals(w.twin.cluster.nodes.get("worker-1")!.runningVersion, "v1.14.2");
+    // The next cycle sees the same plan: nothing more runs.
+    await r.cycle();
+    await r.settled();
+    assertEquals(r.finished().length, 1);
+    // A restarted controller binds the same digest and finds the node's operation completed.
+    const again = await w.reconciler("ctl_restarted");
+    await again.cycle();
+    await again.settled();
+    assertEquals(again.finished().map((x) => x.end.state), ["completed"]);
+    assertEquals(w.installs(), 1, "no second install");
+    const ops = await w.journal.listOperations();
+    assertEquals(ops.map((o) => [o.machine, o.state]), [["worker-1", "completed"]]);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("reconciler (in process): a plan changed after approval is refused (PlanChangedAfterApproval) and never runs", async () => {
+  const w = await startLoopWorld();
+  try {
+    await merge(w, w.planText, await w.sign(w.planText, ["alice", "bob"]));
+    const r = await w.reconciler();
+    await r.cycle();
+    await r.settled();
+    assertEquals(w.installs(), 1);
+    // The same name, different bytes, signed again by the same people: still refused.
+    const changed = w.planText.replace("retry:\n    maxAttempts: 3", "retry:\n    maxAttempts: 2");
+    assert(changed !== w.planText);
+    await merge(w, changed, await w.sign(changed, ["alice", "bob"]));
+    await r.cycle();
+    await r.settled();
+    assertEquals(r.finished().length, 1, "nothing more executed");
+    const preview = w.sink.files.get(`reports/${PLAN}/preview.md`) ?? "";
+    assert(preview.includes("PlanChangedAfterApproval"), preview.slice(0, 400));
+    const refused = w.log.entries.filter((e) => e.msg === "merged plan refused");
+    assertEquals(refused.map((e) => e.fields["reason"]), ["PlanChangedAfterApproval"]);
+    assertEquals(w.installs(), 1);
+    assertEquals((await w.journal.listOperations()).length, 1);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("reconciler (in process): an unsigned or under-approved merged plan is refused, bound nowhere, executed never", async () => {
+  const w = await startLoopWorld();
+  try {
+    await merge(w, w.planText);
+    const r = await w.reconciler();
+    await r.cycle();
+    await r.settled();
+    // The author alone is not enough either: one approver besides the author is required.
+    await merge(w, w.planText, await w.sign(w.planText, ["alice"]));
+    await r.cycle();
+    await r.settled();
+    const refusals = w.log.entries.filter((e) => e.msg === "merged plan refused");
+    assertEquals(refusals.map((e) => e.fields["reason"]), [
+      "SignatureMissing",
+      "ApprovalsInsufficient",
+    ]);
+    assertEquals(r.finished().length, 0);
+    assertEquals(await w.journal.getPlan(refusals[0]!.fields["planDigest"] as string), undefined);
+    assertEquals((await w.journal.listOperations()).length, 0);
+    assertEquals(w.twin.talos.stats.totalMutating + w.twin.kube.stats.mutating, 0);
+    const preview = w.sink.files.get(`reports/${PLAN}/preview.md`) ?? "";
+    assert(/refused/i.test(preview), preview.slice(0, 400));
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("reconciler (in process): the execution report is published at milestones, not at every round", async () => {
+  const w = await startLoopWorld();
+  try {
+    const two = onlyNodes("worker-1", "worker-2")(await Deno.readTextFile(join(ROOT, PLAN_PATH)));
+    await merge(w, two, await w.sign(two, ["alice", "carol"]));
+    const r = await w.reconciler();
+    await r.cycle();
+    await r.settled();
+    assertEquals(r.finished().map((x) => x.outcome), ["completed"]);
+    const executions = w.sink.commits.filter((c) =>
+      c.documents.some((d) => d.kind === "execution")
+    );
+    // One commit when the run starts, one as each node's operation settles, one at the end;
+    // the health rounds and in-flight moves between them publish nothing.
+    assertEquals(executions.map((c) => c.message.replace(`cairn: execution of ${PLAN}: `, "")), [
+      "running",
+      "running",
+      "running",
+      "completed",
+    ]);
+    const rounds = (await w.journal.exportAll())["health_rounds"]?.length ?? 0;
+    assert(rounds > executions.length, `${rounds} rounds, ${executions.length} commits`);
+    const bodies = executions.map((c) => c.documents[0]!.markdown);
+    assertEquals(new Set(bodies).size, bodies.length, "every commit changed the report");
+    const report = w.sink.files.get(`reports/${PLAN}/execution.md`)!;
+    assert(report.includes("worker-1") && report.includes("worker-2"), report.slice(0, 400));
+  } finally {
+    await w.close();
+  }
+});
