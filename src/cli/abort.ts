@@ -13,13 +13,12 @@ export interface AbortEffect {
   readonly note: string;
 }
 
-/** Finds a plan by name or digest through the journal's export (the port has no plan listing). */
+/** Finds a plan by name or digest among the journal's recorded plans. */
 async function resolvePlan(
   journal: Journal,
   ref: string,
 ): Promise<{ digest: string; name: string }> {
-  const rows = ((await journal.exportAll())["plans"] ?? []) as { digest: string; name: string }[];
-  const hit = rows.find((p) => p.digest === ref || p.name === ref);
+  const hit = (await journal.listPlans()).find((p) => p.digest === ref || p.name === ref);
   if (!hit) {
     throw new CairnError({
       reason: "OperationNotFound",

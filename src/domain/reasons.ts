@@ -1259,6 +1259,20 @@ export const REASONS = [
     meaning: "The journal shows a safeguard that did not hold during execution.",
   },
   {
+    code: "SafeguardUnreadable",
+    area: "reconcile",
+    retry: "wait",
+    meaning:
+      "The evidence a safeguard row needs was unreadable or missing from a deciding round; the row does not pass.",
+  },
+  {
+    code: "PreviewWriteRefused",
+    area: "reconcile",
+    retry: "never",
+    meaning:
+      "The preview tried a cluster mutation; the read-only guard refused it before anything was sent, and the preview fails its read-only row.",
+  },
+  {
     code: "PlanNotApproved",
     area: "reconcile",
     retry: "never",

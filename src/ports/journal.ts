@@ -18,6 +18,7 @@ import type {
   ResponseClass,
 } from "../domain/operation.ts";
 import type { IdSource } from "./clock.ts";
+import type { JournalHistory } from "./journal_history.ts";
 
 /** Who acted: a controller instance or a human with a role. */
 export interface Actor {
@@ -216,6 +217,11 @@ export interface PhaseInput {
 /** One bound health check's result. */
 export interface HealthResultInput {
   readonly binding: string;
+  /**
+   * The reader that produced the result (its kind, and for `kube-object` the selected
+   * group/version and kind), so reports map it to the safeguard row it evaluates.
+   */
+  readonly reader?: string;
   readonly outcome: "pass" | "fail" | "unreadable";
   readonly reason: string;
   readonly objectUid?: string;
@@ -317,8 +323,8 @@ export interface OperationDetail {
   readonly events: readonly JournalEvent[];
 }
 
-/** The journal port. */
-export interface Journal {
+/** The journal port; its typed read side for reports and status is `JournalHistory`. */
+export interface Journal extends JournalHistory {
   /** The current epoch and whether the installation is in recovery mode. */
   installation(): Promise<{ epoch: string; recoveryMode: boolean; schemaVersion: number }>;
 
@@ -395,7 +401,7 @@ export interface Journal {
   events(afterSeq?: number): Promise<JournalEvent[]>;
   /** Recomputes the hash chain from the first row. */
   verifyChain(): Promise<ChainCheck>;
-  /** Every table as plain rows, for `cairn journal export`. */
+  /** Every table as plain rows, for `cairn journal export` only: reports read `planHistory`. */
   exportAll(): Promise<Record<string, unknown[]>>;
   close(): Promise<void>;
 }

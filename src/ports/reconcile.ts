@@ -11,6 +11,7 @@ import type { Plan } from "../domain/plan/schema.ts";
 import type { ParsedPlan } from "../domain/plan/parse.ts";
 import type { AllowedSigners } from "../domain/trust/allowed_signers.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
+import type { PlanHistory } from "./journal_history.ts";
 
 /** A reason with its message and, when known, where. */
 export interface ReasonNote {
@@ -96,6 +97,8 @@ export interface LiveHealthRound {
   readonly verdict: "pass" | "fail" | "unreadable";
   readonly results: ReadonlyArray<{
     readonly binding: string;
+    /** The reader label (`readerLabel`), which maps the result to its safeguard row. */
+    readonly reader?: string;
     readonly verdict: "pass" | "fail" | "unreadable";
     readonly reason?: string;
     readonly evidence: string;
@@ -140,8 +143,8 @@ export interface ExecutionEnd {
 /** An execution report to render from journal records. */
 export interface ExecutionFacts {
   readonly facts: PlanFacts;
-  /** `Journal.exportAll()` rows. */
-  readonly journal: Readonly<Record<string, readonly unknown[]>>;
+  /** The plan's typed history from the journal; absent before the plan was recorded. */
+  readonly history: PlanHistory | undefined;
   readonly head: { readonly hash: string; readonly events: number };
   readonly generatedAt: number;
   readonly end?: ExecutionEnd;

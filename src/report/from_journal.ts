@@ -1,12 +1,14 @@
 /**
- * Builds the execution report's model from journal records. Pure and deterministic: the same
- * rows, head and `generatedAt` give the same model (and so the same report bytes). Everything
- * shown comes from the journal; the caller adds only what the journal does not hold (plan
- * identity from Git and the trust root, node roles from the plan, the render time).
+ * Builds the execution report's model from the journal's typed history of one plan. Pure and
+ * deterministic: the same history, head and `generatedAt` give the same model (and so the same
+ * report bytes). The rows are judged in the domain (`domain/safeguards/`); this module lays out
+ * the timeline and accounting and takes the headline the rows allow.
  */
-import { type Phase, PHASES, type ResponseClass } from "../domain/operation.ts";
-import type { JournalRows, OperationRow, PhaseRow } from "./journal_rows.ts";
-import { journalSafeguards } from "./journal_safeguards.ts";
+import { type Phase, PHASES } from "../domain/operation.ts";
+import { judgeExecution, type PlannedHop } from "../domain/safeguards/judge_execution.ts";
+import { completeRows } from "../domain/safeguards/result.ts";
+import { executionVerdict } from "../domain/safeguards/verdict.ts";
+import type { OperationHistory, PlanHistory } from "../ports/journal_history.ts";
 import type {
   AttemptAccount,
   ExecutionOutcome,
@@ -37,9 +39,12 @@ export interface ExecutorEnd {
 
 /** Inputs of {@link executionReportFromJournal}. */
 export interface ExecutionReportInput {
-  readonly rows: JournalRows;
+  /** The plan's history; absent when the journal has not recorded the plan (yet). */
+  readonly history: PlanHistory | undefined;
   readonly identity: PlanIdentity;
   readonly nodes: readonly PlanNode[];
+  /** The plan's hops (version and pinned schematic), for the schematic row. */
+  readonly hops: readonly PlannedHop[];
   readonly head: JournalHead;
   readonly generatedAt: number;
   readonly end?: ExecutorEnd;
@@ -50,97 +55,89 @@ export interface ExecutionReportInput {
 
 const DEFAULT_COMPONENTS: readonly Component[] = ["talos"];
 
+const EMPTY: Omit<PlanHistory, "plan"> = {
+  operations: [],
+  healthRounds: [],
+  refusals: [],
+  evidenceChecks: [],
+  slot: [],
+};
+
 /** The execution report model of the plan `identity.digest`. */
 export function executionReportFromJournal(input: ExecutionReportInput): ExecutionReportModel {
-  const { rows, identity } = input;
-  const ops = rows.operations.filter((o) => o.plan_digest === identity.digest)
-    .slice().sort((a, b) => a.created_at_ms - b.created_at_ms || a.step.localeCompare(b.step));
-  const opIds = new Set(ops.map((o) => o.id));
-  const plan = rows.plans.find((p) => p.digest === identity.digest);
-  const startedAt = plan?.approved_at_ms ?? plan?.first_seen_at_ms ?? input.generatedAt;
-  const rounds = planRounds(input, ops, opIds, startedAt);
-  const nodes = input.nodes.map((n) => nodeTimeline(n, ops, input.rows, rounds));
-  const attempts = attemptAccounts(rows, ops);
+  const { identity } = input;
+  const h = input.history;
+  const ops = (h?.operations ?? []).slice()
+    .sort((a, b) => a.createdAtMs - b.createdAtMs || a.step.localeCompare(b.step));
+  const startedAt = h?.plan.approvedAtMs ?? h?.plan.firstSeenAtMs ?? input.generatedAt;
+  const rounds = planRounds(h?.healthRounds ?? [], ops);
+  const nodes = input.nodes.map((n) => nodeTimeline(n, ops, rounds));
+  const attempts = attemptAccounts(ops);
   const outcome = executionOutcome(nodes, input.end);
   const lastAt = lastActivity(nodes, rounds, startedAt);
-  const derived = journalSafeguards({ ops, rows, rounds, nodes: input.nodes });
+  const judged = h
+    ? judgeExecution({ ...EMPTY, ...h, operations: ops, hops: input.hops })
+    : judgeExecution({
+      plan: { approvedAtMs: null, steps: [] },
+      ...EMPTY,
+      hops: input.hops,
+    });
+  const safeguards = completeRows(input.planSafeguards ?? [], judged);
+  const { verdict, gaps } = executionVerdict(outcome, safeguards);
   return {
     plan: identity,
     generatedAt: input.generatedAt,
     reasons: outcomeReasons(nodes, input.end),
-    safeguards: mergeSafeguards(input.planSafeguards ?? [], derived),
+    safeguards,
     sourceChecks: [],
     assertions: [],
     healthRounds: rounds,
     components: input.components ?? DEFAULT_COMPONENTS,
     outcome,
+    verdict,
+    gaps,
     startedAt,
     ...(outcome === "running" ? {} : { finishedAt: lastAt }),
     nodes,
     attempts,
-    recoveries: recoveries(rows, ops),
+    recoveries: recoveries(ops),
     journal: input.head,
   };
 }
 
-function byTime<T extends { readonly at_ms: number }>(a: T, b: T): number {
-  return a.at_ms - b.at_ms;
-}
-
-/** Health rounds of this plan: those of its operations, and gate rounds within its span. */
+/** Health rounds of this plan, each attributed to the node it gated, verified or post-gated. */
 function planRounds(
-  input: ExecutionReportInput,
-  ops: readonly OperationRow[],
-  opIds: ReadonlySet<string>,
-  startedAt: number,
+  rounds: PlanHistory["healthRounds"],
+  ops: readonly OperationHistory[],
 ): HealthRound[] {
-  const { rows, identity } = input;
-  const results = new Map<string, HealthRound["results"][number][]>();
-  for (const r of rows.health_results.slice().sort((a, b) => a.idx - b.idx)) {
-    const list = results.get(r.round_id) ?? [];
-    list.push({
-      binding: r.binding,
-      verdict: checkVerdict(r.outcome),
-      ...(r.outcome === "pass" ? {} : { reason: r.reason }),
-      evidence: `${r.reason}; ${r.object_uid ?? "no object"}` +
-        (r.resource_version ? ` rv ${r.resource_version}` : ""),
-    });
-    results.set(r.round_id, list);
-  }
   const machineOf = new Map(ops.map((o) => [o.id, o.machine]));
-  return rows.health_rounds
-    .filter((h) =>
-      h.operation_id !== null
-        ? opIds.has(h.operation_id)
-        : h.cluster === identity.cluster && h.started_at_ms >= startedAt && h.purpose === "gate"
-    )
-    .slice().sort((a, b) =>
-      a.started_at_ms - b.started_at_ms || a.finished_at_ms - b.finished_at_ms
-    )
-    .map((h): HealthRound => {
-      const node = h.operation_id
-        ? machineOf.get(h.operation_id)
-        : ops.find((o) => o.created_at_ms >= h.finished_at_ms)?.machine;
+  return rounds
+    .filter((r) => r.operationId !== null ? machineOf.has(r.operationId) : r.purpose === "gate")
+    .map((r): HealthRound => {
+      const node = r.operationId
+        ? machineOf.get(r.operationId)
+        : ops.find((o) => o.createdAtMs >= r.finishedAtMs)?.machine;
       return {
-        id: h.id,
-        purpose: h.purpose === "preview" ? "preflight" : h.purpose as HealthRound["purpose"],
+        id: r.id,
+        purpose: r.purpose === "preview" ? "preflight" : r.purpose,
         ...(node ? { node } : {}),
-        startedAt: h.started_at_ms,
-        endedAt: h.finished_at_ms,
-        verdict: checkVerdict(h.verdict),
-        results: results.get(h.id) ?? [],
+        startedAt: r.startedAtMs,
+        endedAt: r.finishedAtMs,
+        verdict: r.verdict,
+        results: r.results.map((x) => ({
+          binding: x.binding,
+          verdict: x.outcome,
+          ...(x.outcome === "pass" ? {} : { reason: x.reason }),
+          evidence: `${x.reason}; ${x.objectUid ?? "no object"}` +
+            (x.resourceVersion ? ` rv ${x.resourceVersion}` : ""),
+        })),
       };
     });
 }
 
-function checkVerdict(v: string): "pass" | "fail" | "unreadable" {
-  return v === "pass" || v === "fail" ? v : "unreadable";
-}
-
 /** First and last moment each phase was active for one operation. */
 function phaseMoments(
-  op: OperationRow,
-  rows: JournalRows,
+  op: OperationHistory,
   rounds: readonly HealthRound[],
 ): Map<Phase, { first: number; last: number }> {
   const m = new Map<Phase, { first: number; last: number }>();
@@ -152,15 +149,14 @@ function phaseMoments(
       last: Math.max(cur?.last ?? at, at),
     });
   };
-  const phases: PhaseRow[] = rows.phases.filter((p) => p.operation_id === op.id);
-  for (const p of phases.sort(byTime)) touch(p.phase, p.at_ms);
-  for (const a of rows.attempts.filter((a) => a.operation_id === op.id)) {
-    touch(a.phase, a.sent_at_ms);
-    if (a.response_at_ms !== null) touch(a.phase, a.response_at_ms);
+  for (const p of op.phases.slice().sort((a, b) => a.atMs - b.atMs)) touch(p.phase, p.atMs);
+  for (const a of op.attempts) {
+    touch(a.phase, a.sentAtMs);
+    if (a.response !== null) touch(a.phase, a.response.atMs);
   }
   const opRounds = rounds.filter((r) => r.node === op.machine);
   for (const r of opRounds) {
-    if (r.purpose === "gate" && r.endedAt <= op.created_at_ms) {
+    if (r.purpose === "gate" && r.endedAt <= op.createdAtMs) {
       if (!opRounds.some((o) => o.purpose === "gate" && o.startedAt > r.startedAt)) {
         touch("gate", r.startedAt);
         touch("gate", r.endedAt);
@@ -176,100 +172,76 @@ function phaseMoments(
 /** Phases of one operation laid end to end: a phase lasts until the next one starts. */
 function nodeTimeline(
   n: PlanNode,
-  ops: readonly OperationRow[],
-  rows: JournalRows,
+  ops: readonly OperationHistory[],
   rounds: readonly HealthRound[],
 ): NodeTimeline {
   const op = ops.find((o) => o.machine === n.name);
   if (!op) return { node: n.name, role: n.role, state: "pending", phases: [] };
-  const moments = [...phaseMoments(op, rows, rounds)]
+  const moments = [...phaseMoments(op, rounds)]
     .sort((a, b) => a[1].first - b[1].first || PHASES.indexOf(a[0]) - PHASES.indexOf(b[0]));
   const live = ["committed", "sending", "verifying"].includes(op.state);
   const spans = moments.map(([phase, t], i): PhaseSpan => {
     const next = moments[i + 1];
     const isLast = next === undefined;
-    const outcome = phaseOutcome(op, phase, isLast, rows);
+    const outcome = phaseOutcome(op, phase, isLast);
     const endedAt = Math.max(t.last, next?.[1].first ?? t.last);
     return isLast && live
       ? { phase, startedAt: t.first, outcome: "running" }
       : { phase, startedAt: t.first, endedAt, outcome };
   });
-  const note = transitionReason(rows, op);
+  const note = op.transitions.at(-1)?.reason || undefined;
   return {
     node: n.name,
     role: n.role,
-    state: op.state as NodeTimeline["state"],
+    state: op.state,
     phases: spans,
     ...(note && op.state !== "completed" ? { note } : {}),
   };
 }
 
-function phaseOutcome(
-  op: OperationRow,
-  phase: Phase,
-  isLast: boolean,
-  rows: JournalRows,
-): PhaseOutcome {
-  const attempts = rows.attempts.filter((a) => a.operation_id === op.id && a.phase === phase);
-  const last = attempts[attempts.length - 1];
-  if (last && last.accounted_by === null) return "unresolved";
-  if (last && last.response_class !== "accepted") return "failed";
+function phaseOutcome(op: OperationHistory, phase: Phase, isLast: boolean): PhaseOutcome {
+  const last = op.attempts.filter((a) => a.phase === phase).at(-1);
+  if (last && last.accountedBy === null) return "unresolved";
+  if (last && last.response?.class !== "accepted") return "failed";
   if (!isLast) return "ok";
   if (op.state === "unresolved") return "unresolved";
   if (op.state === "failed" || op.state === "rejected") return "failed";
   return "ok";
 }
 
-/** The reason of the operation's latest transition, from the hash-chained timeline. */
-function transitionReason(rows: JournalRows, op: OperationRow): string | undefined {
-  const ev = rows.events.filter((e) => e.operation_id === op.id && e.kind === "transition")
-    .sort((a, b) => a.seq - b.seq).pop();
-  if (!ev) return undefined;
-  try {
-    const body = JSON.parse(ev.body) as { reason?: unknown };
-    return typeof body.reason === "string" ? body.reason : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function attemptAccounts(rows: JournalRows, ops: readonly OperationRow[]): AttemptAccount[] {
+function attemptAccounts(ops: readonly OperationHistory[]): AttemptAccount[] {
   return ops.flatMap((op) => {
-    const intents = rows.phases.filter((p) => p.operation_id === op.id && p.kind === "intent");
-    return rows.attempts.filter((a) => a.operation_id === op.id)
-      .slice().sort((a, b) => a.number - b.number)
+    const intents = op.phases.filter((p) => p.kind === "intent");
+    return op.attempts.slice().sort((a, b) => a.number - b.number)
       .map((a): AttemptAccount => {
-        const intent = intents.filter((p) => p.phase === a.phase && p.at_ms <= a.sent_at_ms)
-          .sort(byTime).pop();
+        const intent = intents.filter((p) => p.phase === a.phase && p.atMs <= a.sentAtMs)
+          .sort((x, y) => x.atMs - y.atMs).at(-1);
         return {
           node: op.machine,
-          phase: a.phase as Phase,
+          phase: a.phase,
           attempt: a.number,
-          intentAt: intent?.at_ms ?? a.sent_at_ms,
-          sentAt: a.sent_at_ms,
-          transportDeadline: a.transport_deadline_ms,
-          verificationDeadline: a.verification_deadline_ms,
-          responseClass: a.response_class as ResponseClass | null,
-          accountedBy: a.accounted_by === "response" || a.accounted_by === "recovery"
-            ? a.accounted_by
-            : null,
-          ...(a.response_detail ? { detail: a.response_detail } : {}),
+          intentAt: intent?.atMs ?? a.sentAtMs,
+          sentAt: a.sentAtMs,
+          transportDeadline: a.transportDeadlineMs,
+          verificationDeadline: a.verificationDeadlineMs,
+          responseClass: a.response?.class ?? null,
+          accountedBy: a.accountedBy,
+          ...(a.response?.detail ? { detail: a.response.detail } : {}),
         };
       });
   });
 }
 
-function recoveries(rows: JournalRows, ops: readonly OperationRow[]): RecoveryDecision[] {
-  const machineOf = new Map(ops.map((o) => [o.id, o.machine]));
-  return rows.recoveries.filter((r) => machineOf.has(r.operation_id))
-    .slice().sort(byTime)
-    .map((r) => ({
-      at: r.at_ms,
-      node: machineOf.get(r.operation_id)!,
+function recoveries(ops: readonly OperationHistory[]): RecoveryDecision[] {
+  return ops.flatMap((op) =>
+    op.recoveries.map((r) => ({
+      at: r.atMs,
+      node: op.machine,
       decision: r.kind,
       actor: r.actor,
       evidence: r.explanation ? `${r.evidence} (${r.explanation})` : r.evidence,
-    }));
+    }))
+  ).sort((a, b) => a.at - b.at);
 }
 
 function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutorEnd): ExecutionOutcome {
@@ -278,7 +250,7 @@ function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutorEnd): Ex
   if (states.has("failed")) return "failed";
   if (states.has("rejected")) return "rejected";
   if (states.has("cancelled")) return "cancelled";
-  if (nodes.every((n) => n.state === "completed")) return "completed";
+  if (nodes.length > 0 && nodes.every((n) => n.state === "completed")) return "completed";
   // Halted before creating an operation (a gate that never passed): nothing failed, nothing was
   // sent for that node; the rollout is held, and saying "failed" would claim more than we saw.
   if (end?.state === "halted") return "held";
@@ -311,12 +283,4 @@ function lastActivity(
   for (const n of nodes) for (const p of n.phases) last = Math.max(last, p.endedAt ?? p.startedAt);
   for (const r of rounds) last = Math.max(last, r.endedAt);
   return last;
-}
-
-function mergeSafeguards(
-  plan: readonly SafeguardResult[],
-  derived: readonly SafeguardResult[],
-): SafeguardResult[] {
-  const ids = new Set(derived.map((d) => d.id));
-  return [...plan.filter((p) => !ids.has(p.id)), ...derived];
 }

@@ -4,14 +4,20 @@
  * Every string field may come from the cluster, the plan or git and is escaped on output.
  */
 import type { OperationState, Phase, ResponseClass } from "../domain/operation.ts";
+import type { RowResult, RowVerdict } from "../domain/safeguards/result.ts";
+import type {
+  ExecutionVerdict,
+  OperationsOutcome,
+  PreviewVerdict as PreviewRowsVerdict,
+  RowGaps,
+} from "../domain/safeguards/verdict.ts";
 import type { Component } from "./rollback_caveats.ts";
-import type { SafeguardId } from "./safeguards.ts";
 
 /** Outcome of one read-only check. A timed-out or unavailable read is `unreadable`, never `fail`. */
 export type CheckVerdict = "pass" | "fail" | "unreadable";
 
 /** A safeguard row's verdict; `not-applicable` needs evidence saying why. */
-export type SafeguardVerdict = CheckVerdict | "not-applicable";
+export type SafeguardVerdict = RowVerdict;
 
 /** A reason code with its human message (and where, when known). */
 export interface ReasonLine {
@@ -50,12 +56,7 @@ export interface PlanIdentity {
 }
 
 /** One safeguard row's result; rows without a result render as "not evaluated". */
-export interface SafeguardResult {
-  readonly id: SafeguardId;
-  readonly verdict: SafeguardVerdict;
-  readonly evidence: string;
-  readonly reason?: string;
-}
+export type SafeguardResult = RowResult;
 
 /** One pinned-source tuple's hash check. */
 export interface SourceCheck {
@@ -174,31 +175,33 @@ interface ReportCommon {
   readonly journal?: JournalHead;
 }
 
-/** Verdict of a preview: can reviewers approve this plan as it stands? */
-export type PreviewVerdict = "ready" | "refused" | "held";
+/** Verdict of a preview: can reviewers approve this plan as it stands? Follows from the rows. */
+export type PreviewVerdict = PreviewRowsVerdict;
 
 /** Input of `renderPreviewReport`. */
 export interface PreviewReportModel extends ReportCommon {
   readonly verdict: PreviewVerdict;
+  /** The P-placed rows that did not pass (the headline names them). */
+  readonly gaps: RowGaps;
   readonly rollout: readonly PlannedStep[];
   /** Cluster writes the preview made (must be 0) and how that was established. */
   readonly writes: { readonly count: number; readonly evidence: string };
 }
 
-/** Outcome of an execution so far. */
-export type ExecutionOutcome =
-  | "running"
-  /** The rollout stopped before the next node's commitment (a gate that never passed): nothing was sent for it. */
-  | "held"
-  | "completed"
-  | "failed"
-  | "unresolved"
-  | "rejected"
-  | "cancelled";
+/**
+ * Outcome of the operations so far (`held`: the rollout stopped before the next node's
+ * commitment, nothing was sent for it).
+ */
+export type ExecutionOutcome = OperationsOutcome;
 
 /** Input of `renderExecutionReport`. */
 export interface ExecutionReportModel extends ReportCommon {
+  /** How the operations ended, by ER's rules. */
   readonly outcome: ExecutionOutcome;
+  /** The headline: the outcome, held below `completed` by any row that did not pass. */
+  readonly verdict: ExecutionVerdict;
+  /** The applicable rows that did not pass (the headline names them). */
+  readonly gaps: RowGaps;
   readonly startedAt: number;
   readonly finishedAt?: number;
   readonly nodes: readonly NodeTimeline[];

@@ -17,7 +17,6 @@ import type {
 import { evidenceReadingRows, evidenceReasonLines } from "./evidence_reading.ts";
 import type { EvidenceRows } from "./from_evidence.ts";
 import { executionReportFromJournal, type PlanNode } from "./from_journal.ts";
-import { journalRows } from "./journal_rows.ts";
 import type {
   ExecutionReportModel,
   HealthRound,
@@ -31,7 +30,11 @@ import type {
 import { renderExecutionReport } from "./render_execution.ts";
 import { renderPreviewReport } from "./render_preview.ts";
 import type { Component } from "./rollback_caveats.ts";
-import { type SafeguardId, SAFEGUARDS } from "./safeguards.ts";
+import type { PlannedHop } from "../domain/safeguards/judge_execution.ts";
+import { judgePreview } from "../domain/safeguards/judge_preview.ts";
+import { completeRows } from "../domain/safeguards/result.ts";
+import { isSafeguardId, type SafeguardId } from "../domain/safeguards/table.ts";
+import { previewVerdict } from "../domain/safeguards/verdict.ts";
 
 /** Plan-check reason codes behind each plan-time safeguard row. */
 const PLAN_ROWS: ReadonlyArray<readonly [SafeguardId, readonly string[]]> = [
@@ -52,17 +55,41 @@ export function reconcileReports(): ReportRenderer {
   };
 }
 
-/** The preview model of a plan as it stands on a branch. */
+/** The preview model of a plan as it stands on a branch; its verdict follows from the rows. */
 export function previewModel(f: PreviewFacts): PreviewReportModel {
   const { facts, live } = f;
   const evidence = boundEvidence(facts);
   const reads = live
     ? `built from Git, plan checks, the trust root and the evidence cache; on the cluster ${live.reads}`
     : "built from Git, plan checks, the trust root and the evidence cache; no cluster was contacted";
+  const writes = {
+    count: 0,
+    evidence: live
+      ? "the live checks issue only Talos Version and Kubernetes get/list/watch"
+      : "it reads Git and the trust root only; no cluster connection is opened",
+  };
+  const safeguards = completeRows(
+    planSafeguards(facts),
+    judgePreview({
+      connected: live !== undefined,
+      live: liveSafeguards(live),
+      rounds: (live?.healthRounds ?? []).map((r) => ({
+        verdict: r.verdict,
+        results: r.results.map((x) => ({
+          binding: x.binding,
+          reader: x.reader ?? null,
+          outcome: x.verdict,
+        })),
+      })),
+      writes: { count: writes.count, evidence: reads },
+    }),
+  );
+  const { verdict, gaps } = previewVerdict(f.verdict, safeguards);
   return {
     plan: identity(facts),
     generatedAt: f.generatedAt,
-    verdict: f.verdict,
+    verdict,
+    gaps,
     reasons: [
       ...facts.refusals.map((r) => ({ ...r })),
       ...(live?.reasons ?? []).map((r) => ({ ...r })),
@@ -70,10 +97,7 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
         !facts.refusals.some((r) => r.reason === l.reason)
       ),
     ],
-    safeguards: [
-      ...mergeSafeguards(planSafeguards(facts), live),
-      { id: "PreviewReadOnly", verdict: "pass", evidence: reads },
-    ],
+    safeguards,
     sourceChecks: evidence.sourceChecks,
     assertions: [...(live?.checks ?? []), ...evidence.assertions],
     healthRounds: (live?.healthRounds ?? []).map((r, k): HealthRound => ({
@@ -82,25 +106,26 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
       startedAt: r.startedAt,
       endedAt: r.endedAt,
       verdict: r.verdict,
-      results: r.results.map((x) => ({ ...x })),
+      results: r.results.map((x) => ({
+        binding: x.binding,
+        verdict: x.verdict,
+        ...(x.reason !== undefined ? { reason: x.reason } : {}),
+        evidence: x.evidence,
+      })),
     })),
     components: components(facts.plan),
     rollout: rollout(facts.plan),
-    writes: {
-      count: 0,
-      evidence: live
-        ? "the live checks issue only Talos Version and Kubernetes get/list/watch"
-        : "it reads Git and the trust root only; no cluster connection is opened",
-    },
+    writes,
   };
 }
 
-/** The execution model of a bound plan from journal rows. */
+/** The execution model of a bound plan from the journal's history of it. */
 export function executionModel(f: ExecutionFacts): ExecutionReportModel {
   const model = executionReportFromJournal({
-    rows: journalRows(f.journal),
+    history: f.history,
     identity: identity(f.facts),
     nodes: planNodes(f.facts.plan),
+    hops: planHops(f.facts.plan),
     head: { headHash: f.head.hash, eventCount: f.head.events },
     generatedAt: f.generatedAt,
     ...(f.end ? { end: f.end } : {}),
@@ -115,27 +140,18 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
   };
 }
 
-const SAFEGUARD_IDS: ReadonlySet<string> = new Set(SAFEGUARDS.map((r) => r.id));
-
-function isSafeguardId(id: string): id is SafeguardId {
-  return SAFEGUARD_IDS.has(id);
-}
-
-/** Plan-check rows, then live rows for safeguards the plan checks did not already evaluate. */
-function mergeSafeguards(plan: SafeguardResult[], live?: LiveFindings): SafeguardResult[] {
-  const seen = new Set<string>(plan.map((r) => r.id));
-  const out = [...plan];
-  for (const r of live?.safeguards ?? []) {
-    if (!isSafeguardId(r.id) || seen.has(r.id)) continue;
-    seen.add(r.id);
-    out.push({
-      id: r.id,
-      verdict: r.verdict,
-      evidence: r.evidence,
-      ...(r.reason ? { reason: r.reason } : {}),
-    });
-  }
-  return out;
+/** Rows the live preview evaluated (ids it does not know are dropped). */
+function liveSafeguards(live?: LiveFindings): SafeguardResult[] {
+  return (live?.safeguards ?? []).flatMap((r): SafeguardResult[] =>
+    isSafeguardId(r.id)
+      ? [{
+        id: r.id,
+        verdict: r.verdict,
+        evidence: r.evidence,
+        ...(r.reason ? { reason: r.reason } : {}),
+      }]
+      : []
+  );
 }
 
 /**
@@ -218,6 +234,11 @@ function planRows(found: ReadonlySet<string>): SafeguardResult[] {
       ? { id, verdict: "fail", evidence: `plan checks found ${hit.join(", ")}`, reason: hit[0]! }
       : { id, verdict: "pass", evidence: `plan checks found none of ${reasons.join(", ")}` };
   });
+}
+
+function planHops(plan: Plan | undefined): PlannedHop[] {
+  if (plan?.kind !== "TalosUpgrade") return [];
+  return plan.spec.hops.map((h) => ({ to: h.to, schematic: h.installer.schematic }));
 }
 
 function planNodes(plan: Plan | undefined): PlanNode[] {

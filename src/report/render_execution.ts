@@ -7,13 +7,15 @@ import { countBy, duration, iso, omittedLine, pick, text } from "./format.ts";
 import {
   type AttemptAccount,
   DEFAULT_LIMITS,
-  type ExecutionOutcome,
   type ExecutionReportModel,
   type RecoveryDecision,
   type RenderLimits,
 } from "./model.ts";
+import type { ExecutionVerdict } from "../domain/safeguards/verdict.ts";
 import {
   caveatSection,
+  gapList,
+  gapSentence,
   healthSection,
   identitySection,
   journalSection,
@@ -23,11 +25,16 @@ import {
 } from "./sections.ts";
 import { ganttChart, nodeDetails, nodeTable } from "./timeline.ts";
 
-const HEADLINE: Readonly<Record<ExecutionOutcome, string>> = {
+const HEADLINE: Readonly<Record<ExecutionVerdict, string>> = {
   running: "RUNNING: the rollout is in progress.",
   held:
     "HELD: the rollout stopped before the next node's commitment; nothing was sent to that node.",
-  completed: "COMPLETED: every node step is accounted for and its postconditions hold.",
+  completed:
+    "COMPLETED: every node step is accounted for, its postconditions hold, and every applicable safeguard row passed.",
+  unverified:
+    "COMPLETED, NOT VERIFIED: every node step is accounted for and its postconditions hold, but not every applicable safeguard row was seen to pass:",
+  "safeguard-failed":
+    "SAFEGUARD FAILED: every node step completed, but the journal shows a safeguard that did not hold:",
   failed: "FAILED: a completion observation contradicts the plan's postconditions.",
   unresolved:
     "UNRESOLVED: an attempt is unaccounted or evidence is missing; the scope stays held until someone resolves it.",
@@ -41,11 +48,13 @@ export function renderExecutionReport(
   limits: RenderLimits = DEFAULT_LIMITS,
 ): string {
   const now = model.generatedAt;
+  const gaps = gapSentence(model.gaps);
   const lines = [
     `# Execution report: ${escapeText(model.plan.name)}`,
     "",
-    `**Verdict: ${HEADLINE[model.outcome]}**`,
+    `**Verdict: ${headline(model.verdict, gaps)}**`,
     "",
+    ...(gaps ? [...gapList(model.gaps, limits), ""] : []),
     ...(model.reasons.length ? [...reasonList(model.reasons, limits), ""] : []),
     ...summaryTable(model),
     "",
@@ -75,6 +84,13 @@ export function renderExecutionReport(
     `_Rendered by cairn at ${iso(now)} from the journal records named above._`,
   ];
   return `${collapseBlankLines(lines).join("\n")}\n`;
+}
+
+/** The verdict's words, naming the rows that keep it from a clean verdict. */
+function headline(verdict: ExecutionVerdict, gaps: string): string {
+  const words = HEADLINE[verdict];
+  if (!gaps) return words;
+  return words.endsWith(":") ? `${words} ${gaps}.` : `${words} Safeguard ${gaps}.`;
 }
 
 function summaryTable(m: ExecutionReportModel): string[] {

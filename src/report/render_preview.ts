@@ -14,6 +14,8 @@ import {
 import { collapseBlankLines } from "./render_execution.ts";
 import {
   caveatSection,
+  gapList,
+  gapSentence,
   healthSection,
   identitySection,
   journalSection,
@@ -23,7 +25,10 @@ import {
 } from "./sections.ts";
 
 const HEADLINE: Readonly<Record<PreviewVerdict, string>> = {
-  ready: "READY FOR APPROVAL: every plan-time safeguard passed on current evidence.",
+  ready:
+    "READY FOR APPROVAL: every plan-time (P) safeguard row was evaluated on current evidence and passed.",
+  "not-ready":
+    "NOT READY: the plan's checks passed, but not every plan-time (P) safeguard row was seen to pass:",
   refused: "REFUSED: this plan cannot be executed as written.",
   held: "HELD: evidence is missing or unreadable; the plan waits until it can be checked.",
 };
@@ -38,11 +43,19 @@ export function renderPreviewReport(
     : `**The preview made ${model.writes.count} writes to the cluster** (${
       escapeText(model.writes.evidence)
     }); a preview must make none.`;
+  const gaps = gapSentence(model.gaps);
+  const words = HEADLINE[model.verdict];
+  const verdict = !gaps
+    ? words
+    : words.endsWith(":")
+    ? `${words} ${gaps}.`
+    : `${words} Plan-time safeguard ${gaps}.`;
   const lines = [
     `# Preview report: ${escapeText(model.plan.name)}`,
     "",
-    `**Verdict: ${HEADLINE[model.verdict]}**`,
+    `**Verdict: ${verdict}**`,
     "",
+    ...(gaps ? [...gapList(model.gaps, limits), ""] : []),
     ...(model.reasons.length ? [...reasonList(model.reasons, limits), ""] : []),
     writes,
     "Approval authorises exactly the plan digest below; any change to the file is a new plan.",

@@ -12,16 +12,56 @@ import type {
   SafeguardVerdict,
   SourceCheck,
 } from "./model.ts";
+import type { RowGap, RowGaps } from "../domain/safeguards/verdict.ts";
 import { type Component, ROLLBACK_CAVEATS } from "./rollback_caveats.ts";
-import { SAFEGUARDS } from "./safeguards.ts";
+import { SAFEGUARDS } from "../domain/safeguards/table.ts";
 
 const VERDICT_WORD: Readonly<Record<SafeguardVerdict | "missing", string>> = {
   pass: "pass",
   fail: "**FAIL**",
   unreadable: "**unreadable**",
+  "not-evaluated": "**not evaluated**",
   "not-applicable": "not applicable",
   missing: "**not evaluated**",
 };
+
+const COUNT_WORD: Readonly<Record<SafeguardVerdict, string>> = {
+  pass: "pass",
+  fail: "fail",
+  unreadable: "unreadable",
+  "not-evaluated": "not evaluated",
+  "not-applicable": "not applicable",
+};
+
+/** `rows 10, 17 and 18` (or `row 10`). */
+function rowNumbers(gaps: readonly RowGap[]): string {
+  const n = gaps.map((g) => String(g.number));
+  const list = n.length > 1 ? `${n.slice(0, -1).join(", ")} and ${n.at(-1)}` : (n[0] ?? "");
+  return `${n.length > 1 ? "rows" : "row"} ${list}`;
+}
+
+/** What stands between the rows and a clean verdict: `rows 6 failed; rows 10 and 17 not evaluated`. */
+export function gapSentence(g: RowGaps): string {
+  return [
+    ...(g.failed.length ? [`${rowNumbers(g.failed)} failed`] : []),
+    ...byWord(g.unevaluated, "unreadable", "unreadable"),
+    ...byWord(g.unevaluated, "not-evaluated", "not evaluated"),
+  ].join("; ");
+}
+
+function byWord(gaps: readonly RowGap[], verdict: RowGap["verdict"], word: string): string[] {
+  const mine = gaps.filter((x) => x.verdict === verdict);
+  return mine.length ? [`${rowNumbers(mine)} ${word}`] : [];
+}
+
+/** The gap rows, one line each with the evidence that keeps them from passing. */
+export function gapList(g: RowGaps, lim: RenderLimits): string[] {
+  return [...g.failed, ...g.unevaluated].sort((a, b) => a.number - b.number).map((x) =>
+    `- Row ${x.number} ${codeSpan(x.id)} ${verdictWord(x.verdict)}: ${
+      text(x.evidence, lim.textMax)
+    }`
+  );
+}
 
 /** Verdict word for tables; failures and gaps stand out. */
 export function verdictWord(v: SafeguardVerdict | "missing"): string {
@@ -76,10 +116,8 @@ export function identitySection(plan: PlanIdentity): string[] {
 /** The safeguard table: every row of the safety model, in order. */
 export function safeguardSection(results: readonly SafeguardResult[], lim: RenderLimits): string[] {
   const byId = new Map(results.map((r) => [r.id, r]));
-  const counts = countBy(SAFEGUARDS, (s) => byId.get(s.id)?.verdict ?? "missing");
-  const summary = counts.map(([v, n]) => `${n} ${v === "missing" ? "not evaluated" : v}`).join(
-    ", ",
-  );
+  const counts = countBy(SAFEGUARDS, (s) => byId.get(s.id)?.verdict ?? "not-evaluated");
+  const summary = counts.map(([v, n]) => `${n} ${COUNT_WORD[v as SafeguardVerdict]}`).join(", ");
   const rows = SAFEGUARDS.map((s, i) => {
     const r = byId.get(s.id);
     const evidence = r

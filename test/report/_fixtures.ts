@@ -10,7 +10,8 @@ import type {
   PreviewReportModel,
   SafeguardResult,
 } from "../../src/report/model.ts";
-import { SAFEGUARDS } from "../../src/report/safeguards.ts";
+import { SAFEGUARDS } from "../../src/domain/safeguards/table.ts";
+import { executionVerdict, previewVerdict } from "../../src/domain/safeguards/verdict.ts";
 
 export const T0 = Date.UTC(2026, 9, 20, 9, 0, 0);
 const MIN = 60_000;
@@ -173,6 +174,7 @@ export function executionModel(count = 7): ExecutionReportModel {
     plan: PLAN,
     generatedAt: T0 + names.length * 15 * MIN,
     outcome: "unresolved",
+    ...executionVerdict("unresolved", safeguards()),
     reasons: [{
       reason: "AttemptUnaccounted",
       message: "the reboot request to the last node has no response",
@@ -224,7 +226,8 @@ export function previewModel(): PreviewReportModel {
   return {
     plan: { ...PLAN, branch: "plan/talos-v1.14.2" },
     generatedAt: T0,
-    verdict: "ready",
+    // The verdict follows from the rows: row 18 is unreadable, so the preview is not ready.
+    ...previewVerdict("ready", safeguards()),
     reasons: [],
     safeguards: safeguards(),
     sourceChecks: executionModel().sourceChecks,

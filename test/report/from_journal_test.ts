@@ -1,12 +1,16 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { executionReportFromJournal, type PlanNode } from "../../src/report/from_journal.ts";
-import { type JournalRows, journalRows } from "../../src/report/journal_rows.ts";
+import type { PlanHistory } from "../../src/ports/journal_history.ts";
 import { renderExecutionReport } from "../../src/report/render_execution.ts";
 import type { PlanIdentity } from "../../src/report/model.ts";
 import { checkMarkdown } from "./_markdown_check.ts";
 
 const GOLDEN = new URL("./golden/execution_from_journal.md.golden", import.meta.url);
-const EXPORT = new URL("./golden/rollout_export.json.gz", import.meta.url);
+const HISTORY = new URL("./golden/rollout_history.json.gz", import.meta.url);
+const HOPS = [{
+  to: "v1.14.2",
+  schematic: "30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b",
+}];
 
 const NODES: PlanNode[] = [
   ...["worker-1", "worker-2", "worker-3", "worker-4"].map((name) => ({
@@ -16,15 +20,16 @@ const NODES: PlanNode[] = [
   ...["cp-1", "cp-2", "cp-3"].map((name) => ({ name, role: "controlplane" as const })),
 ];
 
-async function recorded(): Promise<{ rows: JournalRows; head: string; count: number }> {
-  const file = await Deno.open(EXPORT);
+/** A real 7-node twin rollout, as `Journal.planHistory` returned it (see _record_rollout_history.ts). */
+export async function recorded(): Promise<{ history: PlanHistory; head: string; count: number }> {
+  const file = await Deno.open(HISTORY);
   const text = await new Response(file.readable.pipeThrough(new DecompressionStream("gzip")))
     .text();
   const data = JSON.parse(text) as {
-    export: Record<string, unknown[]>;
+    history: PlanHistory;
     chain: { head: string; rows: number };
   };
-  return { rows: journalRows(data.export), head: data.chain.head, count: data.chain.rows };
+  return { history: data.history, head: data.chain.head, count: data.chain.rows };
 }
 
 function identity(digest: string): PlanIdentity {
@@ -42,11 +47,12 @@ function identity(digest: string): PlanIdentity {
 }
 
 async function model() {
-  const { rows, head, count } = await recorded();
+  const { history, head, count } = await recorded();
   return executionReportFromJournal({
-    rows,
-    identity: identity(rows.plans[0]!.digest),
+    history,
+    identity: identity(history.plan.digest),
     nodes: NODES,
+    hops: HOPS,
     head: { headHash: head, eventCount: count },
     generatedAt: Date.UTC(2026, 11, 1, 10),
   });
@@ -93,28 +99,31 @@ Deno.test("executionReportFromJournal() lays each node's phases end to end in jo
 });
 
 Deno.test("executionReportFromJournal() turns an operation left unresolved into an unresolved outcome naming the node and reason", async () => {
-  const { rows, head, count } = await recorded();
-  const last = rows.operations.find((o) => o.machine === "cp-3")!;
-  const lost: JournalRows = {
-    ...rows,
-    operations: rows.operations.map((o) => o.id === last.id ? { ...o, state: "unresolved" } : o),
-    attempts: rows.attempts.map((a) =>
-      a.operation_id === last.id && a.phase === "reboot"
-        ? { ...a, response_class: "lost", accounted_by: null, response_at_ms: null }
-        : a
+  const { history, head, count } = await recorded();
+  const lost: PlanHistory = {
+    ...history,
+    operations: history.operations.map((o) =>
+      o.machine !== "cp-3" ? o : {
+        ...o,
+        state: "unresolved",
+        attempts: o.attempts.map((a) =>
+          a.phase === "reboot" ? { ...a, response: null, accountedBy: null } : a
+        ),
+        transitions: [...o.transitions, {
+          seq: 1e6,
+          atMs: 0,
+          from: "sending",
+          to: "unresolved",
+          reason: "RebootResponseLost: no answer before the deadline",
+        }],
+      }
     ),
-    events: [...rows.events, {
-      seq: 1e6,
-      kind: "transition",
-      operation_id: last.id,
-      at_ms: 0,
-      body: JSON.stringify({ reason: "RebootResponseLost: no answer before the deadline" }),
-    }],
   };
   const m = executionReportFromJournal({
-    rows: lost,
-    identity: identity(rows.plans[0]!.digest),
+    history: lost,
+    identity: identity(history.plan.digest),
     nodes: NODES,
+    hops: HOPS,
     head: { headHash: head, eventCount: count },
     generatedAt: Date.UTC(2026, 11, 1, 10),
   });
@@ -125,18 +134,8 @@ Deno.test("executionReportFromJournal() turns an operation left unresolved into 
     where: "cp-3",
   });
   const reboot = m.attempts.find((a) => a.node === "cp-3" && a.phase === "reboot")!;
-  assertEquals([reboot.responseClass, reboot.accountedBy], ["lost", null]);
+  assertEquals([reboot.responseClass, reboot.accountedBy], [null, null]);
   const md = renderExecutionReport(m);
   assert(md.includes("UNRESOLVED"));
   assertEquals(checkMarkdown(md), []);
-});
-
-Deno.test("journalRows() refuses an export missing a column the report reads", () => {
-  let msg = "";
-  try {
-    journalRows({ operations: [{ id: "op_1" }] });
-  } catch (e) {
-    msg = (e as Error).message;
-  }
-  assertEquals(msg, "journal export: operations.plan_digest is missing");
 });

@@ -2,7 +2,7 @@ import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { renderExecutionReport } from "../../src/report/render_execution.ts";
 import { renderPreviewReport } from "../../src/report/render_preview.ts";
 import type { ExecutionReportModel, PreviewReportModel } from "../../src/report/model.ts";
-import { SAFEGUARDS } from "../../src/report/safeguards.ts";
+import { SAFEGUARDS } from "../../src/domain/safeguards/table.ts";
 import { checkMarkdown } from "./_markdown_check.ts";
 import { executionModel, HOSTILE, previewModel } from "./_fixtures.ts";
 

@@ -6,6 +6,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { CancelGround } from "../../domain/operation.ts";
 import type { IdSource } from "../../ports/clock.ts";
+import type { NameBinding, PlanEntry, PlanHistory } from "../../ports/journal_history.ts";
 import type {
   Actor,
   AttemptInput,
@@ -33,6 +34,7 @@ import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./acco
 import { attemptTx, commitTx, loadForAttempt, recordRefusalTx } from "./commitment.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
+import { readNameBindings, readPlanHistory, readPlans } from "./history.ts";
 import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
 import { connect, journalUrl, prepare, serialise } from "./open.ts";
 import {
@@ -382,6 +384,7 @@ class LibsqlJournal implements Journal {
           round_id: id,
           idx,
           binding: r.binding,
+          reader: r.reader ?? null,
           outcome: r.outcome,
           reason: r.reason,
           object_uid: r.objectUid ?? null,
@@ -503,6 +506,18 @@ class LibsqlJournal implements Journal {
 
   async verifyChain(): Promise<ChainCheck> {
     return checkChain(await this.#db.selectFrom("events").selectAll().orderBy("seq").execute());
+  }
+
+  planHistory(digest: string): Promise<PlanHistory | undefined> {
+    return readPlanHistory(this.#db, digest);
+  }
+
+  listPlans(): Promise<PlanEntry[]> {
+    return readPlans(this.#db);
+  }
+
+  nameBindings(): Promise<NameBinding[]> {
+    return readNameBindings(this.#db);
   }
 
   async exportAll(): Promise<Record<string, unknown[]>> {

@@ -1,4 +1,4 @@
-/** kysely table interfaces of the journal (migration 0001). */
+/** kysely table interfaces of the journal (migrations 0001–0003). */
 
 export interface InstallationTable {
   id: number;
@@ -129,6 +129,8 @@ export interface HealthResultTable {
   round_id: string;
   idx: number;
   binding: string;
+  /** Reader label (migration 0003); null on older rows. */
+  reader: string | null;
   outcome: string;
   reason: string;
   object_uid: string | null;

@@ -1,3 +1,4 @@
+import { readerLabel } from "../safeguards/reader_rows.ts";
 import type { Reason } from "../reasons.ts";
 import type { HealthPolicy } from "./policy_parse.ts";
 import type { BindingResult, Verdict } from "./types.ts";
@@ -30,7 +31,9 @@ export function evaluateRound(
   window: RoundWindow,
   collected: readonly BindingResult[],
 ): RoundOutcome {
-  const results = policy.bindings.map((b) => countedResult(b.name, b.reader, window, collected));
+  const results = policy.bindings.map((b) =>
+    countedResult(b.name, readerLabel(b), window, collected)
+  );
   const failed = results.find((r) => r.verdict === "fail");
   const unread = results.find((r) => r.verdict === "unreadable");
   const head = failed ?? unread;
@@ -86,6 +89,8 @@ export function gateVerdict(rounds: readonly RoundOutcome[]): Verdict {
 /** One result row for the journal (`health_results`). */
 export interface JournalResultRow {
   readonly binding: string;
+  /** The reader label (`readerLabel`): which safeguard row the result evaluates. */
+  readonly reader: string;
   readonly outcome: Verdict;
   readonly reason: string;
   readonly objectUid?: string;
@@ -99,12 +104,14 @@ export function journalRows(outcome: RoundOutcome): JournalResultRow[] {
     r.basis.length === 0
       ? [{
         binding: r.binding,
+        reader: r.reader,
         outcome: r.verdict,
         reason: r.reason,
         observedAtMs: r.completedAtMs,
       }]
       : r.basis.map((b) => ({
         binding: r.binding,
+        reader: r.reader,
         outcome: r.verdict,
         reason: r.reason,
         ...(b.uid ? { objectUid: b.uid } : {}),

@@ -85,11 +85,11 @@ export class ExecutionRun {
   }
 
   async #facts_(end?: ExecutionEnd): Promise<ExecutionFacts> {
-    const journal = await this.#d.journal.exportAll();
+    const history = await this.#d.journal.planHistory(this.#facts.digest);
     const chain = await this.#d.journal.verifyChain();
     return {
       facts: this.#facts,
-      journal,
+      history,
       head: chain.ok
         ? { hash: chain.head, events: chain.rows }
         : { hash: `chain broken at seq ${chain.seq}: ${chain.why}`, events: 0 },

@@ -104,10 +104,7 @@ export class Reconciler {
   /** Loads the name → digest bindings the journal already holds. */
   static async create(deps: ReconcilerDeps): Promise<Reconciler> {
     const r = new Reconciler(deps);
-    const rows = (await deps.journal.exportAll())["plan_names"] ?? [];
-    for (const row of rows as { name: string; digest: string }[]) {
-      r.#bound.set(row.name, row.digest);
-    }
+    for (const b of await deps.journal.nameBindings()) r.#bound.set(b.name, b.digest);
     return r;
   }
 

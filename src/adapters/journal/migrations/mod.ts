@@ -6,6 +6,7 @@ import { type Kysely, sql } from "kysely";
 import { CairnError } from "../../../domain/errors.ts";
 import { up as init } from "./0001_init.ts";
 import { up as postconditionReading } from "./0002_postcondition_reading.ts";
+import { up as healthReader } from "./0003_health_reader.ts";
 
 /** One migration step. */
 export interface Migration {
@@ -18,6 +19,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "0001_init", up: init },
   { version: 2, name: "0002_postcondition_reading", up: postconditionReading },
+  { version: 3, name: "0003_health_reader", up: healthReader },
 ];
 
 /** The schema version this code writes. */

@@ -1,3 +1,4 @@
+import { readerLabel } from "../../safeguards/reader_rows.ts";
 import type { Reason } from "../../reasons.ts";
 import type { Binding } from "../policy_schema.ts";
 import { selectorMatches } from "../selector.ts";
@@ -109,7 +110,7 @@ export function unreadableResult(
 ): BindingResult {
   return {
     binding: b.name,
-    reader: b.reader,
+    reader: readerLabel(b),
     verdict: "unreadable",
     reason,
     message,
@@ -152,7 +153,7 @@ export function finish(
     : findings.filter((f) => f.verdict !== "pass");
   return {
     binding: b.name,
-    reader: b.reader,
+    reader: readerLabel(b),
     verdict,
     reason,
     message,

@@ -2,7 +2,9 @@
  * The safeguard table of the safety model (docs/safeguards.md#the-table), as data: one row per
  * reference safeguard, in the seed's order, with its placement (P plan validation, E execution, O
  * observation, in the order the seed gives them) and disposition. Row names are our own paraphrase.
- * Every report lists every row, each with a verdict and the evidence behind it.
+ * Every report lists every row, each with a verdict and the evidence behind it; the judgement of
+ * each row lives beside this table (`judge_*.ts`), the headline that follows from the rows in
+ * `verdict.ts`.
  */
 
 /** Where a safeguard acts: Plan validation, Execution, Observation. */
@@ -181,4 +183,21 @@ function row<const I extends string>(
   disposition: Disposition,
 ): SafeguardRow & { readonly id: I } {
   return { id, name, placement: [...placement] as Placement[], disposition };
+}
+
+const NUMBER: ReadonlyMap<string, number> = new Map(SAFEGUARDS.map((r, i) => [r.id, i + 1]));
+
+/** The row's 1-based number as reports print it. */
+export function rowNumber(id: SafeguardId): number {
+  return NUMBER.get(id)!;
+}
+
+/** The table row of `id`. */
+export function rowOf(id: SafeguardId): SafeguardRow {
+  return SAFEGUARDS[rowNumber(id) - 1]!;
+}
+
+/** Whether `id` names a row of the table (ids also arrive as plain strings from adapters). */
+export function isSafeguardId(id: string): id is SafeguardId {
+  return NUMBER.has(id);
 }

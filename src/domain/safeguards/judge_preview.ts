@@ -1,0 +1,128 @@
+/**
+ * Preview rows judged from what the zero-write preview saw: the health round's per-binding
+ * results by reader kind (rows 13–16), the write guard's count (row 4), the missing readers
+ * (17, 18) and the installer resolution (10). Rows placed only at execution or observation are
+ * marked as such; they never decide a preview. Pure.
+ */
+import { HEALTH_ROWS, READERLESS_ROWS, rowOfReader } from "./reader_rows.ts";
+import { type Judged, type RowResult, rowResult } from "./result.ts";
+import { type SafeguardId, SAFEGUARDS } from "./table.ts";
+
+/** One result of the preview's health round. */
+export interface PreviewResult {
+  readonly binding: string;
+  readonly reader: string | null;
+  readonly outcome: "pass" | "fail" | "unreadable";
+}
+
+/** What the preview saw. */
+export interface PreviewRecord {
+  /** Whether the preview reached the cluster at all. */
+  readonly connected: boolean;
+  readonly rounds: ReadonlyArray<{
+    readonly verdict: "pass" | "fail" | "unreadable";
+    readonly results: readonly PreviewResult[];
+  }>;
+  /** Rows the live checks judged directly (identity, drain planning, the round's verdict). */
+  readonly live?: readonly RowResult[];
+  /** Mutating calls the read-only guard refused during the preview, and what was read. */
+  readonly writes: { readonly count: number; readonly evidence: string };
+  /** The installer's registry resolution, when one was recorded. */
+  readonly installer?: Judged;
+}
+
+/** Row 10 until a registry resolution of the pinned per-platform digest is recorded. */
+export const INSTALLER_UNRESOLVED: Judged = {
+  verdict: "not-evaluated",
+  evidence: "installer not resolved: no registry resolution of the pinned per-platform digest " +
+    "was recorded",
+};
+
+const SEVERITY: Readonly<Record<RowResult["verdict"], number>> = {
+  fail: 4,
+  unreadable: 3,
+  "not-evaluated": 2,
+  pass: 1,
+  "not-applicable": 0,
+};
+
+/** The worse of two judgements of one row, with both evidences. */
+function worse(a: RowResult, b: RowResult): RowResult {
+  const [w] = SEVERITY[a.verdict] >= SEVERITY[b.verdict] ? [a, b] : [b, a];
+  return {
+    ...w,
+    evidence: a.evidence === b.evidence ? a.evidence : `${a.evidence}; ${b.evidence}`,
+  };
+}
+
+/** Every preview row the preview itself judges. */
+export function judgePreview(p: PreviewRecord): RowResult[] {
+  const live = new Map((p.live ?? []).map((r) => [r.id, r]));
+  const health = healthRows(p).map((r) => {
+    const l = live.get(r.id);
+    live.delete(r.id);
+    return l ? worse(l, r) : r;
+  });
+  return [
+    ...live.values(),
+    ...health,
+    rowResult("PreviewReadOnly", readOnly(p)),
+    rowResult(
+      "InstallerImageExists",
+      p.installer ?? INSTALLER_UNRESOLVED,
+    ),
+    ...READERLESS_ROWS.map(([id, why]) =>
+      rowResult(id, { verdict: "not-evaluated", evidence: why })
+    ),
+    ...SAFEGUARDS.filter((s) => !s.placement.includes("P")).map((s) =>
+      rowResult(s.id, {
+        verdict: "not-evaluated",
+        evidence: `placed at ${s.placement.join("/")}: judged from the journal during execution`,
+      })
+    ),
+  ];
+}
+
+function readOnly(p: PreviewRecord): Judged {
+  if (p.writes.count > 0) {
+    return {
+      verdict: "fail",
+      evidence: `the read-only guard refused ${p.writes.count} mutating call(s); nothing was sent`,
+      reason: "PreviewWriteRefused",
+    };
+  }
+  return { verdict: "pass", evidence: p.writes.evidence };
+}
+
+function healthRows(p: PreviewRecord): RowResult[] {
+  return HEALTH_ROWS.map(([id, readers]) => rowResult(id, healthRow(p, id, readers)));
+}
+
+function healthRow(p: PreviewRecord, id: SafeguardId, readers: string): Judged {
+  if (!p.connected) return { verdict: "not-evaluated", evidence: "no cluster connection" };
+  if (p.rounds.length === 0) {
+    return { verdict: "not-evaluated", evidence: "no health round ran (no policy to read)" };
+  }
+  const mine = p.rounds.flatMap((r) =>
+    r.results.filter((x) => x.reader !== null && rowOfReader(x.reader) === id)
+  );
+  if (mine.length === 0) {
+    return { verdict: "not-evaluated", evidence: `the policy binds no ${readers} reader` };
+  }
+  const names = [...new Set(mine.map((x) => x.binding))].join(", ");
+  if (mine.some((x) => x.outcome === "fail")) {
+    return {
+      verdict: "fail",
+      evidence: `${names} failed in the preview round`,
+      reason: "GateFailed",
+    };
+  }
+  if (mine.some((x) => x.outcome === "unreadable")) {
+    return {
+      verdict: "unreadable",
+      evidence: `${names} unreadable in the preview round`,
+      reason: "SafeguardUnreadable",
+    };
+  }
+  return { verdict: "pass", evidence: `${names} (${readers}) passed in the live preview round` };
+}

@@ -1,0 +1,87 @@
+/**
+ * The recorded facts the execution rows are judged from, as the judgement needs them. The
+ * journal's read model (`ports/journal_history.ts`) satisfies these shapes; the domain declares
+ * its own so the judgement stays pure and independent of the port.
+ */
+
+export interface RecordedStep {
+  readonly step: string;
+  readonly machine: string;
+  /** The machine identity the plan binds (what each attempt's evidence must show). */
+  readonly preDigest: string;
+  /** The postcondition the completion observation must show. */
+  readonly postDigest: string;
+}
+
+export interface RecordedAttempt {
+  readonly number: number;
+  readonly phase: string;
+  readonly evidenceId: string;
+  readonly sentAtMs: number;
+  readonly transportDeadlineMs: number;
+  readonly verificationDeadlineMs: number;
+  readonly response: { readonly class: string; readonly atMs: number } | null;
+  readonly accountedBy: string | null;
+}
+
+export interface RecordedObservation {
+  readonly id: string;
+  readonly purpose: string;
+  readonly basis: number;
+  readonly digest: string;
+  readonly observedAtMs: number;
+  readonly summary: string;
+}
+
+export interface RecordedPhase {
+  readonly phase: string;
+  readonly kind: "intent" | "fact";
+  readonly atMs: number;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+export interface RecordedOperation {
+  readonly id: string;
+  readonly step: string;
+  readonly machine: string;
+  readonly state: string;
+  readonly createdAtMs: number;
+  readonly phases: readonly RecordedPhase[];
+  readonly attempts: readonly RecordedAttempt[];
+  readonly observations: readonly RecordedObservation[];
+}
+
+export interface RecordedResult {
+  readonly binding: string;
+  readonly reader: string | null;
+  readonly outcome: "pass" | "fail" | "unreadable";
+  readonly observedAtMs: number;
+}
+
+export interface RecordedRound {
+  readonly id: string;
+  readonly purpose: string;
+  readonly operationId: string | null;
+  readonly startedAtMs: number;
+  readonly finishedAtMs: number;
+  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly results: readonly RecordedResult[];
+}
+
+export interface RecordedSlot {
+  readonly operationId: string;
+  readonly machine: string;
+  readonly heldFromMs: number;
+  readonly releasedAtMs: number | null;
+}
+
+/** One plan's record. */
+export interface RecordedPlan {
+  readonly plan: {
+    readonly approvedAtMs: number | null;
+    readonly steps: readonly RecordedStep[];
+  };
+  readonly operations: readonly RecordedOperation[];
+  readonly healthRounds: readonly RecordedRound[];
+  readonly slot: readonly RecordedSlot[];
+}

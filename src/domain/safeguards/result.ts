@@ -1,0 +1,60 @@
+/**
+ * One safeguard row's result, and the complete set of rows a report shows. A row is `pass` or
+ * `fail` only on evidence that says so; a read that did not answer is `unreadable`; a row nobody
+ * evaluated is `not-evaluated` with why (the missing reader, the missing record), never a pass;
+ * `not-applicable` carries the evidence that the safeguard cannot apply to this plan.
+ */
+import { type SafeguardId, SAFEGUARDS } from "./table.ts";
+
+/** A safeguard row's verdict. */
+export type RowVerdict = "pass" | "fail" | "unreadable" | "not-evaluated" | "not-applicable";
+
+/** Every row verdict, in the order reports count them. */
+export const ROW_VERDICTS: readonly RowVerdict[] = [
+  "pass",
+  "fail",
+  "unreadable",
+  "not-evaluated",
+  "not-applicable",
+];
+
+/** One safeguard row's result. */
+export interface RowResult {
+  readonly id: SafeguardId;
+  readonly verdict: RowVerdict;
+  /** What was seen (or, for `not-evaluated`, what is missing), free of secrets. */
+  readonly evidence: string;
+  /** Reason code of a non-passing verdict. */
+  readonly reason?: string;
+}
+
+/** A judgement before it is tied to a row. */
+export type Judged = Omit<RowResult, "id">;
+
+/** Ties a judgement to its row. */
+export function rowResult(id: SafeguardId, j: Judged): RowResult {
+  return {
+    id,
+    verdict: j.verdict,
+    evidence: j.evidence,
+    ...(j.reason !== undefined ? { reason: j.reason } : {}),
+  };
+}
+
+/**
+ * One result per table row, in table order. Later layers override earlier ones (plan checks,
+ * then live or journal evidence), except that "not evaluated" never hides an evaluation; a row
+ * no layer judged is `not-evaluated` saying so.
+ */
+export function completeRows(...layers: readonly (readonly RowResult[])[]): RowResult[] {
+  const byId = new Map<SafeguardId, RowResult>();
+  for (const layer of layers) {
+    for (const r of layer) {
+      if (r.verdict === "not-evaluated" && byId.has(r.id)) continue;
+      byId.set(r.id, r);
+    }
+  }
+  return SAFEGUARDS.map((s) =>
+    byId.get(s.id) ?? { id: s.id, verdict: "not-evaluated", evidence: "no result recorded" }
+  );
+}
