@@ -38,6 +38,8 @@ export interface DemoResult {
   readonly reportPath: string;
   readonly reportCopy: string;
   readonly previewVerdict: string;
+  /** The execution report's headline words (`COMPLETED`, `COMPLETED, NOT VERIFIED`, …). */
+  readonly reportVerdict: string;
   readonly outcome: string;
   readonly nodesCompleted: number;
   readonly nodes: number;
@@ -208,7 +210,7 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
     await reconciler.cycle();
     await reconciler.settled();
     const preview = await reportAt(p.remote, `reports/${o.plan}/preview.md`);
-    const previewVerdict = /\*\*Verdict: ([A-Z]+)/.exec(preview ?? "")?.[1] ?? "missing";
+    const previewVerdict = verdictWords(preview);
     o.say(`Preview report: reports/${o.plan}/preview.md (verdict ${previewVerdict})`);
     // The preview landed on main (the report branch): merge on top of it, as a PR merge would.
     await git(["fetch", "--quiet", "origin"], p.work);
@@ -282,9 +284,9 @@ async function summarise(
   const reportCopy = join(o.dir, "execution.md");
   await Deno.writeTextFile(reportCopy, report ?? "");
   const ops = await p.journal.listOperations();
-  const attempts = ((await p.journal.exportAll())["attempts"] ?? []) as {
-    accounted_by: string | null;
-  }[];
+  const digest = ops[0]?.planDigest;
+  const history = digest ? await p.journal.planHistory(digest) : undefined;
+  const attempts = history?.operations.flatMap((op) => op.attempts) ?? [];
   const chain = await p.journal.verifyChain();
   return {
     dir: o.dir,
@@ -292,13 +294,19 @@ async function summarise(
     reportPath,
     reportCopy,
     previewVerdict: x.previewVerdict,
+    reportVerdict: verdictWords(report),
     outcome,
     nodesCompleted: ops.filter((op) => op.state === "completed").length,
     nodes: (await readPlan(o)).spec.nodes.length,
     attempts: attempts.length,
-    unaccounted: attempts.filter((a) => a.accounted_by === null).length,
+    unaccounted: attempts.filter((a) => a.accountedBy === null).length,
     virtualMs: p.tc.clock.now() - x.started,
     journalHead: chain.ok ? chain.head : `chain broken at ${chain.seq}`,
     ...(o.fault ? { fault: o.fault } : {}),
   };
+}
+
+/** The headline words of a report (`READY FOR APPROVAL`, `NOT READY`, `COMPLETED, NOT VERIFIED`). */
+function verdictWords(report: string | undefined): string {
+  return /\*\*Verdict: ([A-Z][A-Z ,]*[A-Z])/.exec(report ?? "")?.[1] ?? "missing";
 }

@@ -71,6 +71,7 @@ function printSummary(r: DemoResult, out: (t: string) => void): void {
       `Execution report: ${r.reportPath} (branch main of ${r.remote})`,
       `  local copy:     ${r.reportCopy}`,
       `Outcome:          ${r.outcome}${r.fault ? ` (fault: ${r.fault})` : ""}`,
+      `Report verdict:   ${r.reportVerdict}`,
       `Nodes completed:  ${r.nodesCompleted} of ${r.nodes}`,
       `Attempts:         ${r.attempts} (${r.unaccounted} unaccounted)`,
       `Virtual duration: ${mins}m ${secs}s`,

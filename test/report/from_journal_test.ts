@@ -1,16 +1,12 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { executionReportFromJournal, type PlanNode } from "../../src/report/from_journal.ts";
 import type { PlanHistory } from "../../src/ports/journal_history.ts";
+import { HOPS, recorded } from "./_rollout_history.ts";
 import { renderExecutionReport } from "../../src/report/render_execution.ts";
 import type { PlanIdentity } from "../../src/report/model.ts";
 import { checkMarkdown } from "./_markdown_check.ts";
 
 const GOLDEN = new URL("./golden/execution_from_journal.md.golden", import.meta.url);
-const HISTORY = new URL("./golden/rollout_history.json.gz", import.meta.url);
-const HOPS = [{
-  to: "v1.14.2",
-  schematic: "30684e2ddd0b9d61be817efe9f71ba839dc0e7610d8bc111fe7f70c6b29db08b",
-}];
 
 const NODES: PlanNode[] = [
   ...["worker-1", "worker-2", "worker-3", "worker-4"].map((name) => ({
@@ -19,18 +15,6 @@ const NODES: PlanNode[] = [
   })),
   ...["cp-1", "cp-2", "cp-3"].map((name) => ({ name, role: "controlplane" as const })),
 ];
-
-/** A real 7-node twin rollout, as `Journal.planHistory` returned it (see _record_rollout_history.ts). */
-export async function recorded(): Promise<{ history: PlanHistory; head: string; count: number }> {
-  const file = await Deno.open(HISTORY);
-  const text = await new Response(file.readable.pipeThrough(new DecompressionStream("gzip")))
-    .text();
-  const data = JSON.parse(text) as {
-    history: PlanHistory;
-    chain: { head: string; rows: number };
-  };
-  return { history: data.history, head: data.chain.head, count: data.chain.rows };
-}
 
 function identity(digest: string): PlanIdentity {
   return {

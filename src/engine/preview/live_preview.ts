@@ -172,6 +172,7 @@ async function healthRound(
     verdict: out.verdict,
     results: out.results.map((r) => ({
       binding: r.binding,
+      reader: r.reader,
       verdict: r.verdict,
       reason: r.reason,
       evidence: r.message,
