@@ -1,22 +1,16 @@
 /**
  * Composition of the reconcile loop, shared by `cairn reconcile` and `cairn demo`: the Git plan
- * source and report sink, the journal, the executor over `executePlan`, the trust root read by
+ * source and report sink, the journal, the engine's plan executor, the trust root read by
  * path, the poll/hook wake-up, metrics and the ops server. Not a command; the cluster connection
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
-import { CairnError } from "../domain/errors.ts";
 import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
-import type { BoundPlan, ExecutionObserver } from "../engine/executor/deps.ts";
+import type { ExecutionObserver } from "../engine/executor/deps.ts";
+import { planExecutor, type PlanExecutorSettings } from "../engine/reconcile/plan_executor.ts";
 import { Reconciler } from "../engine/reconcile/reconciler.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { PlanSource } from "../ports/plan_source.ts";
-import type {
-  ExecutionEnd,
-  PlanExecutor,
-  TrustRoot,
-  WakeReason,
-  Wakeup,
-} from "../ports/reconcile.ts";
+import type { TrustRoot, WakeReason, Wakeup } from "../ports/reconcile.ts";
 import type { ReportSink } from "../ports/report_sink.ts";
 import { GitRemote } from "../adapters/git/git_remote.ts";
 import { GitReportSink } from "../adapters/git/git_report_sink.ts";
@@ -24,79 +18,17 @@ import type { CairnMetrics } from "../adapters/metrics/cairn_metrics.ts";
 import { reconcileReports } from "../report/reconcile_reports.ts";
 import { cacheEvidenceChecker } from "./evidence_run.ts";
 import { livePreviewer } from "../engine/preview/live_preview.ts";
-import { bindPlan, type ExecuteOptions, executePlan } from "./run_plan.ts";
 
-/** How the executor runs against the cluster: executePlan's options, less the plan and signal. */
-export type ExecutorSettings = Omit<ExecuteOptions, "bound" | "signal"> & {
+/** How the executor runs against the cluster: executePlan's options less the plan and signal. */
+export type ExecutorSettings = Omit<PlanExecutorSettings, "observer"> & {
   readonly metrics?: CairnMetrics;
 };
 
-/** The PlanExecutor over `bindPlan` + `executePlan`. */
-export function planExecutor(s: ExecutorSettings): PlanExecutor {
-  const bound = new Map<string, BoundPlan>();
+/** Attempts and rounds, as the executor tells them, feed the metrics. */
+export function metricsObserver(metrics: CairnMetrics): ExecutionObserver {
   return {
-    async bind(input) {
-      try {
-        const b = await bindPlan(s.journal, {
-          parsed: input.parsed,
-          bytes: input.bytes,
-          signatures: input.signatures,
-          firstSeenCommit: input.commit,
-          approver: { identity: input.approver, role: "approver" },
-          nowMs: input.nowMs,
-        });
-        bound.set(b.digest, b);
-        return { ok: true };
-      } catch (e) {
-        if (!(e instanceof CairnError)) throw e;
-        return { ok: false, note: { reason: e.reason, message: e.message } };
-      }
-    },
-    async execute(digest, opts) {
-      const b = bound.get(digest);
-      if (!b) throw new TypeError(`plan ${digest} was not bound in this process`);
-      const outcome = await executePlan({
-        journal: s.journal,
-        observer: loopObserver(opts.onProgress, s.metrics),
-        bound: b,
-        cluster: s.cluster,
-        policy: s.policy,
-        clock: s.clock,
-        ...(s.timeoutClock ? { timeoutClock: s.timeoutClock } : {}),
-        log: s.log,
-        owner: s.owner,
-        callTimeoutMs: s.callTimeoutMs,
-        pollIntervalMs: s.pollIntervalMs,
-        roundIntervalMs: s.roundIntervalMs,
-        signal: opts.signal,
-      });
-      const reasons = outcome.nodes.filter((n) => n.state !== "completed").map((n) => ({
-        reason: n.reason,
-        message: n.detail,
-        where: n.node,
-      }));
-      if (outcome.state === "stopped" && reasons.length === 0) {
-        reasons.push({
-          reason: "Stopped",
-          message: "the controller stopped between node steps; the next start resumes the plan",
-          where: "controller",
-        });
-      }
-      return { state: outcome.state, reasons } satisfies ExecutionEnd;
-    },
-  };
-}
-
-/**
- * What the executor tells under the loop: every operation milestone re-checks the execution
- * report (the run publishes only when its milestone signature moved), attempts and rounds feed
- * the metrics.
- */
-export function loopObserver(onProgress: () => void, metrics?: CairnMetrics): ExecutionObserver {
-  return {
-    onOperationState: () => onProgress(),
-    onAttemptResponse: (a) => metrics?.attempt(a.phase, a.responseClass),
-    onHealthRound: (r) => metrics?.healthRound(r.verdict),
+    onAttemptResponse: (a) => metrics.attempt(a.phase, a.responseClass),
+    onHealthRound: (r) => metrics.healthRound(r.verdict),
   };
 }
 
@@ -206,7 +138,10 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     source: timedSource(source, metrics),
     sink,
     journal: s.executor.journal,
-    executor: planExecutor(s.executor),
+    executor: planExecutor({
+      ...s.executor,
+      ...(metrics ? { observer: metricsObserver(metrics) } : {}),
+    }),
     renderer: reconcileReports(),
     trust: fileTrustRoot(s.allowedSignersPath),
     wakeup: s.wakeup,

@@ -76,7 +76,8 @@ async function wire(
   const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
   const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
   const { parsePlan } = await import("../domain/plan/parse.ts");
-  const { bindPlan, executePlan, loadHealthPolicy } = await import("./run_plan.ts");
+  const { loadHealthPolicy } = await import("./run_plan.ts");
+  const { bindPlan, executePlan } = await import("../engine/executor/run_plan.ts");
   const { connectTwin, twinExecutionTiming } = await import("./twin_cluster.ts");
   const { control, clock, cluster } = await connectTwin(twin);
   closers.push(() => cluster.close());

@@ -1,73 +1,14 @@
 /**
- * Wiring shared by `cairn apply`, `cairn rehearse`, the reconciler and the demo: binds a parsed
- * TalosUpgrade plan into the journal, connects the cluster adapters, and runs the executor.
- * Not a command; heavy adapters are imported lazily.
+ * The cluster connection and the health policy file for every entry point that runs a plan
+ * (`cairn apply`, `cairn plan preview`, `cairn recover`, the reconciler, rehearsals, the demo).
+ * Binding and running the plan is the engine's (`engine/executor/run_plan.ts`). Heavy adapters
+ * are imported lazily.
  */
 import { CairnError } from "../domain/errors.ts";
 import { parseHealthPolicy } from "../domain/health/policy_parse.ts";
 import type { HealthPolicy } from "../domain/health/policy_parse.ts";
-import type { ParsedPlan } from "../domain/plan/parse.ts";
-import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
-import type { Clock } from "../ports/clock.ts";
-import type { Actor, Journal } from "../ports/journal.ts";
 import type { Kube } from "../ports/kube.ts";
-import type { Logger } from "../ports/logger.ts";
 import type { Talos } from "../ports/talos.ts";
-import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "../engine/executor/deps.ts";
-import { stepBindings } from "../engine/executor/digests.ts";
-import { journalHealthGate } from "../engine/executor/health_gate.ts";
-import { type RolloutOutcome, runRollout } from "../engine/executor/rollout.ts";
-
-/** Pre-dispatch evidence older than this never authorises an attempt. */
-export const MAX_EVIDENCE_AGE_MS = 5 * 60_000;
-
-/** Attempts one node step needs per hop (pull, install, reboot) plus cordon, drain, uncordon. */
-function attemptBudget(plan: TalosUpgradePlan): number {
-  return plan.spec.hops.length * 3 + 3 + plan.spec.retry.maxAttempts;
-}
-
-/** Refuses plan kinds the executor does not run. */
-export function asTalosUpgrade(parsed: ParsedPlan): TalosUpgradePlan {
-  if (parsed.plan.kind !== "TalosUpgrade") {
-    throw new CairnError({
-      reason: "PlanKindNotExecutable",
-      message: `${parsed.plan.kind} plans are checked and previewed, not executed by this command`,
-      location: { file: parsed.file, line: 1, column: 1, path: "kind" },
-    });
-  }
-  return parsed.plan;
-}
-
-/** Records the plan (binding name → digest) and its approval; returns what the executor runs. */
-export async function bindPlan(
-  journal: Journal,
-  o: {
-    readonly parsed: ParsedPlan;
-    readonly bytes: Uint8Array;
-    readonly signatures: string;
-    readonly firstSeenCommit: string;
-    readonly approver: Actor;
-    readonly nowMs: number;
-  },
-): Promise<BoundPlan> {
-  const plan = asTalosUpgrade(o.parsed);
-  const record = await journal.recordPlan({
-    digest: o.parsed.sha256,
-    name: plan.metadata.name,
-    kind: plan.kind,
-    cluster: plan.metadata.cluster,
-    bytes: new TextDecoder().decode(o.bytes),
-    signatures: o.signatures,
-    firstSeenCommit: o.firstSeenCommit,
-    expiresAtMs: Date.parse(plan.metadata.expires),
-    maxAttempts: attemptBudget(plan),
-    maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
-    steps: await stepBindings(plan),
-    nowMs: o.nowMs,
-  });
-  if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
-  return { plan, digest: o.parsed.sha256 };
-}
 
 /** Reads and parses a health policy file. */
 export async function loadHealthPolicy(path: string): Promise<HealthPolicy> {
@@ -99,56 +40,4 @@ export async function connectCluster(target: ClusterTarget): Promise<ClusterConn
     context: await loadTalosconfig(target.talosconfigPath, target.talosContext),
   });
   return { kube, talos, close: () => talos.close() };
-}
-
-export interface ExecuteOptions {
-  readonly journal: Journal;
-  readonly bound: BoundPlan;
-  readonly cluster: ClusterConnection;
-  readonly policy: HealthPolicy;
-  readonly clock: Clock;
-  /** Clock for read timeouts inside health rounds (the twin's real-time view); default `clock`. */
-  readonly timeoutClock?: Clock;
-  readonly log: Logger;
-  readonly owner: string;
-  readonly callTimeoutMs: (remainingMs: number) => number;
-  readonly pollIntervalMs: number;
-  readonly roundIntervalMs: number;
-  readonly signal?: AbortSignal;
-  /** Told of each milestone (the reconcile loop's reports, metrics). */
-  readonly observer?: ExecutionObserver;
-}
-
-/** Runs the rollout with fresh health evidence from the cluster. */
-export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
-  const { ClusterEvidence } = await import("../engine/health/cluster_evidence.ts");
-  const evidence = new ClusterEvidence(o.cluster.kube, o.cluster.talos, o.clock);
-  const health = journalHealthGate({
-    clock: o.clock,
-    ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
-    journal: o.journal,
-    evidence,
-    policy: o.policy,
-    cluster: o.bound.plan.metadata.cluster,
-    intervalMs: o.roundIntervalMs,
-    ...(o.observer ? { observer: o.observer } : {}),
-  });
-  const deps: ExecutorDeps = {
-    clock: o.clock,
-    journal: o.journal,
-    kube: o.cluster.kube,
-    talos: o.cluster.talos,
-    health,
-    log: o.log,
-    owner: o.owner,
-    callTimeoutMs: o.callTimeoutMs,
-    pollIntervalMs: o.pollIntervalMs,
-    ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.observer ? { observer: o.observer } : {}),
-  };
-  try {
-    return await runRollout(deps, o.bound);
-  } finally {
-    evidence.stop();
-  }
 }

@@ -1,7 +1,7 @@
 /**
  * `cairn apply FILE`: runs one signed TalosUpgrade plan now with the system clock. Signatures and
  * the approval policy are verified first; a refusal sends nothing. The reconciler calls the same
- * executor (run_plan.ts).
+ * executor (engine/executor/run_plan.ts).
  */
 import { resolve } from "node:path";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
@@ -65,6 +65,7 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
       return EXIT.refused;
     }
     const m = await import("../app/run_plan.ts");
+    const run = await import("../engine/executor/run_plan.ts");
     const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
     const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
     const { SystemClock } = await import("../adapters/clock/system_clock.ts");
@@ -80,7 +81,7 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
       talosconfigPath: resolve(io.cwd, talosconfig),
     });
     try {
-      const bound = await m.bindPlan(journal, {
+      const bound = await run.bindPlan(journal, {
         parsed,
         bytes,
         signatures: signatures ?? "",
@@ -92,7 +93,7 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
       const policy = await m.loadHealthPolicy(
         resolve(io.cwd, typeof policyPath === "string" ? policyPath : "policies/home-ops.yaml"),
       );
-      const out = await m.executePlan({
+      const out = await run.executePlan({
         journal,
         bound,
         cluster,

@@ -137,7 +137,7 @@ export interface PreviewInput {
  * live zero-write checks, rendered as the reconcile loop renders previews.
  */
 export async function preview(o: PreviewInput): Promise<PreviewReportModel> {
-  const { asTalosUpgrade } = await import("../app/run_plan.ts");
+  const { asTalosUpgrade } = await import("../engine/executor/run_plan.ts");
   const { livePreview } = await import("../engine/preview/live_preview.ts");
   const { previewVerdict } = await import("../engine/reconcile/reconciler.ts");
   const { previewModel } = await import("../report/reconcile_reports.ts");

@@ -7,7 +7,8 @@
 import { join } from "node:path";
 import { parse } from "yaml";
 import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
-import { bindPlan, executePlan, loadHealthPolicy } from "../../src/app/run_plan.ts";
+import { loadHealthPolicy } from "../../src/app/run_plan.ts";
+import { bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
 import type { HealthPolicy } from "../../src/domain/health/policy_parse.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { BoundPlan } from "../../src/engine/executor/deps.ts";
@@ -102,7 +103,7 @@ export async function startInprocWorld(o: InprocWorldOptions = {}): Promise<Inpr
       executePlan({
         journal,
         bound,
-        cluster: { kube: twin.kube, talos: twin.talos, close: () => twin.talos.close() },
+        cluster: { kube: twin.kube, talos: twin.talos },
         policy: policy!,
         clock: twin.clock,
         timeoutClock: twin.timeoutClock,

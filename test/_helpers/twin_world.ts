@@ -14,7 +14,8 @@ import {
   twinExecutionTiming,
 } from "../../src/app/twin_cluster.ts";
 import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/app/twin_process.ts";
-import { bindPlan, executePlan, loadHealthPolicy } from "../../src/app/run_plan.ts";
+import { loadHealthPolicy } from "../../src/app/run_plan.ts";
+import { bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { Fault } from "../../src/sim/faults.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";

@@ -8,7 +8,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
-import { planExecutor } from "../../../src/app/reconcile_wiring.ts";
+import { planExecutor } from "../../../src/engine/reconcile/plan_executor.ts";
 import { loadHealthPolicy } from "../../../src/app/run_plan.ts";
 import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.ts";
 import { Reconciler } from "../../../src/engine/reconcile/reconciler.ts";
@@ -87,7 +87,7 @@ async function startLoopWorld(): Promise<LoopWorld> {
         journal,
         executor: planExecutor({
           journal,
-          cluster: { kube: twin.kube, talos: twin.talos, close: () => {} },
+          cluster: { kube: twin.kube, talos: twin.talos },
           policy,
           clock: twin.clock,
           timeoutClock: twin.timeoutClock,
