@@ -118,6 +118,11 @@ export interface LiveFindings {
   readonly refused: boolean;
   /** What was issued, for the report's write statement. */
   readonly reads: string;
+  /**
+   * Mutating calls the read-only guard refused (none was sent): the read-only row's evidence.
+   * Absent when the previewer failed outside the guard and its count is unknown.
+   */
+  readonly writes?: { readonly count: number; readonly refused: readonly string[] };
 }
 
 /** Checks a parsed plan against the live cluster with reads only. */

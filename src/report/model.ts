@@ -184,8 +184,11 @@ export interface PreviewReportModel extends ReportCommon {
   /** The P-placed rows that did not pass (the headline names them). */
   readonly gaps: RowGaps;
   readonly rollout: readonly PlannedStep[];
-  /** Cluster writes the preview made (must be 0) and how that was established. */
-  readonly writes: { readonly count: number; readonly evidence: string };
+  /**
+   * Mutating calls the preview attempted (the read-only guard refused them; must be 0) and how
+   * that was established; `null` when the count is unknown.
+   */
+  readonly writes: { readonly count: number | null; readonly evidence: string };
 }
 
 /**

@@ -62,12 +62,19 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
   const reads = live
     ? `built from Git, plan checks, the trust root and the evidence cache; on the cluster ${live.reads}`
     : "built from Git, plan checks, the trust root and the evidence cache; no cluster was contacted";
-  const writes = {
-    count: 0,
-    evidence: live
-      ? "the live checks issue only Talos Version and Kubernetes get/list/watch"
-      : "it reads Git and the trust root only; no cluster connection is opened",
-  };
+  const writes = !live
+    ? {
+      count: 0,
+      evidence: "it reads Git and the trust root only; no cluster connection is opened",
+    }
+    : live.writes === undefined
+    ? undefined
+    : {
+      count: live.writes.count,
+      evidence: live.writes.count === 0
+        ? "the read-only guard around the Kubernetes and Talos clients counted 0 mutating calls"
+        : `the read-only guard refused, before sending: ${live.writes.refused.join(", ")}`,
+    };
   const safeguards = completeRows(
     planSafeguards(facts),
     judgePreview({
@@ -81,7 +88,9 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
           outcome: x.verdict,
         })),
       })),
-      writes: { count: writes.count, evidence: reads },
+      ...(writes
+        ? { writes: { count: writes.count, evidence: `${writes.evidence}; ${reads}` } }
+        : {}),
     }),
   );
   const { verdict, gaps } = previewVerdict(f.verdict, safeguards);
@@ -115,7 +124,10 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
     })),
     components: components(facts.plan),
     rollout: rollout(facts.plan),
-    writes,
+    writes: writes ?? {
+      count: null,
+      evidence: "the live preview failed before its read-only guard's count could be read",
+    },
   };
 }
 

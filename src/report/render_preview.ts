@@ -40,9 +40,11 @@ export function renderPreviewReport(
 ): string {
   const writes = model.writes.count === 0
     ? `The preview made no writes to the cluster (${escapeText(model.writes.evidence)}).`
-    : `**The preview made ${model.writes.count} writes to the cluster** (${
+    : model.writes.count === null
+    ? `**The preview's write count is unknown** (${escapeText(model.writes.evidence)}).`
+    : `**The preview attempted ${model.writes.count} writes to the cluster** (${
       escapeText(model.writes.evidence)
-    }); a preview must make none.`;
+    }); a preview must attempt none.`;
   const gaps = gapSentence(model.gaps);
   const words = HEADLINE[model.verdict];
   const verdict = !gaps

@@ -38,6 +38,7 @@ const LIVE: LiveFindings = {
   held: false,
   refused: false,
   reads: "reads only",
+  writes: { count: 0, refused: [] },
 };
 
 Deno.test("previewModel() without a reading keeps the honest unread placeholder for a bound manifest", async () => {

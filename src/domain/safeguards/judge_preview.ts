@@ -25,8 +25,11 @@ export interface PreviewRecord {
   }>;
   /** Rows the live checks judged directly (identity, drain planning, the round's verdict). */
   readonly live?: readonly RowResult[];
-  /** Mutating calls the read-only guard refused during the preview, and what was read. */
-  readonly writes: { readonly count: number; readonly evidence: string };
+  /**
+   * Mutating calls the read-only guard refused during the preview, and what was read; absent
+   * when the guard's count is unknown (the previewer failed outside it).
+   */
+  readonly writes?: { readonly count: number; readonly evidence: string };
   /** The installer's registry resolution, when one was recorded. */
   readonly installer?: Judged;
 }
@@ -84,6 +87,13 @@ export function judgePreview(p: PreviewRecord): RowResult[] {
 }
 
 function readOnly(p: PreviewRecord): Judged {
+  if (p.writes === undefined) {
+    return {
+      verdict: "unreadable",
+      evidence: "the preview failed before its read-only guard's count could be read",
+      reason: "SafeguardUnreadable",
+    };
+  }
   if (p.writes.count > 0) {
     return {
       verdict: "fail",

@@ -3,7 +3,8 @@
  * (docs/safeguards.md#preview-writes-nothing: no pre-pull, no inventory or namespace creation, no
  * cordon): the Talos version of every node against the first hop, a drain plan per node (drain
  * bound vs the grace periods of the pods it would evict), and one health round of the policy, not
- * recorded. Reads only: Talos Version and Kubernetes get/list/watch. Shared by `cairn plan preview`
+ * recorded. Reads only: Talos Version and Kubernetes get/list/watch, through a guard that refuses and
+ * counts any mutation (`read_only_guard.ts`). Shared by `cairn plan preview`
  * and the reconcile loop's plan-branch previews; time comes from the clock passed in. Not a
  * command.
  */
@@ -13,6 +14,7 @@ import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import { planDrain } from "../drain_plan.ts";
 import { collectRound } from "../health_round.ts";
+import { isWriteRefusal, readOnlyGuard } from "./read_only_guard.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Kube } from "../../ports/kube.ts";
 import type {
@@ -43,7 +45,8 @@ export interface LivePreviewDeps {
 /** Reason codes of reads that did not answer: they hold a plan, they never refuse it. */
 const UNREADABLE: ReadonlySet<string> = new Set(["NodeUnreadable", "GateUnreadable"]);
 
-interface Findings {
+/** What the steps found so far. */
+export interface Findings {
   reasons: ReasonNote[];
   checks: LiveCheck[];
   safeguards: LiveSafeguard[];
@@ -51,20 +54,64 @@ interface Findings {
   held: boolean;
 }
 
-/** Runs every live check of `plan`; issues reads only. */
-export async function livePreview(
+/** One step of the live preview; it reads through the guarded cluster in `d`. */
+export type LiveStep = (plan: TalosUpgradePlan, d: LivePreviewDeps, f: Findings) => Promise<void>;
+
+/** The preview's steps, in order. */
+const STEPS: readonly LiveStep[] = [
+  (plan, d, f) => nodeVersions(plan, d.cluster, f),
+  (plan, d, f) => drainPlanning(plan, d.cluster, f),
+  (plan, d, f) => d.policy ? healthRound(plan, d, d.policy, f) : Promise.resolve(),
+];
+
+/** Runs every live check of `plan` through the read-only guard. */
+export function livePreview(plan: TalosUpgradePlan, d: LivePreviewDeps): Promise<LiveFindings> {
+  return runGuarded(plan, d, STEPS);
+}
+
+/**
+ * Runs `steps` with the cluster wrapped in the read-only guard: a mutation is refused before it
+ * is sent, counted, and ends the preview with `PreviewWriteRefused`; the count is the report's.
+ */
+export async function runGuarded(
   plan: TalosUpgradePlan,
   d: LivePreviewDeps,
+  steps: readonly LiveStep[],
 ): Promise<LiveFindings> {
+  const guard = readOnlyGuard(d.cluster);
+  const guarded: LivePreviewDeps = { ...d, cluster: guard };
   const f: Findings = { reasons: [], checks: [], safeguards: [], healthRounds: [], held: false };
-  await nodeVersions(plan, d.cluster, f);
-  await drainPlanning(plan, d.cluster, f);
-  if (d.policy) await healthRound(plan, d, d.policy, f);
+  try {
+    for (const step of steps) await step(plan, guarded, f);
+  } catch (e) {
+    // A refusal ends the preview (it is reported below, from the guard's count); any other
+    // failure holds the plan: what was not read cannot pass.
+    if (!isWriteRefusal(e)) {
+      f.held = true;
+      f.reasons.push({
+        reason: "NodeUnreadable",
+        message: `live preview failed: ${e instanceof Error ? e.message : String(e)}`,
+      });
+    }
+  }
+  // Counted by the guard, so a refusal a step caught and swallowed still counts.
+  const refused = guard.refused();
+  if (refused.length > 0) {
+    f.reasons.push({
+      reason: "PreviewWriteRefused",
+      message: `the read-only guard refused ${refused.length} mutating call(s): ` +
+        refused.map((r) => `${r.port} ${r.call} ${r.target}`).join(", "),
+    });
+  }
   return {
     ...f,
     refused: f.reasons.some((r) => !UNREADABLE.has(r.reason)),
     reads: `it issued Talos Version for ${plan.spec.nodes.length} node(s), listed pods per ` +
       `node${d.policy ? " and ran one health round (get/list/watch only, not recorded)" : ""}`,
+    writes: {
+      count: refused.length,
+      refused: refused.map((r) => `${r.port} ${r.call} ${r.target}`),
+    },
   };
 }
 
@@ -80,6 +127,7 @@ export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
         held: false,
         refused: false,
         reads: `no live checks exist yet for ${parsed.plan.kind}; nothing was read`,
+        writes: { count: 0, refused: [] },
       }),
   };
 }
