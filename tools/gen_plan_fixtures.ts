@@ -138,10 +138,20 @@ const INVALID: Record<string, Case> = {
     edit: (t) => rep(t, "pull: { transportSeconds: 300", "pull: { transportSeconds: -5"),
     at: "-5",
   },
-  "PlanSchemaInvalid--absolute-catalogue-path": {
+  "BoundPathInvalid--absolute-catalogue-path": {
     base: T,
     edit: (t) => rep(t, "path: catalogue/talos.yaml", "path: /etc/catalogue.yaml"),
     at: "/etc/catalogue.yaml",
+  },
+  "BoundPathInvalid--health-policy-escapes-repository": {
+    base: T,
+    edit: (t) => rep(t, "path: policies/home-ops.yaml", "path: ../../etc/passwd"),
+    at: "../../etc/passwd",
+  },
+  "BoundPathInvalid--evidence-dot-segment": {
+    base: T,
+    edit: (t) => rep(t, "path: evidence/upgrade-order.yaml", "path: evidence/./upgrade-order.yaml"),
+    at: "evidence/./upgrade-order.yaml",
   },
   "PlanSchemaInvalid--empty-hops": {
     base: T,

@@ -1,4 +1,5 @@
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
+import { readBoundFile } from "../adapters/repo/bound_file_reader.ts";
 import { type Catalogue, parseCatalogue } from "../domain/catalogue.ts";
 import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
 import {
@@ -11,6 +12,8 @@ import { checkPlan } from "../domain/plan/checks.ts";
 import { sha256Hex } from "../domain/plan/digest.ts";
 import { located, safeParsePlan } from "../domain/plan/parse.ts";
 import type { Plan } from "../domain/plan/schema.ts";
+import type { Reason } from "../domain/reasons.ts";
+import type { BoundFileRead } from "../ports/dispatch.ts";
 import {
   type Command,
   type CommandIO,
@@ -39,9 +42,13 @@ export interface PlanCheckOptions {
   readonly cwd: string;
 }
 
-type CatalogueLoad = { catalogue: Catalogue } | { problem: Problem } | { missing: true };
+type CatalogueLoad =
+  | { catalogue: Catalogue }
+  | { problem: Problem }
+  | { missing: true }
+  | { refused: { reason: Reason; detail: string } };
 
-/** Files already read during one `plan check` run, by absolute path (plans share them). */
+/** Files already read during one `plan check` run (plans share them). */
 export interface PlanCheckCache {
   readonly catalogues: Map<string, CatalogueLoad>;
   readonly bound: Map<string, BoundFileLoad>;
@@ -52,59 +59,52 @@ export function newPlanCheckCache(): PlanCheckCache {
   return { catalogues: new Map(), bound: new Map() };
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * A bound path (catalogue, health policy, evidence manifest) is repository-relative: it is
- * resolved against the plan file's directory and then each ancestor in turn; the first that
- * holds the file wins.
+ * Reads the catalogue: the `--catalogue` file when given (the user's own choice), otherwise the
+ * bound path through the repository-confined reader (no symlinks, no escape, size cap).
  */
-async function resolveBound(planPath: string, rel: string): Promise<string | undefined> {
-  let dir = dirname(planPath);
-  for (;;) {
-    const candidate = join(dir, rel);
-    if (await exists(candidate)) return candidate;
-    const up = dirname(dir);
-    if (up === dir) return undefined;
-    dir = up;
-  }
-}
-
-async function loadCatalogue(path: string | undefined, cache: Map<string, CatalogueLoad>) {
-  if (path === undefined) return { missing: true } as const;
-  const hit = cache.get(path);
+async function loadCatalogue(
+  planPath: string,
+  rel: string,
+  override: string | undefined,
+  cache: Map<string, CatalogueLoad>,
+): Promise<CatalogueLoad> {
+  const key = override ?? `${dirname(planPath)}\0${rel}`;
+  const hit = cache.get(key);
   if (hit) return hit;
   let load: CatalogueLoad;
-  try {
-    load = { catalogue: await parseCatalogue(await Deno.readFile(path), path) };
-  } catch (e) {
-    if (e instanceof CairnError) load = { problem: e.toProblem() };
-    else if (e instanceof Deno.errors.NotFound) load = { missing: true };
-    else throw e;
+  if (override !== undefined) {
+    try {
+      load = { catalogue: await parseCatalogue(await Deno.readFile(override), override) };
+    } catch (e) {
+      if (e instanceof CairnError) load = { problem: e.toProblem() };
+      else if (e instanceof Deno.errors.NotFound) load = { missing: true };
+      else throw e;
+    }
+  } else {
+    const read = await readBoundFile(planPath, rel);
+    if (read.status === "missing") load = { missing: true };
+    else if (read.status === "refused") load = { refused: read };
+    else {
+      try {
+        load = { catalogue: await parseCatalogue(read.bytes, rel) };
+      } catch (e) {
+        if (!(e instanceof CairnError)) throw e;
+        load = { problem: e.toProblem() };
+      }
+    }
   }
-  cache.set(path, load);
+  cache.set(key, load);
   return load;
 }
 
-async function readBound(path: string | undefined, rel: string): Promise<BoundFileLoad> {
-  if (path === undefined) return { status: "missing", detail: `no ${rel} above the plan file` };
-  try {
-    const bytes = await Deno.readFile(path);
-    return {
-      status: "read",
-      sha256: await sha256Hex(bytes),
-      text: new TextDecoder().decode(bytes),
-    };
-  } catch (e) {
-    return { status: "missing", detail: e instanceof Error ? e.name : "unreadable" };
-  }
+async function toLoad(read: BoundFileRead): Promise<BoundFileLoad> {
+  if (read.status !== "read") return read;
+  return {
+    status: "read",
+    sha256: await sha256Hex(read.bytes),
+    text: new TextDecoder().decode(read.bytes),
+  };
 }
 
 /** Reads the health policy and evidence manifest the plan binds (once per path per run). */
@@ -115,9 +115,8 @@ async function loadBoundFiles(
 ): Promise<BoundFileLoads> {
   const loads: Record<string, BoundFileLoad> = {};
   for (const [role, file] of Object.entries(boundFiles(plan))) {
-    const path = await resolveBound(planPath, file.path);
-    const key = path ?? `?${file.path}`;
-    const load = cache.get(key) ?? await readBound(path, file.path);
+    const key = `${dirname(planPath)}\0${file.path}`;
+    const load = cache.get(key) ?? await toLoad(await readBoundFile(planPath, file.path));
     cache.set(key, load);
     loads[role] = load;
   }
@@ -146,13 +145,14 @@ export async function checkPlanFile(
   if (!parsed.ok) return { file, ok: false, problems: parsed.problems };
   const { plan, sha256, source } = parsed.parsed;
   const bound = plan.spec.catalogue;
-  const catPath = options.catalogueOverride ??
-    (bound ? await resolveBound(abs, bound.path) : undefined);
-  const load = bound ? await loadCatalogue(catPath, cache.catalogues) : { missing: true as const };
+  const load: CatalogueLoad = bound
+    ? await loadCatalogue(abs, bound.path, options.catalogueOverride, cache.catalogues)
+    : { missing: true };
   const problems = "problem" in load ? [load.problem] : located(source, [
     ...checkPlan(plan, {
       nowMs: options.nowMs,
       catalogue: "catalogue" in load ? load.catalogue : undefined,
+      ...("refused" in load ? { catalogueRefused: load.refused } : {}),
     }),
     ...checkBoundFiles(plan, await loadBoundFiles(abs, plan, cache.bound)),
   ]);
@@ -203,9 +203,12 @@ kubelet inside the Talos support matrix, RPC path, installer image, expiry, dead
 (transport <= verification), node order (workers first, control planes last, one at a time).
 
 The release catalogue is the file the plan binds under spec.catalogue.path, resolved against
-the plan file's directory and then each parent directory in turn (so a repository-relative
-path works from anywhere inside the repository). Its SHA-256 must match spec.catalogue.sha256
-and its snapshot must be at most 30 days old.
+the plan file's directory and then each parent directory in turn up to the repository root
+(the git top level), never above it (so a repository-relative path works from anywhere inside
+the repository). Bound paths are never absolute, never contain '..' (BoundPathInvalid), never go
+through a symbolic link (BoundPathSymlink), must name a regular file (BoundFileNotRegular) of at
+most 1 MiB (BoundFileTooLarge, checked before reading). Its SHA-256 must match
+spec.catalogue.sha256 and its snapshot must be at most 30 days old.
 
 The health policy (spec.healthPolicy) and, when bound, the evidence manifest (spec.evidence)
 are resolved the same way; each file's SHA-256 must equal the bound digest and its contents

@@ -4,7 +4,7 @@
  * cordon), the bound evidence manifest checked offline against the evidence cache, and a markdown
  * preview report. Only reads are issued: Talos Version, Kubernetes get/list/watch.
  */
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
 import { CairnError, formatLocation, type Problem } from "../domain/errors.ts";
 import type { HealthPolicy } from "../domain/health/policy_parse.ts";
@@ -111,11 +111,13 @@ async function boundEvidenceReading(
   const bound = boundManifest(parsed.plan);
   if (!bound) return undefined;
   const { readBoundEvidence } = await import("../app/evidence_run.ts");
-  for (let dir = dirname(planPath);; dir = dirname(dir)) {
-    const bytes = await Deno.readFile(join(dir, bound.path)).catch(() => undefined);
-    if (bytes) return await readBoundEvidence({ ...bound, bytes }, cacheDir);
-    if (dirname(dir) === dir) return await readBoundEvidence(bound, cacheDir);
-  }
+  const { readBoundFile } = await import("../adapters/repo/bound_file_reader.ts");
+  // Confined to the repository, no symlinks, size-capped; a refused path is unread here and
+  // its reason is among plan check's problems.
+  const read = await readBoundFile(planPath, bound.path);
+  return read.status === "read"
+    ? await readBoundEvidence({ ...bound, bytes: read.bytes }, cacheDir)
+    : await readBoundEvidence(bound, cacheDir);
 }
 
 /** Everything the preview model is built from; the caller did all the file I/O. */

@@ -273,6 +273,33 @@ export const REASONS = [
       "The evidence manifest file the plan binds is missing or unreadable; the plan is held.",
   },
   {
+    code: "BoundPathInvalid",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A bound path (catalogue, health policy, evidence manifest, config) is absolute, has '..', '.' or empty segments, a backslash or a control character, or resolves outside the repository root.",
+  },
+  {
+    code: "BoundPathSymlink",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A bound path goes through a symbolic link (the file or any directory on the way); bound files are read only as what the repository holds.",
+  },
+  {
+    code: "BoundFileNotRegular",
+    area: "plan",
+    retry: "never",
+    meaning: "A bound path names a directory, device, FIFO or socket rather than a regular file.",
+  },
+  {
+    code: "BoundFileTooLarge",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A bound file is larger than the size cap; it is refused before its contents are read.",
+  },
+  {
     code: "EvidenceManifestDigestMismatch",
     area: "plan",
     retry: "never",

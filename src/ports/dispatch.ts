@@ -6,10 +6,15 @@
  */
 import type { Reason } from "../domain/reasons.ts";
 
-/** One bound file as read now: its bytes, or why there are none. */
+/**
+ * One bound file as read now: its bytes, why there are none, or why the path was refused
+ * unread (it escapes the repository, goes through a symlink, is not a regular file or is over
+ * the size cap: `BoundPath*` / `BoundFile*` reasons).
+ */
 export type BoundFileRead =
   | { readonly status: "read"; readonly bytes: Uint8Array }
-  | { readonly status: "missing"; readonly detail: string };
+  | { readonly status: "missing"; readonly detail: string }
+  | { readonly status: "refused"; readonly reason: Reason; readonly detail: string };
 
 /**
  * Reads a plan's bound files (catalogue, health policy, evidence manifest) by their

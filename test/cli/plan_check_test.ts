@@ -1,4 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { dirname, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { command } from "../../src/cli/plan_check.ts";
 import type { CommandIO } from "../../src/cli/command.ts";
@@ -81,4 +82,94 @@ Deno.test("plan check refuses a malformed --now as a usage error", async () => {
     threw = e instanceof Error && e.name === "UsageError";
   }
   assert(threw);
+});
+
+/**
+ * The bound-path attacks that only a file system can express, in a throwaway repository holding
+ * the example plan and its bound files: each is refused with its reason at the bound path's
+ * line, quickly, and nothing is read through the link (a /dev/zero read would never end).
+ */
+Deno.test("plan check refuses bound files through symlinks, FIFOs and over the cap, located", async () => {
+  const base = await Deno.makeTempDir({ prefix: "cairn-plan-check-" });
+  const repoRoot = join(base, "repo");
+  const files = [
+    "plans/talos-v1.14.2.yaml",
+    "catalogue/talos.yaml",
+    "policies/home-ops.yaml",
+    "evidence/upgrade-order.yaml",
+  ];
+  const reset = async () => {
+    await Deno.remove(repoRoot, { recursive: true }).catch(() => {});
+    await Deno.mkdir(join(repoRoot, ".git"), { recursive: true });
+    for (const f of files) {
+      await Deno.mkdir(dirname(join(repoRoot, f)), { recursive: true });
+      await Deno.copyFile(`${ROOT}${f}`, join(repoRoot, f));
+    }
+  };
+  const check = async () => {
+    let stderr = "";
+    const io: CommandIO = {
+      stdout: () => {},
+      stderr: (t) => void (stderr += t),
+      env: {},
+      cwd: repoRoot,
+      color: false,
+      tty: false,
+      signal: new AbortController().signal,
+    };
+    const code = await command.run(parseCommandArgs(command, [files[0]!, ...NOW]), io);
+    return { code, stderr };
+  };
+  const lineOf = async (text: string) =>
+    (await Deno.readTextFile(`${ROOT}${files[0]}`)).split("\n").findIndex((l) => l.includes(text)) +
+    1;
+  try {
+    await Deno.writeTextFile(join(base, "outside.yaml"), "cluster: home-ops\n");
+    await reset();
+    assertEquals((await check()).code, 0, "the copied repository checks clean");
+    const attacks: [string, string, () => Promise<void>][] = [
+      ["catalogue/talos.yaml", "BoundPathSymlink", async () => {
+        await Deno.remove(join(repoRoot, "catalogue/talos.yaml"));
+        await Deno.symlink("/dev/zero", join(repoRoot, "catalogue/talos.yaml"));
+      }],
+      ["policies/home-ops.yaml", "BoundPathSymlink", async () => {
+        await Deno.remove(join(repoRoot, "policies/home-ops.yaml"));
+        await Deno.symlink(join(base, "outside.yaml"), join(repoRoot, "policies/home-ops.yaml"));
+      }],
+      ["policies/home-ops.yaml", "BoundPathSymlink", async () => {
+        await Deno.remove(join(repoRoot, "policies"), { recursive: true });
+        await Deno.symlink(base, join(repoRoot, "policies"));
+      }],
+      ["evidence/upgrade-order.yaml", "BoundFileNotRegular", async () => {
+        await Deno.remove(join(repoRoot, "evidence/upgrade-order.yaml"));
+        const mk = await new Deno.Command("mkfifo", {
+          args: [join(repoRoot, "evidence/upgrade-order.yaml")],
+        }).output();
+        assert(mk.success);
+      }],
+      ["policies/home-ops.yaml", "BoundFileTooLarge", async () => {
+        await Deno.writeFile(
+          join(repoRoot, "policies/home-ops.yaml"),
+          new Uint8Array(64 * 1024 * 1024),
+        );
+      }],
+    ];
+    for (const [path, reason, arm] of attacks) {
+      await reset();
+      await arm();
+      const started = Date.now();
+      const r = await check();
+      const took = Date.now() - started;
+      assertEquals(r.code, 1, `${reason} ${path}`);
+      const line = await lineOf(`path: ${path}`);
+      assert(
+        r.stderr.startsWith(`${files[0]}:${line}:11: ${reason}: `),
+        `${reason} ${path}: ${r.stderr}`,
+      );
+      assertEquals(r.stderr.trim().split("\n").length, 1, r.stderr);
+      assert(took < 2_000, `${reason} ${path}: took ${took} ms`);
+    }
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
 });

@@ -12,9 +12,14 @@ import type { Reason } from "../reasons.ts";
 import type { PlanIssue } from "./parse.ts";
 import type { BoundFile, Plan } from "./schema.ts";
 
-/** What reading one bound file produced. */
+/**
+ * What reading one bound file produced. `refused`: the reader would not open it (the path leaves
+ * the repository, goes through a symlink, names a non-regular file or one over the size cap),
+ * with the reason it reports.
+ */
 export type BoundFileLoad =
   | { readonly status: "missing"; readonly detail: string }
+  | { readonly status: "refused"; readonly reason: Reason; readonly detail: string }
   | { readonly status: "read"; readonly sha256: string; readonly text: string };
 
 /** The bound files as read, keyed by role; a role the plan does not bind is absent. */
@@ -90,6 +95,13 @@ function checkOne(
 ): PlanIssue[] {
   const rules = RULES[role];
   const at = (key: "path" | "sha256") => ["spec", role, key];
+  if (load.status === "refused") {
+    return [{
+      reason: load.reason,
+      message: `${rules.label} "${file.path}" is refused unread: ${load.detail}`,
+      path: at("path"),
+    }];
+  }
   if (load.status === "missing") {
     return [{
       reason: rules.missing,

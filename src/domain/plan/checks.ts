@@ -20,6 +20,7 @@ import {
   parseVersion,
   type Version,
 } from "../version.ts";
+import type { Reason } from "../reasons.ts";
 import type { PlanIssue } from "./parse.ts";
 import type {
   ComponentUpgradePlan,
@@ -38,6 +39,11 @@ export interface CheckContext {
   readonly nowMs: number;
   /** The catalogue at the plan's bound path, or undefined when it is missing or unreadable. */
   readonly catalogue: Catalogue | undefined;
+  /**
+   * Why the catalogue's bound path was refused unread (symlink, not a regular file, too large,
+   * outside the repository); reported instead of `CatalogueMissing`.
+   */
+  readonly catalogueRefused?: { readonly reason: Reason; readonly detail: string };
   readonly catalogueMaxAgeMs?: number;
 }
 
@@ -85,6 +91,15 @@ function usableCatalogue(
   out: Issues,
 ): Catalogue | undefined {
   const cat = ctx.catalogue;
+  if (!cat && ctx.catalogueRefused) {
+    const { reason, detail } = ctx.catalogueRefused;
+    out.push(issue(reason, `Release catalogue "${bound.path}" is refused unread: ${detail}`, [
+      ...SPEC,
+      "catalogue",
+      "path",
+    ]));
+    return undefined;
+  }
   if (!cat) {
     out.push(issue("CatalogueMissing", `Release catalogue "${bound.path}" is missing`, [
       ...SPEC,

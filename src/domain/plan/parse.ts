@@ -4,7 +4,7 @@
  */
 import type { core } from "zod";
 import { CairnError, type Problem } from "../errors.ts";
-import type { Reason } from "../reasons.ts";
+import { isReason, type Reason } from "../reasons.ts";
 import { sha256Hex } from "./digest.ts";
 import { type Plan, PlanSchema } from "./schema.ts";
 import { type FieldPath, formatPath, type LoadedYaml, loadYaml, locate } from "./yaml_load.ts";
@@ -67,7 +67,10 @@ function schemaIssues(issues: readonly core.$ZodIssue[]): PlanIssue[] {
         key,
       }));
     }
-    return [{ reason: "PlanSchemaInvalid", message: issue.message, path: issue.path }];
+    // A refinement may name its own catalogued reason (e.g. BoundPathInvalid).
+    const named = issue.code === "custom" ? issue.params?.["reason"] : undefined;
+    const reason = typeof named === "string" && isReason(named) ? named : "PlanSchemaInvalid";
+    return [{ reason, message: issue.message, path: issue.path }];
   });
 }
 

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { tryParseVersion } from "../version.ts";
+import { boundPathProblem } from "./bound_path.ts";
 
 /** The only plan API version cairn reads. */
 export const PLAN_API_VERSION = "cairn.dev/v1alpha1";
@@ -33,10 +34,17 @@ export const VersionString = z.string().refine(
 export const Sha256 = z.string().regex(SHA256, "expected 64 lower-case hex characters");
 const Name = z.string().max(63).regex(DNS_LABEL, "expected a DNS label (a-z, 0-9, -)");
 const PositiveSeconds = z.number().int().positive().max(7 * 24 * 3600);
-const RelativePath = z.string().min(1).max(512).refine(
-  (p) => !p.startsWith("/") && !p.split("/").includes(".."),
-  { message: "expected a repository-relative path without '..'" },
-);
+/** A bound path; a bad one is refused with its own reason (`BoundPathInvalid`, see parse.ts). */
+const RelativePath = z.string().superRefine((p, ctx) => {
+  const why = boundPathProblem(p);
+  if (why) {
+    ctx.addIssue({
+      code: "custom",
+      message: `bound path ${JSON.stringify(p.slice(0, 120))} ${why}`,
+      params: { reason: "BoundPathInvalid" },
+    });
+  }
+});
 
 /** A file the plan binds by path and content digest. */
 export const BoundFile = z.strictObject({ path: RelativePath, sha256: Sha256 });

@@ -17,7 +17,7 @@ import { checkPlan } from "../../domain/plan/checks.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import type { PlanIssue } from "../../domain/plan/parse.ts";
 import type { Plan } from "../../domain/plan/schema.ts";
-import { isReason, reasonInfo } from "../../domain/reasons.ts";
+import { isReason, type Reason, reasonInfo } from "../../domain/reasons.ts";
 import { evaluatePolicy } from "../../domain/trust/policy.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type {
@@ -138,8 +138,10 @@ async function planChecks(
   const issues: PlanIssue[] = [];
   let catalogue: Catalogue | undefined;
   const bound = plan.spec.catalogue;
+  let catalogueRefused: { reason: Reason; detail: string } | undefined;
   if (bound) {
     const read = await files.read(bound.path);
+    if (read.status === "refused") catalogueRefused = read;
     if (read.status === "read") {
       try {
         catalogue = await parseCatalogue(read.bytes, bound.path);
@@ -150,7 +152,11 @@ async function planChecks(
     }
   }
   // A catalogue that did not parse is reported once, not again as "missing".
-  if (issues.length === 0) issues.push(...checkPlan(plan, { nowMs, catalogue }));
+  if (issues.length === 0) {
+    issues.push(
+      ...checkPlan(plan, { nowMs, catalogue, ...(catalogueRefused ? { catalogueRefused } : {}) }),
+    );
+  }
   const loads: Record<string, BoundFileLoad> = {};
   for (const [role, file] of Object.entries(boundFiles(plan))) {
     loads[role] = await load(files, file.path);
@@ -175,7 +181,7 @@ async function planChecks(
 
 async function load(files: BoundFileSource, path: string): Promise<BoundFileLoad> {
   const read = await files.read(path);
-  if (read.status === "missing") return { status: "missing", detail: read.detail };
+  if (read.status !== "read") return read;
   return {
     status: "read",
     sha256: await sha256Hex(read.bytes),
