@@ -106,7 +106,7 @@ export function isOperationState(s: string): s is OperationState {
 export const RESPONSE_CLASSES = [
   /** The target accepted the request. */
   "accepted",
-  /** A definitive rejection of a class proven to precede any mutation. */
+  /** A definitive validation rejection (ER: InvalidArgument of the validation-error class), the only class proven to precede any mutation. */
   "rejected-pre-mutation",
   /** Any other code the target itself returned: accounts for the attempt, proves nothing else. */
   "target-error",

@@ -1248,6 +1248,13 @@ export const REASONS = [
     meaning: "The completion observation contradicts a bound postcondition; the operation failed.",
   },
   {
+    code: "ClassificationRefused",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The journal refused the completed or failed the executor asked for (the completion read was not ordered after the last accounting, a later read differs, or an attempt is unaccounted); the operation stays unresolved.",
+  },
+  {
     code: "ExecutorError",
     area: "executor",
     retry: "wait",

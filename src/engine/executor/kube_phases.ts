@@ -57,8 +57,10 @@ export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>
           value: out.resourceVersion,
         };
       }
-      // A resourceVersion conflict or a missing node is the server's definitive refusal.
-      return { responseClass: "rejected-pre-mutation", detail: `${out.kind}: ${out.message}` };
+      // A resourceVersion conflict or a missing node is the server's own answer: it accounts for
+      // the attempt, but it is not a validation rejection, so it never makes the operation
+      // `rejected`.
+      return { responseClass: "target-error", detail: `${out.kind}: ${out.message}` };
     },
   });
   if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
@@ -109,7 +111,7 @@ export async function uncordonPhase(s: StepState, cordon: CordonFact): Promise<P
       const out = await s.deps.kube.uncordon(s.node, decision.resourceVersion);
       return out.kind === "applied"
         ? { responseClass: "accepted", detail: `applied rv=${out.resourceVersion}` }
-        : { responseClass: "rejected-pre-mutation", detail: `${out.kind}: ${out.message}` };
+        : { responseClass: "target-error", detail: `${out.kind}: ${out.message}` };
     },
   });
   if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));

@@ -94,14 +94,18 @@ export function talosSent<T>(r: TalosMutation<T>): Sent<T> {
     : failureSent(r);
 }
 
+const GRPC_INVALID_ARGUMENT = 3;
+
 /** Maps a failed Talos mutation to ER's response classes. */
 export function failureSent(r: TalosFailure): Sent<never> {
   const detail = `${r.reason}: ${r.message}`;
   switch (r.outcome) {
     case "rejected":
-      // Only a validation refusal or a permission denial provably precedes any mutation.
+      // Only a validation refusal (InvalidArgument) is of the class ER proves to precede any
+      // mutation; any other code the node returned (PermissionDenied included) accounts for the
+      // attempt and proves nothing else, so it can never make the operation `rejected`.
       return {
-        responseClass: r.grpcCode === 3 || r.grpcCode === 7
+        responseClass: r.grpcCode === GRPC_INVALID_ARGUMENT
           ? "rejected-pre-mutation"
           : "target-error",
         detail,

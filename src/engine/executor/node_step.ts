@@ -1,3 +1,4 @@
+import { CairnError } from "../../domain/errors.ts";
 import type { OperationState } from "../../domain/operation.ts";
 import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
@@ -230,8 +231,7 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
   const post = await roundsUntilPass(s, "post-gate", false);
   const obs = await completionObservation(s, hop, post.verdict);
   if (obs.reading === "established") {
-    await transition(s, "completed", "CompletionObserved", obs.summary, obs.id);
-    return outcome(s, "completed", "CompletionObserved", obs.summary);
+    return await settle(s, "completed", "CompletionObserved", obs.summary, obs.id);
   }
   if (obs.reading === "unreadable") {
     const why = `${obs.summary}; ${post.reason}: ${post.message}`;
@@ -241,8 +241,30 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
   const why = post.verdict === "pass"
     ? obs.summary
     : `${obs.summary}; ${post.reason}: ${post.message}`;
-  await transition(s, "failed", "PostconditionContradicted", why, obs.id);
-  return outcome(s, "failed", "PostconditionContradicted", why);
+  return await settle(s, "failed", "PostconditionContradicted", why, obs.id);
+}
+
+/**
+ * Asks the journal for `completed` or `failed` on a completion observation. The journal holds
+ * the last word (every attempt accounted, the read ordered after the last accounting, no later
+ * read differing): when it refuses, the operation is recorded `unresolved`, never left mid-way.
+ */
+async function settle(
+  s: StepState,
+  to: "completed" | "failed",
+  reason: string,
+  detail: string,
+  observationId: string,
+): Promise<NodeOutcome> {
+  try {
+    await transition(s, to, reason, detail, observationId);
+    return outcome(s, to, reason, detail);
+  } catch (e) {
+    if (!(e instanceof CairnError) || e.reason !== "TransitionIllegal") throw e;
+    const why = `${detail}; ${to} refused: ${e.message}`;
+    await transition(s, "unresolved", "ClassificationRefused", why);
+    return outcome(s, "unresolved", "ClassificationRefused", why);
+  }
 }
 
 /**
