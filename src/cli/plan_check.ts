@@ -66,9 +66,10 @@ export function newPlanCheckCache(): PlanCheckCache {
 async function loadCatalogue(
   planPath: string,
   rel: string,
-  override: string | undefined,
+  options: PlanCheckOptions,
   cache: Map<string, CatalogueLoad>,
 ): Promise<CatalogueLoad> {
+  const override = options.catalogueOverride;
   const key = override ?? `${dirname(planPath)}\0${rel}`;
   const hit = cache.get(key);
   if (hit) return hit;
@@ -82,7 +83,7 @@ async function loadCatalogue(
       else throw e;
     }
   } else {
-    const read = await readBoundFile(planPath, rel);
+    const read = await readBoundFile(planPath, rel, { cwd: options.cwd });
     if (read.status === "missing") load = { missing: true };
     else if (read.status === "refused") load = { refused: read };
     else {
@@ -111,12 +112,13 @@ async function toLoad(read: BoundFileRead): Promise<BoundFileLoad> {
 async function loadBoundFiles(
   planPath: string,
   plan: Plan,
+  cwd: string,
   cache: Map<string, BoundFileLoad>,
 ): Promise<BoundFileLoads> {
   const loads: Record<string, BoundFileLoad> = {};
   for (const [role, file] of Object.entries(boundFiles(plan))) {
     const key = `${dirname(planPath)}\0${file.path}`;
-    const load = cache.get(key) ?? await toLoad(await readBoundFile(planPath, file.path));
+    const load = cache.get(key) ?? await toLoad(await readBoundFile(planPath, file.path, { cwd }));
     cache.set(key, load);
     loads[role] = load;
   }
@@ -146,7 +148,7 @@ export async function checkPlanFile(
   const { plan, sha256, source } = parsed.parsed;
   const bound = plan.spec.catalogue;
   const load: CatalogueLoad = bound
-    ? await loadCatalogue(abs, bound.path, options.catalogueOverride, cache.catalogues)
+    ? await loadCatalogue(abs, bound.path, options, cache.catalogues)
     : { missing: true };
   const problems = "problem" in load ? [load.problem] : located(source, [
     ...checkPlan(plan, {
@@ -154,7 +156,7 @@ export async function checkPlanFile(
       catalogue: "catalogue" in load ? load.catalogue : undefined,
       ...("refused" in load ? { catalogueRefused: load.refused } : {}),
     }),
-    ...checkBoundFiles(plan, await loadBoundFiles(abs, plan, cache.bound)),
+    ...checkBoundFiles(plan, await loadBoundFiles(abs, plan, options.cwd, cache.bound)),
   ]);
   const meta = { kind: plan.kind, name: plan.metadata.name, sha256, nodes: nodeCount(plan) };
   return { file, ok: problems.length === 0, ...meta, problems };

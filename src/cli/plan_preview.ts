@@ -56,7 +56,7 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
       io.cwd,
       typeof cacheFlag === "string" ? cacheFlag : DEFAULT_EVIDENCE_CACHE,
     );
-    const evidence = await boundEvidenceReading(abs, input.parsed, cacheDir);
+    const evidence = await boundEvidenceReading(abs, input.parsed, cacheDir, io.cwd);
     const policyPath = args.values["health-policy"];
     const { connectCluster, loadHealthPolicy } = await import("../app/run_plan.ts");
     const policy = typeof policyPath === "string"
@@ -106,6 +106,7 @@ async function boundEvidenceReading(
   planPath: string,
   parsed: ParsedPlan,
   cacheDir: string,
+  cwd: string,
 ): Promise<EvidenceReading | undefined> {
   const { boundManifest } = await import("../engine/reconcile/bound_evidence.ts");
   const bound = boundManifest(parsed.plan);
@@ -114,7 +115,7 @@ async function boundEvidenceReading(
   const { readBoundFile } = await import("../adapters/repo/bound_file_reader.ts");
   // Confined to the repository, no symlinks, size-capped; a refused path is unread here and
   // its reason is among plan check's problems.
-  const read = await readBoundFile(planPath, bound.path);
+  const read = await readBoundFile(planPath, bound.path, { cwd });
   return read.status === "read"
     ? await readBoundEvidence({ ...bound, bytes: read.bytes }, cacheDir)
     : await readBoundEvidence(bound, cacheDir);

@@ -13,7 +13,7 @@
  *
  * Outcomes are values (`BoundFileRead`); only programming errors throw.
  */
-import { basename, dirname, join, relative, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { boundPathProblem } from "../../domain/plan/bound_path.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { BoundFileRead, BoundFileSource } from "../../ports/dispatch.ts";
@@ -25,21 +25,30 @@ export const MAX_BOUND_FILE_BYTES = 1024 * 1024;
 export interface BoundFileReaderOptions {
   /** Repository root; default: found from the plan's directory (see {@link findRepositoryRoot}). */
   readonly root?: string;
+  /** The command's working directory: the root outside git when it holds the plan. */
+  readonly cwd?: string;
   /** Size cap in bytes (default {@link MAX_BOUND_FILE_BYTES}). */
   readonly maxBytes?: number;
 }
 
 /**
  * The repository root of a plan: the nearest ancestor of `planDir` (itself included) holding a
- * `.git` entry (a directory, or the file of a worktree). Outside any repository, the plan's
+ * `.git` entry (a directory, or the file of a worktree). Outside any git repository (an export,
+ * a tarball), the working directory `cwd` when it holds the plan; otherwise the plan's
  * directory — or its parent when the plan sits in `plans/`, the layout cairn documents.
  */
-export async function findRepositoryRoot(planDir: string): Promise<string> {
+export async function findRepositoryRoot(planDir: string, cwd?: string): Promise<string> {
   for (let dir = planDir;; dir = dirname(dir)) {
     if (await lstatOrUndefined(join(dir, ".git"))) return dir;
     if (dirname(dir) === dir) break;
   }
+  if (cwd !== undefined && isWithin(cwd, planDir)) return cwd;
   return basename(planDir) === "plans" ? dirname(planDir) : planDir;
+}
+
+function isWithin(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /**
@@ -54,11 +63,11 @@ export async function readBoundFile(
   const why = boundPathProblem(rel);
   if (why) return refused("BoundPathInvalid", `the path ${why}`);
   const planDir = dirname(planPath);
-  const root = opts.root ?? await findRepositoryRoot(planDir);
-  const fromRoot = relative(root, planDir);
-  if (fromRoot.startsWith("..") || fromRoot.startsWith(sep)) {
+  const root = opts.root ?? await findRepositoryRoot(planDir, opts.cwd);
+  if (!isWithin(root, planDir)) {
     return refused("BoundPathInvalid", "the plan file is outside the repository root");
   }
+  const fromRoot = relative(root, planDir);
   const maxBytes = opts.maxBytes ?? MAX_BOUND_FILE_BYTES;
   const up = fromRoot === "" ? [] : fromRoot.split(sep);
   for (let depth = up.length; depth >= 0; depth--) {

@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { join } from "node:path";
 import { findRepositoryRoot, readBoundFile } from "../../../src/adapters/repo/bound_file_reader.ts";
 import type { BoundFileRead } from "../../../src/ports/dispatch.ts";
+import { within } from "../../_helpers/silent_listener.ts";
 
 /** A repository (`.git` directory) with `plans/p.yaml` and a policy at the root. */
 async function repo(): Promise<{ root: string; plan: string; outside: string }> {
@@ -73,7 +74,7 @@ Deno.test("readBoundFile() refuses FIFOs and directories without opening them", 
     const mk = await new Deno.Command("mkfifo", { args: [fifo] }).output();
     assert(mk.success, "mkfifo");
     // Opening a FIFO with no writer blocks forever: the refusal must come from lstat alone.
-    const got = await readBoundFile(r.plan, "policies/fifo.yaml");
+    const got = await within(5_000, readBoundFile(r.plan, "policies/fifo.yaml"));
     assert(refusedWith(got, "BoundFileNotRegular"), JSON.stringify(got));
     assert(got.status === "refused" && /FIFO/.test(got.detail));
     assert(refusedWith(await readBoundFile(r.plan, "policies"), "BoundFileNotRegular"));
@@ -96,5 +97,19 @@ Deno.test("readBoundFile() refuses a file over the cap before reading it", async
     assertEquals(exact.status, "read");
   } finally {
     await Deno.remove(r.outside, { recursive: true });
+  }
+});
+
+Deno.test("findRepositoryRoot() outside git: the working directory holding the plan, else the plans/ parent", async () => {
+  const base = await Deno.makeTempDir({ prefix: "cairn-nogit-" });
+  try {
+    const deep = join(base, "fixtures", "plans", "invalid");
+    await Deno.mkdir(deep, { recursive: true });
+    assertEquals(await findRepositoryRoot(deep, base), base);
+    assertEquals(await findRepositoryRoot(deep, join(base, "elsewhere")), deep);
+    await Deno.mkdir(join(base, "plans"));
+    assertEquals(await findRepositoryRoot(join(base, "plans")), base);
+  } finally {
+    await Deno.remove(base, { recursive: true });
   }
 });
