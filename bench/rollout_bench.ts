@@ -28,8 +28,10 @@ import { openJournal } from "../src/adapters/journal/libsql_journal.ts";
 import { cryptoIdSource } from "../src/adapters/journal/ids.ts";
 import { syncingPort, TwinClock } from "../src/adapters/clock/twin_clock.ts";
 import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../src/app/twin_process.ts";
-import { connectCluster, loadHealthPolicy } from "../src/app/run_plan.ts";
+import { connectCluster } from "../src/app/run_plan.ts";
 import { bindPlan, executePlan } from "../src/engine/executor/run_plan.ts";
+import { workingTreeBoundFiles } from "../src/adapters/repo/bound_file_reader.ts";
+import type { BoundFileSource } from "../src/ports/dispatch.ts";
 import { parsePlan } from "../src/domain/plan/parse.ts";
 import { sha256Hex } from "../src/domain/plan/digest.ts";
 import { buildTalosUpgradePlanYaml, HOME_OPS_SCHEMATIC } from "../src/domain/plan/example.ts";
@@ -275,14 +277,23 @@ async function runOn(twin: TwinProcess, inputs: Inputs, pollIntervalMs: number):
       approver: { identity: "bob@example.com", role: "approver" },
       nowMs: clock.now(),
     });
-    const policy = await loadHealthPolicy(inputs.policy);
+    // The plan binds its policy by repository path; the synthetic one lives beside the plan.
+    const repo = workingTreeBoundFiles(join(ROOT, "plans/talos-v1.14.2.yaml"));
+    const policyPath = bound.plan.spec.healthPolicy.path;
+    const files: BoundFileSource = {
+      describe: () => `repository with ${inputs.policy} as ${policyPath}`,
+      read: async (path) =>
+        path === policyPath
+          ? { status: "read", bytes: await Deno.readFile(inputs.policy) }
+          : await repo.read(path),
+    };
     const v0 = await clock.sync(), c0 = ownCpuMs(), t0 = procCpuMs(twin.pid);
     const w0 = performance.now();
     const out = await executePlan({
       journal: ledger.journal(raw),
       bound,
       cluster,
-      policy,
+      authority: { bytes, signatures: "", requiredApprovals: 1, files },
       clock: ledger.clock(clock),
       timeoutClock: clock.forTimeouts(20_000),
       log: quiet,

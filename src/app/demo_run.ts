@@ -14,7 +14,7 @@ import { createReconciler, HookWakeup } from "./reconcile_wiring.ts";
 import { fetchEvidenceIntoCache } from "./evidence_run.ts";
 import { parseEvidenceManifest } from "../domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../sim/evidence_fixture.ts";
-import { type ClusterConnection, loadHealthPolicy } from "./run_plan.ts";
+import type { ClusterConnection } from "./run_plan.ts";
 import { startTwinCluster, type TwinCluster, twinExecutionTiming } from "./twin_cluster.ts";
 import { TEST_PKI_CACHE } from "./twin_process.ts";
 import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
@@ -193,7 +193,6 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
     executor: {
       journal,
       cluster: p.tc.cluster,
-      policy: await loadHealthPolicy(join(o.root, "fixtures/health/home-ops.yaml")),
       ...twinExecutionTiming(p.tc.clock),
       log,
       owner: "ctl_demo",

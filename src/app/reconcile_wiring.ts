@@ -19,7 +19,11 @@ import { reconcileReports } from "../report/reconcile_reports.ts";
 import { cacheEvidenceChecker } from "./evidence_run.ts";
 import { livePreviewer } from "../engine/preview/live_preview.ts";
 
-/** How the executor runs against the cluster: executePlan's options less the plan and signal. */
+/**
+ * How the executor runs against the cluster: executePlan's options less the plan, its authority
+ * (the loop supplies the trust root and the watched branch's bound files) and signal. There is no
+ * health policy setting: each plan is gated by the policy it binds.
+ */
 export type ExecutorSettings = Omit<PlanExecutorSettings, "observer"> & {
   readonly metrics?: CairnMetrics;
 };
@@ -134,6 +138,7 @@ export interface ReconcilerSettings {
 export async function createReconciler(s: ReconcilerSettings): Promise<Reconciler> {
   const { source, sink } = await openGit(s.git);
   const metrics = s.executor.metrics;
+  const trust = fileTrustRoot(s.allowedSignersPath);
   return await Reconciler.create({
     source: timedSource(source, metrics),
     sink,
@@ -141,9 +146,9 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     executor: planExecutor({
       ...s.executor,
       ...(metrics ? { observer: metricsObserver(metrics) } : {}),
-    }),
+    }, { trust, requiredApprovals: s.requiredApprovals }),
     renderer: reconcileReports(),
-    trust: fileTrustRoot(s.allowedSignersPath),
+    trust,
     wakeup: s.wakeup,
     clock: s.executor.clock,
     log: s.executor.log,
@@ -154,7 +159,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     live: livePreviewer({
       cluster: s.executor.cluster,
       clock: s.executor.timeoutClock ?? s.executor.clock,
-      policy: s.executor.policy,
+      ...(s.executor.installers ? { installers: s.executor.installers } : {}),
     }),
     watchedBranch: s.git.branch,
     isPlanBranch: globMatcher(s.planBranchesGlob),

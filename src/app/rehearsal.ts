@@ -25,7 +25,14 @@ export interface RehearsalOptions {
   /** Plan file path (for located errors) and its exact bytes. */
   readonly planPath: string;
   readonly planBytes: Uint8Array;
-  readonly healthPolicyPath: string;
+  /** The `.sig` text beside the plan, when signatures are to be checked. */
+  readonly signatures?: string;
+  /** Trust root to check signatures against; absent: the trust check is "not evaluated". */
+  readonly allowedSignersPath?: string;
+  /** Approvers required besides the author (default 1). */
+  readonly requiredApprovals?: number;
+  /** Repository root the bound files are read from (default: the plan's repository). */
+  readonly repoRoot?: string;
   readonly faults: readonly FaultPresetName[];
   /** Node the faults aim at (default: the plan's first node). */
   readonly faultNode?: string;
@@ -76,29 +83,52 @@ async function wire(
   const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
   const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
   const { parsePlan } = await import("../domain/plan/parse.ts");
-  const { loadHealthPolicy } = await import("./run_plan.ts");
-  const { bindPlan, executePlan } = await import("../engine/executor/run_plan.ts");
+  const { asTalosUpgrade, authorizeBeforeBind, bindPlan, executePlan } = await import(
+    "../engine/executor/run_plan.ts"
+  );
+  const { workingTreeBoundFiles } = await import("../adapters/repo/bound_file_reader.ts");
   const { connectTwin, twinExecutionTiming } = await import("./twin_cluster.ts");
+  const { fileTrustRoot } = await import("./reconcile_wiring.ts");
   const { control, clock, cluster } = await connectTwin(twin);
   closers.push(() => cluster.close());
   const raw = await openJournal({ url: o.journalUrl, ids: cryptoIdSource(), nowMs: clock.now() });
   closers.push(() => raw.close());
   const parsed = await parsePlan(o.planBytes, { file: o.planPath });
-  const bound = await bindPlan(raw, {
-    parsed,
+  const owner = o.owner ?? "ctl_rehearsal";
+  const timing = twinExecutionTiming(clock);
+  const authority = {
     bytes: o.planBytes,
-    signatures: "",
-    firstSeenCommit: "rehearsal",
-    approver: { identity: "rehearsal", role: "approver" },
-    nowMs: clock.now(),
+    signatures: o.signatures ?? "",
+    requiredApprovals: o.requiredApprovals ?? 1,
+    files: workingTreeBoundFiles(o.planPath, o.repoRoot ? { root: o.repoRoot } : {}),
+    ...(o.allowedSignersPath ? { trust: fileTrustRoot(o.allowedSignersPath) } : {}),
+  };
+  // The dispatch check before binding: a plan it refuses is journaled as refused, never bound.
+  const refused = await authorizeBeforeBind({
+    journal: raw,
+    parsed,
+    authority,
+    cluster,
+    clock,
+    owner,
+    callTimeoutMs: timing.callTimeoutMs,
   });
+  const bound = refused
+    ? { plan: asTalosUpgrade(parsed), digest: parsed.sha256 }
+    : await bindPlan(raw, {
+      parsed,
+      bytes: o.planBytes,
+      signatures: o.signatures ?? "",
+      firstSeenCommit: "rehearsal",
+      approver: { identity: "rehearsal", role: "approver" },
+      nowMs: clock.now(),
+    });
   const faultNode = o.faultNode ?? bound.plan.spec.nodes[0]!.name;
   const effect = buildPresets(o.faults, await presetContext(cluster.kube, bound, faultNode));
   for (const f of [...effect.faults, ...(o.extraFaults ?? [])]) await control.arm(f);
   const journal = effect.journal === "takeover-before-attempt"
     ? takeoverBeforeFirstAttempt(raw, faultNode, () => clock.now())
     : raw;
-  const policy = await loadHealthPolicy(o.healthPolicyPath);
   return {
     twin,
     control,
@@ -109,14 +139,14 @@ async function wire(
     faultNode,
     effect,
     run: (r = {}) =>
-      executePlan({
+      refused ? Promise.resolve(refused) : executePlan({
         journal,
         bound,
         cluster,
-        policy,
-        ...twinExecutionTiming(clock),
+        authority,
+        ...timing,
         log: o.log,
-        owner: o.owner ?? "ctl_rehearsal",
+        owner,
         ...(r.signal ? { signal: r.signal } : {}),
       }),
     async stop() {

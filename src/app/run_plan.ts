@@ -7,8 +7,34 @@
 import { CairnError } from "../domain/errors.ts";
 import { parseHealthPolicy } from "../domain/health/policy_parse.ts";
 import type { HealthPolicy } from "../domain/health/policy_parse.ts";
+import { sha256Hex } from "../domain/plan/digest.ts";
+import type { Plan } from "../domain/plan/schema.ts";
 import type { Kube } from "../ports/kube.ts";
 import type { Talos } from "../ports/talos.ts";
+
+/**
+ * A health policy named on the command line is accepted only when it is the bound one, byte for
+ * byte: the bound policy is the policy. Throws `HealthPolicyOverrideMismatch` naming both digests.
+ */
+export async function requireBoundPolicy(path: string, plan: Plan): Promise<void> {
+  const bound = plan.spec.healthPolicy;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch (e) {
+    throw new CairnError({
+      reason: "FileUnreadable",
+      message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
+    });
+  }
+  const sha = await sha256Hex(bytes);
+  if (sha === bound.sha256) return;
+  throw new CairnError({
+    reason: "HealthPolicyOverrideMismatch",
+    message: `--health-policy ${path} has digest ${sha}, but the plan binds ${bound.path} with ` +
+      `digest ${bound.sha256}; the bound policy is the policy`,
+  });
+}
 
 /** Reads and parses a health policy file. */
 export async function loadHealthPolicy(path: string): Promise<HealthPolicy> {

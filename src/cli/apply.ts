@@ -1,11 +1,14 @@
 /**
  * `cairn apply FILE`: runs one signed TalosUpgrade plan now with the system clock. Signatures and
- * the approval policy are verified first; a refusal sends nothing. The reconciler calls the same
- * executor (engine/executor/run_plan.ts).
+ * the approval policy are verified first; then every authorising check runs on current evidence
+ * (the dispatch check: plan checks, bound-file digests, expiry, the trust root as it is now, the
+ * cluster's own name, installer resolution), again before each node's commitment. A refusal is
+ * journaled and sends nothing. The reconciler calls the same executor (engine/executor/run_plan.ts).
  */
 import { resolve } from "node:path";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
+import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
 export const command: Command = {
   path: ["apply"],
@@ -14,10 +17,21 @@ export const command: Command = {
     "[--approvals N] [--health-policy P] [--output json]",
   help: `
 Verifies FILE.sig against allowed_signers and the approval policy (the author plus N approvers),
-then runs the plan node by node: intent, attempt and response for every mutation in the journal,
-fresh health rounds before progressing, and an honest classification of each node step.
+then re-runs every check that authorises it on current evidence: the checks of 'cairn plan
+check' over the bound files as they are now in the repository (catalogue, health policy and
+evidence manifest digests, catalogue freshness, expiry, versions), the signatures under
+allowed_signers as read now, the cluster's own name (Talos Infos.cluster.talos.dev) against
+metadata.cluster, and each hop's installer resolved for the plan's platform against its pinned
+digest. The same check runs again before each node's commitment. A refusal is recorded in the
+journal and nothing is sent.
 
-Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`,
+Then runs the plan node by node: intent, attempt and response for every mutation in the journal,
+fresh health rounds of the plan's bound health policy before progressing, and an honest
+classification of each node step.
+
+  --health-policy P   optional; refused unless P is byte for byte the policy the plan binds
+
+Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
   options: {
     kubeconfig: { type: "string" },
     talosconfig: { type: "string" },
@@ -29,6 +43,14 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
   },
   positionals: { min: 1, max: 1 },
   async run(args, io) {
+    const report = (out: RolloutOutcome) => {
+      if (wantsJson(args)) printJson(io, out);
+      else {
+        for (const n of out.nodes) io.stdout(`${n.node} ${n.state} ${n.reason}: ${n.detail}\n`);
+        io.stdout(`rollout ${out.state}\n`);
+      }
+      return out.state === "completed" ? EXIT.ok : EXIT.refused;
+    };
     const need = (k: string) => {
       const v = args.values[k];
       if (typeof v !== "string") throw new UsageError(`--${k} is required`);
@@ -66,10 +88,17 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
     }
     const m = await import("../app/run_plan.ts");
     const run = await import("../engine/executor/run_plan.ts");
+    const policyPath = args.values["health-policy"];
+    if (typeof policyPath === "string") {
+      await m.requireBoundPolicy(resolve(io.cwd, policyPath), parsed.plan);
+    }
     const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
     const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
     const { SystemClock } = await import("../adapters/clock/system_clock.ts");
     const { JsonLogger } = await import("../adapters/log/json_logger.ts");
+    const { workingTreeBoundFiles } = await import("../adapters/repo/bound_file_reader.ts");
+    const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
+    const { fileTrustRoot } = await import("../app/reconcile_wiring.ts");
     const clock = new SystemClock();
     const journal = await openJournal({
       url: journalUrl,
@@ -80,7 +109,26 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
       kubeconfigPath: resolve(io.cwd, kubeconfig),
       talosconfigPath: resolve(io.cwd, talosconfig),
     });
+    const owner = `ctl_apply_${crypto.randomUUID().slice(0, 8)}`;
+    const authority = {
+      bytes,
+      signatures: signatures ?? "",
+      requiredApprovals: approvals,
+      files: workingTreeBoundFiles(file),
+      trust: fileTrustRoot(signersFile),
+      installers: registryInstallerResolver({ timeoutMs: 30_000 }),
+    };
     try {
+      const refused = await run.authorizeBeforeBind({
+        journal,
+        parsed,
+        authority,
+        cluster,
+        clock,
+        owner,
+        callTimeoutMs: (ms) => ms,
+      });
+      if (refused) return report(refused);
       const bound = await run.bindPlan(journal, {
         parsed,
         bytes,
@@ -89,29 +137,21 @@ Exit codes: 0 every node completed; 1 refused by policy, or the rollout halted.`
         approver: { identity: verdict.approvers.join(",") || "policy", role: "approver" },
         nowMs: clock.now(),
       });
-      const policyPath = args.values["health-policy"];
-      const policy = await m.loadHealthPolicy(
-        resolve(io.cwd, typeof policyPath === "string" ? policyPath : "policies/home-ops.yaml"),
+      return report(
+        await run.executePlan({
+          journal,
+          bound,
+          cluster,
+          authority,
+          clock,
+          log: new JsonLogger({ write: (l) => io.stderr(l), clock }),
+          owner,
+          callTimeoutMs: (ms) => ms,
+          pollIntervalMs: 5_000,
+          roundIntervalMs: 30_000,
+          signal: io.signal,
+        }),
       );
-      const out = await run.executePlan({
-        journal,
-        bound,
-        cluster,
-        policy,
-        clock,
-        log: new JsonLogger({ write: (l) => io.stderr(l), clock }),
-        owner: `ctl_apply_${crypto.randomUUID().slice(0, 8)}`,
-        callTimeoutMs: (ms) => ms,
-        pollIntervalMs: 5_000,
-        roundIntervalMs: 30_000,
-        signal: io.signal,
-      });
-      if (wantsJson(args)) printJson(io, out);
-      else {
-        for (const n of out.nodes) io.stdout(`${n.node} ${n.state} ${n.reason}: ${n.detail}\n`);
-        io.stdout(`rollout ${out.state}\n`);
-      }
-      return out.state === "completed" ? EXIT.ok : EXIT.refused;
     } finally {
       cluster.close();
       await journal.close();

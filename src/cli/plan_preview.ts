@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
 import { CairnError, formatLocation, type Problem } from "../domain/errors.ts";
-import type { HealthPolicy } from "../domain/health/policy_parse.ts";
+import type { BoundFileSource } from "../ports/dispatch.ts";
 import type { ParsedPlan } from "../domain/plan/parse.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { EvidenceReading, PlanFacts } from "../ports/reconcile.ts";
@@ -20,15 +20,19 @@ export const command: Command = {
   usage: "FILE --kubeconfig K --talosconfig T [--health-policy P] [--evidence-cache DIR] " +
     "[--out report.md] [--output json]",
   help: `
-Checks FILE (schema and semantic checks), then reads the cluster: the Talos version of every
-node against the plan's first hop, one health round of the policy (not recorded), and a drain
-plan per node comparing the drain bound with the grace periods of the pods it would evict.
+Checks FILE (schema and semantic checks), then reads the cluster: its own name (Talos
+Infos.cluster.talos.dev) against metadata.cluster, the Talos version of every node against the
+plan's first hop, one health round of the plan's bound health policy (spec.healthPolicy, read
+from the plan's repository and verified by its digest; not recorded), and a drain plan per node
+comparing the drain bound with the grace periods of the pods it would evict. When the bound
+policy cannot be used the report says so and the plan is not READY; health is never skipped.
 Issues reads only. When the plan binds an evidence manifest (spec.evidence), checks it offline
 against the evidence cache and lists every tuple, assertion and control; a missing cache entry
 is unreadable and holds the plan (fill the cache with 'cairn evidence check MANIFEST --cache DIR
 --fetch'). Writes the markdown preview report to --out (or stdout).
 
   --evidence-cache DIR  evidence cache (default: .cache/evidence under the current directory)
+  --health-policy P     optional; refused unless P is byte for byte the policy the plan binds
 
 Exit codes: 0 ready for approval; 1 refused or held.`,
   options: {
@@ -58,10 +62,12 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
     );
     const evidence = await boundEvidenceReading(abs, input.parsed, cacheDir, io.cwd);
     const policyPath = args.values["health-policy"];
-    const { connectCluster, loadHealthPolicy } = await import("../app/run_plan.ts");
-    const policy = typeof policyPath === "string"
-      ? await loadHealthPolicy(resolve(io.cwd, policyPath))
-      : undefined;
+    const { connectCluster, requireBoundPolicy } = await import("../app/run_plan.ts");
+    if (typeof policyPath === "string") {
+      await requireBoundPolicy(resolve(io.cwd, policyPath), input.parsed.plan);
+    }
+    const { workingTreeBoundFiles } = await import("../adapters/repo/bound_file_reader.ts");
+    const files = workingTreeBoundFiles(abs);
     const cluster = await connectCluster({
       kubeconfigPath: resolve(io.cwd, kubeconfig),
       talosconfigPath: resolve(io.cwd, talosconfig),
@@ -73,7 +79,7 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
         file,
         cluster,
         clock,
-        ...(policy ? { policy } : {}),
+        files,
         ...(evidence ? { evidence } : {}),
       });
     } finally {
@@ -131,7 +137,8 @@ export interface PreviewInput {
   readonly cluster: LiveCluster;
   /** Stamps the report and times the health round. */
   readonly clock: Clock;
-  readonly policy?: HealthPolicy;
+  /** The plan's bound files (the health round uses the bound policy from here). */
+  readonly files: BoundFileSource;
   readonly evidence?: EvidenceReading;
 }
 
@@ -145,11 +152,7 @@ export async function preview(o: PreviewInput): Promise<PreviewReportModel> {
   const { previewVerdict } = await import("../engine/reconcile/reconciler.ts");
   const { previewModel } = await import("../report/reconcile_reports.ts");
   const plan = asTalosUpgrade(o.parsed);
-  const live = await livePreview(plan, {
-    cluster: o.cluster,
-    clock: o.clock,
-    ...(o.policy ? { policy: o.policy } : {}),
-  });
+  const live = await livePreview(plan, { cluster: o.cluster, clock: o.clock }, o.files);
   const facts: PlanFacts = {
     name: plan.metadata.name,
     path: o.file,

@@ -14,17 +14,20 @@ const VERSION = "0.1.0";
 export const command: Command = {
   path: ["reconcile"],
   summary: "Watch a Git remote: preview plan branches, execute merged plans, commit reports",
-  usage: "--config FILE --health-policy FILE [setting flags]",
+  usage: "--config FILE [setting flags]",
   help: `Runs until SIGTERM. Fetches the watched branch and plan branches every
 pollIntervalSeconds and on POST /hooks/git; verifies every plan's signatures against the
 allowed_signers trust root (by path, never from the repository); binds a merged plan's name to
 its digest on first sight and refuses any later change (PlanChangedAfterApproval); writes
 reports/<plan>/preview.md for plan branches; executes merged plans one per cluster in merge
-order; commits reports/<plan>/execution.md at milestones. Serves /metrics, /healthz, /readyz.
+order; commits reports/<plan>/execution.md at milestones. Each plan is gated by the health
+policy it binds (spec.healthPolicy, digest-verified on the watched branch); there is no
+operator-wide policy. Before a run and before each node's commitment every authorising check
+runs again on current evidence (plan checks, bound-file digests, expiry, the trust root as it is
+now, the cluster's own name); a refusal is journaled and reported, and nothing is sent. Serves /metrics, /healthz, /readyz.
 JSON logs go to stderr.
 
   --config FILE         configuration file (see docs; every setting also has a flag and CAIRN_* env)
-  --health-policy FILE  health policy bound to executions (or CAIRN_HEALTH_POLICY)
   --evidence-cache DIR  evidence cache the plans' bound evidence manifests are checked against
                         offline (evidenceCacheDir, CAIRN_EVIDENCE_CACHE; default <stateDir>/evidence)
 
@@ -37,22 +40,23 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
     const configPath = args.values["config"] as string | undefined;
     const file = configPath ? { text: await readConfig(configPath), name: configPath } : undefined;
     const config = loadConfig({ ...(file ? { file } : {}), env: io.env, flags: args.values });
-    const policyPath = (args.values["health-policy"] as string | undefined) ??
-      io.env["CAIRN_HEALTH_POLICY"];
-    if (!policyPath) {
-      throw new UsageError("--health-policy FILE (or CAIRN_HEALTH_POLICY) is required");
+    if (args.values["health-policy"] !== undefined || io.env["CAIRN_HEALTH_POLICY"]) {
+      throw new UsageError(
+        "--health-policy / CAIRN_HEALTH_POLICY are gone: each plan is gated by the health " +
+          "policy it binds (spec.healthPolicy), verified by its digest",
+      );
     }
     const { SystemClock } = await import("../adapters/clock/system_clock.ts");
     const { JsonLogger } = await import("../adapters/log/json_logger.ts");
     const { createCairnMetrics } = await import("../adapters/metrics/cairn_metrics.ts");
     const { cryptoIdSource, openJournal } = await import("../adapters/journal/libsql_journal.ts");
     const { startOpsServer } = await import("../adapters/http/ops_server.ts");
-    const { connectCluster, loadHealthPolicy } = await import("../app/run_plan.ts");
+    const { connectCluster } = await import("../app/run_plan.ts");
+    const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
     const { createReconciler, HookWakeup } = await import("../app/reconcile_wiring.ts");
     const clock = new SystemClock();
     const log = new JsonLogger({ write: io.stderr, clock, level: config.logLevel });
     const metrics = createCairnMetrics({ version: VERSION });
-    const policy = await loadHealthPolicy(policyPath);
     await Deno.mkdir(config.stateDir, { recursive: true });
     const journal = await openJournal({
       url: config.journalUrl,
@@ -77,7 +81,6 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
         executor: {
           journal,
           cluster,
-          policy,
           clock,
           log,
           owner: `ctl_${hostname()}_${Deno.pid}`,
@@ -85,6 +88,7 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
           pollIntervalMs: 5_000,
           roundIntervalMs: 30_000,
           metrics,
+          installers: registryInstallerResolver({ timeoutMs: 30_000 }),
         },
         allowedSignersPath: config.allowedSignersPath,
         requiredApprovals: config.requiredApprovals,

@@ -15,24 +15,31 @@ import {
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
 const DEFAULT_CLUSTER = "fixtures/clusters/home-ops.yaml";
-const DEFAULT_POLICY = "fixtures/health/home-ops.yaml";
 
 export const command: Command = {
   path: ["rehearse"],
   summary: "Run a plan on the twin in virtual time with named faults",
   usage: "PLAN [--cluster FILE] [--fault NAME]... [--fault-node NODE] [--journal URL] " +
-    "[--health-policy P] [--output json]",
+    "[--allowed-signers F] [--approvals N] [--health-policy P] [--output json]",
   help: `
 Starts the twin (Kubernetes API simulator and Talos apid simulator, built from a cluster
 description), binds PLAN into a journal, arms the named faults against one node and runs the
 same executor as \`cairn apply\` in the twin's virtual time. Prints the outcome per node.
+
+Like \`cairn apply\`, it first re-runs every authorising check on current evidence (the checks of
+'cairn plan check' over the bound files in the plan's repository, expiry, the cluster's own name
+as the twin reports it, installer resolution) and again before each node's commitment; a
+refusal is journaled and nothing is sent. The health rounds use the plan's bound policy.
 
 Options:
   --cluster FILE        cluster description (default ${DEFAULT_CLUSTER})
   --fault NAME          a named fault, repeatable: ${FAULT_PRESET_NAMES.join(", ")}
   --fault-node NODE     node the faults aim at (default: the plan's first node)
   --journal URL         journal (default: a file: URL in a fresh temporary directory, printed)
-  --health-policy P     health policy file (default ${DEFAULT_POLICY})
+  --allowed-signers F   check PLAN.sig against this trust root (re-read before every node);
+                        without it the trust check is recorded as not evaluated
+  --approvals N         approvers required besides the author (default 1)
+  --health-policy P     optional; refused unless P is byte for byte the policy the plan binds
   --output json         print the outcome as JSON
 
 Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, refused).`,
@@ -42,6 +49,8 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     "fault-node": { type: "string" },
     journal: { type: "string" },
     "health-policy": { type: "string" },
+    "allowed-signers": { type: "string" },
+    approvals: { type: "string", default: "1" },
     ...OUTPUT_OPTION,
   },
   positionals: { min: 1, max: 1 },
@@ -57,11 +66,30 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
       clock: new SystemClock(),
       level: "warn",
     });
+    const planBytes = await readPlan(planPath);
+    const policyPath = str(args.values["health-policy"]);
+    if (policyPath) {
+      const { parsePlan } = await import("../domain/plan/parse.ts");
+      const { requireBoundPolicy } = await import("../app/run_plan.ts");
+      const parsed = await parsePlan(planBytes, { file: planPath });
+      await requireBoundPolicy(resolve(io.cwd, policyPath), parsed.plan);
+    }
+    const signers = str(args.values["allowed-signers"]);
+    const approvals = Number(args.values["approvals"]);
+    if (!Number.isSafeInteger(approvals) || approvals < 0) {
+      throw new UsageError("--approvals must be a non-negative integer");
+    }
     const r = await startRehearsal({
       cluster: resolve(io.cwd, str(args.values["cluster"]) ?? DEFAULT_CLUSTER),
       planPath,
-      planBytes: await readPlan(planPath),
-      healthPolicyPath: resolve(io.cwd, str(args.values["health-policy"]) ?? DEFAULT_POLICY),
+      planBytes,
+      ...(signers
+        ? {
+          allowedSignersPath: resolve(io.cwd, signers),
+          signatures: await Deno.readTextFile(`${planPath}.sig`).catch(() => ""),
+        }
+        : {}),
+      requiredApprovals: approvals,
       faults,
       ...(str(args.values["fault-node"]) ? { faultNode: str(args.values["fault-node"])! } : {}),
       journalUrl,

@@ -256,6 +256,23 @@ export interface EvidenceCheckInput {
 }
 
 /**
+ * The dispatch check's result (engine/authorize): every authorising check re-run on current
+ * evidence right before a plan starts or a node's commitment. A plan-level fact on the hash-chained
+ * timeline (`dispatch-check` events), recorded whether it passed, refused or held; the plan need not
+ * be bound yet (a refused plan never is). `detail` carries each check's verdict and the installer
+ * resolutions (the report's installer row judges them from here).
+ */
+export interface DispatchCheckInput {
+  readonly planDigest: string;
+  /** The node whose commitment it authorises; null for the plan-level check before a run. */
+  readonly node: string | null;
+  readonly verdict: "pass" | "refused" | "held";
+  readonly detail: Readonly<Record<string, unknown>>;
+  readonly actor: Actor;
+  readonly nowMs: number;
+}
+
+/**
  * A recovery-admin accounting decision (docs/operation-model.md#accounting-and-the-settle-floor).
  */
 export interface RecoveryDecisionInput {
@@ -361,6 +378,8 @@ export interface Journal extends JournalHistory {
   recordHealthRound(input: HealthRoundInput): Promise<string>;
   /** Records the result of a pinned-evidence check for a plan on the hash-chained timeline. */
   recordEvidenceCheck(input: EvidenceCheckInput): Promise<number>;
+  /** Records a dispatch check (pass, refusal or hold) on the hash-chained timeline. */
+  recordDispatchCheck(input: DispatchCheckInput): Promise<number>;
 
   /** An evidence-determined transition, guarded by the evidence the store holds. */
   transition(input: TransitionInput): Promise<OperationRecord>;

@@ -12,6 +12,7 @@ import type { ParsedPlan } from "../domain/plan/parse.ts";
 import type { AllowedSigners } from "../domain/trust/allowed_signers.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type { PlanHistory } from "./journal_history.ts";
+import type { BoundFileSource } from "./dispatch.ts";
 
 /** A reason with its message and, when known, where. */
 export interface ReasonNote {
@@ -125,9 +126,12 @@ export interface LiveFindings {
   readonly writes?: { readonly count: number; readonly refused: readonly string[] };
 }
 
-/** Checks a parsed plan against the live cluster with reads only. */
+/**
+ * Checks a parsed plan against the live cluster with reads only; `files` holds the plan's bound
+ * files as the previewed branch has them (the health round uses the bound policy from there).
+ */
 export interface LivePreviewer {
-  preview(parsed: ParsedPlan): Promise<LiveFindings>;
+  preview(parsed: ParsedPlan, files: BoundFileSource): Promise<LiveFindings>;
 }
 
 /** A preview to render: `reports/<plan>/preview.md`. */
@@ -141,7 +145,8 @@ export interface PreviewFacts {
 
 /** How an execution ended, as far as the loop knows (absent while running). */
 export interface ExecutionEnd {
-  readonly state: "completed" | "halted" | "stopped";
+  /** `refused`: a check re-run at dispatch found contrary evidence; nothing was sent. */
+  readonly state: "completed" | "halted" | "refused" | "stopped";
   readonly reasons: readonly ReasonNote[];
 }
 
@@ -181,10 +186,18 @@ export interface PlanExecutor {
    * `PlanChangedAfterApproval` (the journal decides), and plan kinds it cannot run.
    */
   bind(input: BindInput): Promise<{ ok: true } | { ok: false; note: ReasonNote }>;
-  /** Runs one bound plan to its end; `onProgress` fires after each recorded state change. */
+  /**
+   * Runs one bound plan to its end; `onProgress` fires after each recorded state change. `files`
+   * reads the plan's bound files as they are now (the watched branch's current tip): the
+   * dispatch check compares them with the bound digests before the run and each commitment.
+   */
   execute(
     digest: string,
-    opts: { readonly signal: AbortSignal; readonly onProgress: () => void },
+    opts: {
+      readonly signal: AbortSignal;
+      readonly onProgress: () => void;
+      readonly files: BoundFileSource;
+    },
   ): Promise<ExecutionEnd>;
 }
 

@@ -33,7 +33,8 @@ export interface PlanNode {
 
 /** What the reconciler knows about how the executor ended (absent while it runs). */
 export interface ExecutorEnd {
-  readonly state: "completed" | "halted" | "stopped";
+  /** `refused`: a check re-run at dispatch found contrary evidence; nothing was sent. */
+  readonly state: "completed" | "halted" | "refused" | "stopped";
   readonly reasons: readonly ReasonLine[];
 }
 
@@ -254,6 +255,8 @@ function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutorEnd): Ex
   // Halted before creating an operation (a gate that never passed): nothing failed, nothing was
   // sent for that node; the rollout is held, and saying "failed" would claim more than we saw.
   if (end?.state === "halted") return "held";
+  // Refused at dispatch (plan-level, or before a later node): nothing was sent for that node.
+  if (end?.state === "refused") return "refused";
   return "running";
 }
 

@@ -29,6 +29,8 @@ const HEADLINE: Readonly<Record<ExecutionVerdict, string>> = {
   running: "RUNNING: the rollout is in progress.",
   held:
     "HELD: the rollout stopped before the next node's commitment; nothing was sent to that node.",
+  refused:
+    "REFUSED: a check re-run at the point of dispatch did not pass; nothing was sent to the next node.",
   completed:
     "COMPLETED: every node step is accounted for, its postconditions hold, and every applicable safeguard row passed.",
   unverified:

@@ -7,9 +7,8 @@
 import { join } from "node:path";
 import { parse } from "yaml";
 import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
-import { loadHealthPolicy } from "../../src/app/run_plan.ts";
+import { workingTreeBoundFiles } from "../../src/adapters/repo/bound_file_reader.ts";
 import { bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
-import type { HealthPolicy } from "../../src/domain/health/policy_parse.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { BoundPlan } from "../../src/engine/executor/deps.ts";
 import type { RolloutOutcome } from "../../src/engine/executor/rollout.ts";
@@ -53,7 +52,6 @@ export interface InprocWorld {
 }
 
 let description: ClusterDescription | undefined;
-let policy: HealthPolicy | undefined;
 let planText: string | undefined;
 const PLAN_PATH = join(ROOT, "plans/talos-v1.14.2.yaml");
 
@@ -92,7 +90,6 @@ export async function startInprocWorld(o: InprocWorldOptions = {}): Promise<Inpr
     approver: { identity: "bob@example.com", role: "approver" },
     nowMs: twin.clock.now(),
   });
-  policy ??= await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
   const log = new MemoryLogger();
   return {
     twin,
@@ -104,7 +101,13 @@ export async function startInprocWorld(o: InprocWorldOptions = {}): Promise<Inpr
         journal,
         bound,
         cluster: { kube: twin.kube, talos: twin.talos },
-        policy: policy!,
+        // The gate uses the plan's bound health policy, read from this repository.
+        authority: {
+          bytes,
+          signatures: "",
+          requiredApprovals: 1,
+          files: workingTreeBoundFiles(PLAN_PATH),
+        },
         clock: twin.clock,
         timeoutClock: twin.timeoutClock,
         // Virtual time is the only time here: a call's budget is the phase's own.

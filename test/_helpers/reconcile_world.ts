@@ -12,7 +12,6 @@ import { fetchEvidenceIntoCache } from "../../src/app/evidence_run.ts";
 import { createReconciler, HookWakeup } from "../../src/app/reconcile_wiring.ts";
 import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";
-import { loadHealthPolicy } from "../../src/app/run_plan.ts";
 import { TEST_PKI_CACHE } from "../../src/app/twin_process.ts";
 import {
   startTwinCluster,
@@ -90,7 +89,6 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
     closers.push(() => stopper.abort());
     const wakeup = new HookWakeup(stopper.signal);
     const log = new MemoryLogger();
-    const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
     const makeReconciler = (signal: AbortSignal, wake: HookWakeup) =>
       createReconciler({
         git: {
@@ -103,7 +101,6 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
         executor: {
           journal: o.wrapJournal ? o.wrapJournal(journal) : journal,
           cluster: tc.cluster,
-          policy,
           ...twinExecutionTiming(tc.clock),
           log: o.log ?? log,
           owner: "ctl_e2e",

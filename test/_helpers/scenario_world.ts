@@ -49,7 +49,6 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
     planPath,
     planBytes: new TextEncoder().encode(text),
-    healthPolicyPath: join(ROOT, "fixtures/health/home-ops.yaml"),
     faults: o.faults ?? [],
     ...(o.faultNode ? { faultNode: o.faultNode } : {}),
     ...(o.extraFaults ? { extraFaults: o.extraFaults } : {}),

@@ -14,8 +14,8 @@ import {
   twinExecutionTiming,
 } from "../../src/app/twin_cluster.ts";
 import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/app/twin_process.ts";
-import { loadHealthPolicy } from "../../src/app/run_plan.ts";
-import { bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
+import { type AuthorityInputs, bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
+import { workingTreeBoundFiles } from "../../src/adapters/repo/bound_file_reader.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { Fault } from "../../src/sim/faults.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
@@ -50,6 +50,8 @@ export interface WorldOptions {
   readonly journalUrl?: string;
   /** This controller instance's identity (default `ctl_test`). */
   readonly owner?: string;
+  /** Overrides of what the dispatch check reads (trust root, bound files, installers). */
+  readonly authority?: Partial<AuthorityInputs>;
   /** Journal write-point hook (crash tests). */
   readonly writePoint?: (name: string) => Promise<void>;
 }
@@ -107,7 +109,15 @@ export async function connectWorld(t: TwinEndpoints, o: WorldOptions = {}): Prom
     approver: { identity: "bob@example.com", role: "approver" },
     nowMs: clock.now(),
   });
-  const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
+  // The dispatch check reads the plan's bound files from this repository (the gate uses the
+  // bound health policy from there); no trust root unless the test gives one.
+  const authority: AuthorityInputs = {
+    bytes,
+    signatures: "",
+    requiredApprovals: 1,
+    files: workingTreeBoundFiles(planPath),
+    ...o.authority,
+  };
   const log = new MemoryLogger();
   return {
     control,
@@ -120,7 +130,7 @@ export async function connectWorld(t: TwinEndpoints, o: WorldOptions = {}): Prom
         journal,
         bound,
         cluster,
-        policy,
+        authority,
         ...twinExecutionTiming(clock),
         log,
         owner: o.owner ?? "ctl_test",

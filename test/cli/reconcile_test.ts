@@ -68,8 +68,6 @@ Deno.test("cairn reconcile serves ops endpoints, previews on a webhook, and exit
       "reconcile",
       "--config",
       config,
-      "--health-policy",
-      join(ROOT, "fixtures/health/home-ops.yaml"),
     ],
     stdin: "null",
     stdout: "null",

@@ -12,6 +12,7 @@ import type {
   AttemptInput,
   ChainCheck,
   CommitInput,
+  DispatchCheckInput,
   EvidenceCheckInput,
   HealthRoundInput,
   Journal,
@@ -423,6 +424,20 @@ class LibsqlJournal implements Journal {
         },
       });
     });
+  }
+
+  recordDispatchCheck(input: DispatchCheckInput): Promise<number> {
+    // No plan row is required: a plan refused at its first dispatch check is never bound.
+    return this.#tx((ctx) =>
+      appendEvent(ctx.tx, {
+        atMs: input.nowMs,
+        kind: "dispatch-check",
+        machine: input.node,
+        epoch: ctx.inst.epoch,
+        actor: `${input.actor.role}:${input.actor.identity}`,
+        body: { plan: input.planDigest, node: input.node, verdict: input.verdict, ...input.detail },
+      })
+    );
   }
 
   transition(input: TransitionInput): Promise<OperationRecord> {

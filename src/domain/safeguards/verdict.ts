@@ -47,6 +47,8 @@ export function noGaps(g: RowGaps): boolean {
 export type OperationsOutcome =
   | "running"
   | "held"
+  /** A check re-run at the point of dispatch refused; nothing was sent to the next node. */
+  | "refused"
   | "completed"
   | "failed"
   | "unresolved"

@@ -14,7 +14,6 @@ import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import { parseHealthPolicy } from "../../domain/health/policy_parse.ts";
 import { type BoundFileLoad, boundFiles, checkBoundFiles } from "../../domain/plan/bound_files.ts";
 import { checkPlan } from "../../domain/plan/checks.ts";
-import { sha256Hex } from "../../domain/plan/digest.ts";
 import type { PlanIssue } from "../../domain/plan/parse.ts";
 import type { Plan } from "../../domain/plan/schema.ts";
 import { isReason, type Reason, reasonInfo } from "../../domain/reasons.ts";
@@ -26,6 +25,7 @@ import type {
   InstallerResolver,
 } from "../../ports/dispatch.ts";
 import type { ReasonNote, TrustRoot } from "../../ports/reconcile.ts";
+import { loadBoundFile } from "./bound_policy.ts";
 import { type InstallerCheck, resolveInstallers } from "./installer_check.ts";
 
 /** The plan as it was bound: exact bytes, signatures and the approval policy it was held to. */
@@ -159,7 +159,7 @@ async function planChecks(
   }
   const loads: Record<string, BoundFileLoad> = {};
   for (const [role, file] of Object.entries(boundFiles(plan))) {
-    loads[role] = await load(files, file.path);
+    loads[role] = await loadBoundFile(files, file.path);
   }
   issues.push(...checkBoundFiles(plan, loads));
   const policyLoad = loads["healthPolicy"];
@@ -177,16 +177,6 @@ async function planChecks(
     return { issues };
   }
   return { issues, policy: parsed.policy };
-}
-
-async function load(files: BoundFileSource, path: string): Promise<BoundFileLoad> {
-  const read = await files.read(path);
-  if (read.status !== "read") return read;
-  return {
-    status: "read",
-    sha256: await sha256Hex(read.bytes),
-    text: new TextDecoder().decode(read.bytes),
-  };
 }
 
 /** Signatures and approvals under the trust root read now (a removed signer stops the plan). */

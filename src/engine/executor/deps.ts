@@ -7,6 +7,7 @@ import type { Verdict } from "../../domain/health/types.ts";
 import type { OperationState, Phase, ResponseClass } from "../../domain/operation.ts";
 import type { HealthTarget } from "../../domain/health/types.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { DispatchAuthority } from "./dispatch_gate.ts";
 
 /** Purposes of a health round, as the journal records them. */
 export type RoundPurpose = "gate" | "verify" | "post-gate" | "preview";
@@ -58,8 +59,8 @@ export interface ExecutionObserver {
   ) => void;
 }
 
-/** Everything the executor reaches the world through. */
-export interface ExecutorDeps {
+/** What the phases of a committed step reach the world through. */
+export interface PhaseDeps {
   readonly clock: Clock;
   readonly journal: Journal;
   readonly kube: Kube;
@@ -78,6 +79,12 @@ export interface ExecutorDeps {
   readonly observer?: ExecutionObserver;
 }
 
+/** Everything the executor reaches the world through. */
+export interface ExecutorDeps extends PhaseDeps {
+  /** Re-checks the plan's authority on current evidence before each node's commitment. */
+  readonly authority: DispatchAuthority;
+}
+
 /** A plan bound into the journal, ready to execute. */
 export interface BoundPlan {
   readonly plan: TalosUpgradePlan;
@@ -86,7 +93,7 @@ export interface BoundPlan {
 
 /** The state of one node step while it runs. */
 export interface StepState {
-  readonly deps: ExecutorDeps;
+  readonly deps: PhaseDeps;
   readonly bound: BoundPlan;
   readonly node: string;
   readonly step: string;

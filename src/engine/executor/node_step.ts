@@ -4,6 +4,7 @@ import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
 import { stepKey } from "./digests.ts";
+import { checkAndRecord, dispatchStop } from "./dispatch_gate.ts";
 import { drainPhase } from "./drain_phase.ts";
 import type { Halt, PhaseResult } from "./halt.ts";
 import { unresolved } from "./halt.ts";
@@ -20,6 +21,8 @@ export interface NodeOutcome {
   readonly state: OperationState | "not-committed" | "stopped";
   readonly reason: string;
   readonly detail: string;
+  /** Set when the dispatch check refused (contrary evidence) rather than held. */
+  readonly refused?: boolean;
 }
 
 /**
@@ -35,6 +38,19 @@ export async function runNodeStep(
 ): Promise<NodeOutcome> {
   const pre = await preflight(deps, bound, node);
   if (pre) return pre;
+  // Last, right before the commitment: the gate may have waited, and authority may have changed.
+  const auth = await checkAndRecord(deps.journal, deps.owner, bound.digest, deps.authority, {
+    name: node.name,
+    perNode: true,
+  });
+  const stop = dispatchStop(auth);
+  if (stop) {
+    deps.log.warn("dispatch check did not pass", { node: node.name, reason: stop.reason });
+    return {
+      ...notCommitted(node.name, stop.reason, stop.detail),
+      refused: stop.verdict === "refused",
+    };
+  }
   const evidenceId = await observeEvidence({ deps, bound, node: node.name });
   const { epoch } = await deps.journal.installation();
   const committed = await deps.journal.commit({

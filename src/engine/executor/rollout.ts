@@ -6,7 +6,8 @@ import { type NodeOutcome, runNodeStep } from "./node_step.ts";
 
 /** How a rollout ended: every node completed, or the first node that did not. */
 export interface RolloutOutcome {
-  readonly state: "completed" | "halted" | "stopped";
+  /** `refused`: a dispatch check found contrary evidence before a commitment; nothing was sent. */
+  readonly state: "completed" | "halted" | "refused" | "stopped";
   readonly nodes: readonly NodeOutcome[];
 }
 
@@ -39,6 +40,7 @@ export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<
     nodes.push(o);
     deps.log.info("node step finished", { node: node.name, reason: o.reason, verdict: o.state });
     if (o.state === "stopped") return { state: "stopped", nodes };
+    if (o.refused) return { state: "refused", nodes };
     if (o.state !== "completed") return { state: "halted", nodes };
   }
   return { state: "completed", nodes };

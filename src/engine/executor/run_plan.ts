@@ -6,12 +6,16 @@
  * `src/app/`).
  */
 import { CairnError } from "../../domain/errors.ts";
-import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Actor, Journal } from "../../ports/journal.ts";
 import type { Logger } from "../../ports/logger.ts";
+import type { BoundFileSource, InstallerResolver } from "../../ports/dispatch.ts";
+import type { TrustRoot } from "../../ports/reconcile.ts";
+import type { Talos } from "../../ports/talos.ts";
+import { talosClusterIdentity } from "../authorize/cluster_identity.ts";
+import { authorizeRollout, type DispatchAuthority, type DispatchStop } from "./dispatch_gate.ts";
 import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "./deps.ts";
 import { stepBindings } from "./digests.ts";
 import { journalHealthGate } from "./health_gate.ts";
@@ -68,12 +72,32 @@ export async function bindPlan(
   return { plan, digest: o.parsed.sha256 };
 }
 
+/**
+ * What a plan's authority is re-checked against before the rollout and before each node's
+ * commitment (engine/authorize/dispatch_check.ts). There is no health policy option: the policy
+ * that gates is the one the plan binds, read through `files` and verified by its digest.
+ */
+export interface AuthorityInputs {
+  /** The exact plan bytes and signatures as approved. */
+  readonly bytes: Uint8Array;
+  readonly signatures: string;
+  readonly requiredApprovals: number;
+  /** The repository as it is now (working tree, or the watched branch's current tip). */
+  readonly files: BoundFileSource;
+  /** Re-read at every check; absent only in a rehearsal without a trust root. */
+  readonly trust?: TrustRoot;
+  readonly installers?: InstallerResolver;
+}
+
+/** Bound on one cluster-identity read at dispatch (wall-clock ms). */
+const IDENTITY_READ_MS = 20_000;
+
 export interface ExecuteOptions {
   readonly journal: Journal;
   readonly bound: BoundPlan;
   /** The cluster's ports (the executor closes nothing). */
   readonly cluster: Pick<ExecutorDeps, "kube" | "talos">;
-  readonly policy: HealthPolicy;
+  readonly authority: AuthorityInputs;
   readonly clock: Clock;
   /** Clock for read timeouts inside health rounds (the twin's real-time view); default `clock`. */
   readonly timeoutClock?: Clock;
@@ -87,8 +111,77 @@ export interface ExecuteOptions {
   readonly observer?: ExecutionObserver;
 }
 
-/** Runs the rollout with fresh health evidence from the cluster. */
+/** The dispatch authority of a run: the plan as approved, current evidence through ports. */
+export function dispatchAuthority(
+  plan: TalosUpgradePlan,
+  a: AuthorityInputs,
+  o: Pick<ExecuteOptions, "clock" | "callTimeoutMs"> & { readonly talos: Talos },
+): DispatchAuthority {
+  return {
+    subject: {
+      plan,
+      bytes: a.bytes,
+      signatures: a.signatures,
+      requiredApprovals: a.requiredApprovals,
+    },
+    ports: {
+      files: a.files,
+      ...(a.trust ? { trust: a.trust } : {}),
+      ...(a.installers ? { installers: a.installers } : {}),
+      clock: o.clock,
+      cluster: talosClusterIdentity(o.talos, o.callTimeoutMs(IDENTITY_READ_MS)),
+    },
+  };
+}
+
+/** The outcome of a rollout stopped by the dispatch check before its first node. */
+function stoppedBeforeStart(plan: TalosUpgradePlan, stop: DispatchStop): RolloutOutcome {
+  return {
+    state: stop.verdict === "refused" ? "refused" : "halted",
+    nodes: [{
+      node: plan.spec.nodes[0]!.name,
+      operationId: undefined,
+      state: "not-committed",
+      reason: stop.reason,
+      detail: stop.detail,
+      refused: stop.verdict === "refused",
+    }],
+  };
+}
+
+/**
+ * The dispatch check of a plan not yet bound (`cairn apply`, `cairn rehearse`): recorded in the
+ * journal whatever its verdict; a plan that does not pass is never bound or approved there.
+ */
+export async function authorizeBeforeBind(o: {
+  readonly journal: Journal;
+  readonly parsed: ParsedPlan;
+  readonly authority: AuthorityInputs;
+  readonly cluster: Pick<ExecutorDeps, "kube" | "talos">;
+  readonly clock: Clock;
+  readonly owner: string;
+  readonly callTimeoutMs: (remainingMs: number) => number;
+}): Promise<RolloutOutcome | undefined> {
+  const plan = asTalosUpgrade(o.parsed);
+  const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
+  const pre = await authorizeRollout(o.journal, o.owner, o.parsed.sha256, authority);
+  return pre.ok ? undefined : stoppedBeforeStart(plan, pre.stop);
+}
+
+/**
+ * Runs the rollout: the dispatch check first (a refusal sends nothing and is recorded), then node
+ * by node with fresh health evidence gated by the plan's bound health policy.
+ */
 export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
+  const authority = dispatchAuthority(o.bound.plan, o.authority, { ...o, talos: o.cluster.talos });
+  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority);
+  if (!pre.ok) {
+    o.log.warn("dispatch check did not pass", {
+      reason: pre.stop.reason,
+      verdict: pre.stop.verdict,
+    });
+    return stoppedBeforeStart(o.bound.plan, pre.stop);
+  }
   const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
   const evidence = new ClusterEvidence(o.cluster.kube, o.cluster.talos, o.clock);
   const health = journalHealthGate({
@@ -96,7 +189,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
     journal: o.journal,
     evidence,
-    policy: o.policy,
+    policy: pre.policy,
     cluster: o.bound.plan.metadata.cluster,
     intervalMs: o.roundIntervalMs,
     ...(o.observer ? { observer: o.observer } : {}),
@@ -107,6 +200,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     kube: o.cluster.kube,
     talos: o.cluster.talos,
     health,
+    authority,
     log: o.log,
     owner: o.owner,
     callTimeoutMs: o.callTimeoutMs,

@@ -9,6 +9,10 @@
  * command.
  */
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
+import type { BoundFileSource, InstallerResolver } from "../../ports/dispatch.ts";
+import { boundHealthPolicy } from "../authorize/bound_policy.ts";
+import { talosClusterIdentity } from "../authorize/cluster_identity.ts";
+import { resolveInstallers } from "../authorize/installer_check.ts";
 import type { RoundOutcome } from "../../domain/health/round.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
@@ -38,12 +42,23 @@ export interface LivePreviewDeps {
   readonly cluster: LiveCluster;
   /** Times the health round; must not move the cluster's time (the twin's timeout view). */
   readonly clock: Clock;
-  /** The health policy of the one preview round; absent: no round. */
-  readonly policy?: HealthPolicy;
+  /** Resolves each hop's installer for the plan's platform; absent: recorded as not resolved. */
+  readonly installers?: InstallerResolver;
+  /**
+   * The plan's bound files as the previewed branch or working tree has them; the health round
+   * uses the bound policy from here (digest verified). Absent: the preview says it ran no round.
+   */
+  readonly files?: BoundFileSource;
 }
 
 /** Reason codes of reads that did not answer: they hold a plan, they never refuse it. */
-const UNREADABLE: ReadonlySet<string> = new Set(["NodeUnreadable", "GateUnreadable"]);
+const UNREADABLE: ReadonlySet<string> = new Set([
+  "NodeUnreadable",
+  "GateUnreadable",
+  "HealthPolicyMissing",
+  "ClusterIdentityUnreadable",
+  "RegistryUnreadable",
+]);
 
 /** What the steps found so far. */
 export interface Findings {
@@ -59,14 +74,24 @@ export type LiveStep = (plan: TalosUpgradePlan, d: LivePreviewDeps, f: Findings)
 
 /** The preview's steps, in order. */
 const STEPS: readonly LiveStep[] = [
+  (plan, d, f) => clusterIdentity(plan, d.cluster, f),
   (plan, d, f) => nodeVersions(plan, d.cluster, f),
   (plan, d, f) => drainPlanning(plan, d.cluster, f),
-  (plan, d, f) => d.policy ? healthRound(plan, d, d.policy, f) : Promise.resolve(),
+  (plan, d, f) => installers(plan, d.installers, f),
+  (plan, d, f) => boundRound(plan, d, f),
 ];
 
-/** Runs every live check of `plan` through the read-only guard. */
-export function livePreview(plan: TalosUpgradePlan, d: LivePreviewDeps): Promise<LiveFindings> {
-  return runGuarded(plan, d, STEPS);
+/**
+ * Runs every live check of `plan` through the read-only guard. The health round uses the policy
+ * the plan binds (read through `files`, digest verified); when it cannot, the preview says why and
+ * holds or refuses — it never skips health silently.
+ */
+export function livePreview(
+  plan: TalosUpgradePlan,
+  d: LivePreviewDeps,
+  files?: BoundFileSource,
+): Promise<LiveFindings> {
+  return runGuarded(plan, files ? { ...d, files } : d, STEPS);
 }
 
 /**
@@ -103,11 +128,15 @@ export async function runGuarded(
         refused.map((r) => `${r.port} ${r.call} ${r.target}`).join(", "),
     });
   }
+  if (f.reasons.some((r) => UNREADABLE.has(r.reason))) f.held = true;
+  const rounds = f.healthRounds.length;
   return {
     ...f,
     refused: f.reasons.some((r) => !UNREADABLE.has(r.reason)),
-    reads: `it issued Talos Version for ${plan.spec.nodes.length} node(s), listed pods per ` +
-      `node${d.policy ? " and ran one health round (get/list/watch only, not recorded)" : ""}`,
+    reads: `it read the cluster's identity and the Talos Version of ${plan.spec.nodes.length} ` +
+      `node(s), listed pods per node` +
+      (d.installers ? `, resolved ${plan.spec.hops.length} installer reference(s)` : "") +
+      (rounds ? " and ran one health round (get/list/watch only, not recorded)" : ""),
     writes: {
       count: refused.length,
       refused: refused.map((r) => `${r.port} ${r.call} ${r.target}`),
@@ -118,8 +147,8 @@ export async function runGuarded(
 /** The LivePreviewer port: TalosUpgrade plans are checked; other kinds have no live checks. */
 export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
   return {
-    preview: (parsed: ParsedPlan) =>
-      parsed.plan.kind === "TalosUpgrade" ? livePreview(parsed.plan, d) : Promise.resolve({
+    preview: (parsed: ParsedPlan, files: BoundFileSource) =>
+      parsed.plan.kind === "TalosUpgrade" ? livePreview(parsed.plan, d, files) : Promise.resolve({
         reasons: [],
         checks: [],
         safeguards: [],
@@ -130,6 +159,58 @@ export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
         writes: { count: 0, refused: [] },
       }),
   };
+}
+
+/** The plan's cluster against the name the cluster reports (read from the first node). */
+async function clusterIdentity(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
+  const node = plan.spec.nodes[0]!.name;
+  try {
+    const seen = await talosClusterIdentity(cluster.talos, 10_000).read(node);
+    const ok = seen.name === plan.metadata.cluster;
+    const detail = `the cluster reports ${seen.name} (${seen.source}); the plan is for ` +
+      plan.metadata.cluster;
+    f.checks.push({ name: "cluster identity", verdict: ok ? "pass" : "fail", detail });
+    if (!ok) f.reasons.push({ reason: "ClusterIdentityMismatch", message: detail, where: node });
+  } catch (e) {
+    const detail = `the cluster's identity could not be read from ${node}: ${e}`;
+    f.checks.push({ name: "cluster identity", verdict: "unreadable", detail });
+    f.reasons.push({ reason: "ClusterIdentityUnreadable", message: detail, where: node });
+  }
+}
+
+/** Each hop's installer resolved for the plan's platform (never a pass unless it matched). */
+async function installers(
+  plan: TalosUpgradePlan,
+  resolver: InstallerResolver | undefined,
+  f: Findings,
+) {
+  for (const i of await resolveInstallers(plan, resolver)) {
+    f.checks.push({
+      name: `installer of hop ${i.hop} (${i.platform})`,
+      verdict: i.item.verdict === "not-evaluated" ? "unreadable" : i.item.verdict,
+      detail: i.item.detail,
+    });
+    if (i.item.reason) {
+      f.reasons.push({
+        reason: i.item.reason,
+        message: i.item.detail,
+        where: `spec.hops.${i.hop}.installer.image`,
+      });
+    }
+  }
+}
+
+/** The health round under the bound policy, or why there was none (never skipped silently). */
+async function boundRound(plan: TalosUpgradePlan, d: LivePreviewDeps, f: Findings) {
+  const bound = plan.spec.healthPolicy;
+  const p = d.files
+    ? await boundHealthPolicy(plan, d.files)
+    : { ok: false as const, reason: "HealthPolicyMissing", message: "no repository was given" };
+  if (p.ok) return await healthRound(plan, d, p.policy, f);
+  const evidence = `no health round: the bound policy ${bound.path} (sha256 ${bound.sha256}) ` +
+    `could not be used from ${d.files?.describe() ?? "(no repository)"}: ${p.message}`;
+  f.safeguards.push({ id: "ClusterGate", verdict: "unreadable", evidence, reason: p.reason });
+  f.reasons.push({ reason: p.reason, message: evidence, where: "spec.healthPolicy" });
 }
 
 async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {

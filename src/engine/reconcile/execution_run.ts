@@ -3,6 +3,7 @@
  * commits `reports/<plan>/execution.md` at milestones only — a node's operation changing state
  * (a node done, a node unresolved) or the outcome changing — never every health round.
  */
+import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { ExecutionEnd, ExecutionFacts, PlanFacts } from "../../ports/reconcile.ts";
 import type { ReportDocument } from "../../ports/report_sink.ts";
 import type { ExecutionRecord, ReconcilerDeps } from "./reconciler.ts";
@@ -16,14 +17,17 @@ export class ExecutionRun {
   readonly #d: ReconcilerDeps;
   readonly #facts: PlanFacts;
   readonly #publish: Publish;
+  readonly #files: BoundFileSource;
   #lastMilestone = "";
   #check: Promise<void> = Promise.resolve();
   #pending = false;
 
-  constructor(deps: ReconcilerDeps, facts: PlanFacts, publish: Publish) {
+  /** `files`: the watched branch's bound files as they are now (re-checked at dispatch). */
+  constructor(deps: ReconcilerDeps, facts: PlanFacts, publish: Publish, files: BoundFileSource) {
     this.#d = deps;
     this.#facts = facts;
     this.#publish = publish;
+    this.#files = files;
   }
 
   async run(): Promise<ExecutionRecord> {
@@ -35,6 +39,7 @@ export class ExecutionRun {
       end = await this.#d.executor.execute(this.#facts.digest, {
         signal: this.#d.signal,
         onProgress: () => this.#progress(),
+        files: this.#files,
       });
     } catch (e) {
       const reason = (e as { reason?: unknown })?.reason;

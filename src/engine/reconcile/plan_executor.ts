@@ -5,16 +5,37 @@
  * outcome into the loop's end-of-run facts.
  */
 import { CairnError } from "../../domain/errors.ts";
-import type { ExecutionEnd, PlanExecutor } from "../../ports/reconcile.ts";
+import type { InstallerResolver } from "../../ports/dispatch.ts";
+import type { ExecutionEnd, PlanExecutor, TrustRoot } from "../../ports/reconcile.ts";
 import type { BoundPlan, ExecutionObserver } from "../executor/deps.ts";
 import { bindPlan, type ExecuteOptions, executePlan } from "../executor/run_plan.ts";
 
-/** How plans run under the loop: executePlan's options less the plan and the stop signal. */
-export type PlanExecutorSettings = Omit<ExecuteOptions, "bound" | "signal">;
+/**
+ * How plans run under the loop: executePlan's options less the plan, its authority and the stop
+ * signal; `installers` resolves installer references before each commitment (absent: recorded as
+ * not resolved).
+ */
+export type PlanExecutorSettings = Omit<ExecuteOptions, "bound" | "signal" | "authority"> & {
+  readonly installers?: InstallerResolver;
+};
 
-/** The PlanExecutor: plans are bound once per process, then executed by digest. */
-export function planExecutor(s: PlanExecutorSettings): PlanExecutor {
-  const bound = new Map<string, BoundPlan>();
+/** What a bound plan is re-authorised with: its bytes and signatures as approved. */
+interface BoundRun {
+  readonly plan: BoundPlan;
+  readonly bytes: Uint8Array;
+  readonly signatures: string;
+}
+
+/**
+ * The PlanExecutor: plans are bound once per process, then executed by digest. Each run re-checks
+ * the plan's authority against `authority.trust` (read at every check) and the watched branch's
+ * bound files the loop hands over.
+ */
+export function planExecutor(
+  s: PlanExecutorSettings,
+  authority: { readonly trust: TrustRoot; readonly requiredApprovals: number },
+): PlanExecutor {
+  const bound = new Map<string, BoundRun>();
   return {
     async bind(input) {
       try {
@@ -26,7 +47,7 @@ export function planExecutor(s: PlanExecutorSettings): PlanExecutor {
           approver: { identity: input.approver, role: "approver" },
           nowMs: input.nowMs,
         });
-        bound.set(b.digest, b);
+        bound.set(b.digest, { plan: b, bytes: input.bytes, signatures: input.signatures });
         return { ok: true };
       } catch (e) {
         if (!(e instanceof CairnError)) throw e;
@@ -36,10 +57,19 @@ export function planExecutor(s: PlanExecutorSettings): PlanExecutor {
     async execute(digest, opts) {
       const b = bound.get(digest);
       if (!b) throw new TypeError(`plan ${digest} was not bound in this process`);
+      const { installers, ...settings } = s;
       const outcome = await executePlan({
-        ...s,
+        ...settings,
         observer: withProgress(opts.onProgress, s.observer),
-        bound: b,
+        bound: b.plan,
+        authority: {
+          bytes: b.bytes,
+          signatures: b.signatures,
+          requiredApprovals: authority.requiredApprovals,
+          files: opts.files,
+          trust: authority.trust,
+          ...(installers ? { installers } : {}),
+        },
         signal: opts.signal,
       });
       const reasons = outcome.nodes.filter((n) => n.state !== "completed").map((n) => ({

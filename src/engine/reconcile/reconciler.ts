@@ -10,6 +10,7 @@ import type { Reason } from "../../domain/reasons.ts";
 import type { AllowedSigners } from "../../domain/trust/allowed_signers.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
+import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { Logger } from "../../ports/logger.ts";
 import type {
   BranchHead,
@@ -38,6 +39,7 @@ import {
   evidencePassed,
   evidenceRefusal,
 } from "./bound_evidence.ts";
+import { branchFiles } from "./branch_files.ts";
 import { ExecutionRun } from "./execution_run.ts";
 
 /** Everything the loop reaches the world through. */
@@ -265,7 +267,8 @@ export class Reconciler {
       if (this.#previewed.get(mark) === key) continue;
       this.#previewed.set(mark, key);
       const a = await this.#assess(file, b.branch, b.commit, signers);
-      const live = a.parsed ? await this.#live(a.parsed) : undefined;
+      const files = branchFiles(this.#d.source, b.branch, () => b.commit);
+      const live = a.parsed ? await this.#live(a.parsed, files) : undefined;
       const verdict = previewVerdict(a.facts, live);
       this.#d.log.info("plan previewed", {
         planName: file.name,
@@ -283,10 +286,13 @@ export class Reconciler {
   }
 
   /** The live preview; a failure of the previewer itself holds the plan, it never passes it. */
-  async #live(parsed: NonNullable<Assessed["parsed"]>): Promise<LiveFindings | undefined> {
+  async #live(
+    parsed: NonNullable<Assessed["parsed"]>,
+    files: BoundFileSource,
+  ): Promise<LiveFindings | undefined> {
     if (!this.#d.live) return undefined;
     try {
-      return await this.#d.live.preview(parsed);
+      return await this.#d.live.preview(parsed, files);
     } catch (e) {
       this.#d.log.warn("live preview failed", { reason: reasonOf(e), error: messageOf(e) });
       return {
@@ -344,7 +350,8 @@ export class Reconciler {
     for (const q of [...this.#queue]) {
       if (this.#running.has(q.cluster)) continue;
       this.#queue.splice(this.#queue.indexOf(q), 1);
-      const run = new ExecutionRun(this.#d, q.facts, (docs, msg) => this.publish(docs, msg));
+      const files = branchFiles(this.#d.source, this.#d.watchedBranch, () => this.#lastWatched);
+      const run = new ExecutionRun(this.#d, q.facts, (docs, msg) => this.publish(docs, msg), files);
       const p = run.run().then((rec) => {
         this.#finished.push(rec);
         this.#running.delete(q.cluster);

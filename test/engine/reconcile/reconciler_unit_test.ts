@@ -9,7 +9,6 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { join } from "node:path";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { planExecutor } from "../../../src/engine/reconcile/plan_executor.ts";
-import { loadHealthPolicy } from "../../../src/app/run_plan.ts";
 import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.ts";
 import { Reconciler } from "../../../src/engine/reconcile/reconciler.ts";
 import type { Journal } from "../../../src/ports/journal.ts";
@@ -64,7 +63,7 @@ async function startLoopWorld(): Promise<LoopWorld> {
     carol: await nativeSigner("carol@example.com"),
   };
   const allowed = Object.values(people).map((p) => p.allowedSignersLine).join("\n") + "\n";
-  const policy = await loadHealthPolicy(join(ROOT, "fixtures/health/home-ops.yaml"));
+  const trust = { load: () => Promise.resolve(parseAllowedSigners(allowed, "allowed_signers")) };
   const planText = onlyNodes("worker-1")(await Deno.readTextFile(join(ROOT, PLAN_PATH)));
   const stopper = new AbortController();
   return {
@@ -88,7 +87,6 @@ async function startLoopWorld(): Promise<LoopWorld> {
         executor: planExecutor({
           journal,
           cluster: { kube: twin.kube, talos: twin.talos },
-          policy,
           clock: twin.clock,
           timeoutClock: twin.timeoutClock,
           log,
@@ -96,9 +94,9 @@ async function startLoopWorld(): Promise<LoopWorld> {
           callTimeoutMs: (ms) => ms,
           pollIntervalMs: 5_000,
           roundIntervalMs: 30_000,
-        }),
+        }, { trust, requiredApprovals: 1 }),
         renderer: reconcileReports(),
-        trust: { load: () => Promise.resolve(parseAllowedSigners(allowed, "allowed_signers")) },
+        trust,
         wakeup: { wait: () => Promise.resolve("stop") },
         clock: twin.clock,
         log,
