@@ -70,6 +70,35 @@ Deno.test("executor: a cordon whose ownership changed is left in place, never un
   }
 });
 
+Deno.test("executor: a node cordoned by someone else after the gate is recorded as not ours and never uncordoned", async () => {
+  const w = await startInprocWorld({ nodes: TWO });
+  try {
+    // Between the gate and the cordon phase (while the image is pulled), an operator cordons.
+    const other = kubectl(w);
+    const pull = w.twin.talos.pull.bind(w.twin.talos);
+    w.twin.talos.pull = async (...args: Parameters<typeof pull>) => {
+      const r = await pull(...args);
+      if (args[0] === "worker-1") {
+        const n = (await other.getNode("worker-1"))!;
+        assert((await other.cordon("worker-1", n.resourceVersion)).kind === "applied");
+      }
+      return r;
+    };
+    const out = await w.run();
+    assertEquals(out.state, "halted");
+    const d = (await operationOf(w, "worker-1"))!;
+    assertEquals(phaseRecords(d, "cordon", "fact").map((f) => f["priorUnschedulable"]), [true]);
+    assert(d.attempts.every((a) => a.phase !== "cordon" && a.phase !== "uncordon"));
+    assertEquals(w.twin.kube.stats.byVerb["patch"] ?? 0, 0, "cairn wrote no cordon of its own");
+    const node = (await w.twin.kube.getObject(NODES, "worker-1"))!;
+    assertEquals((node["spec"] as { unschedulable?: boolean }).unschedulable, true);
+    assertEquals(unschedulableOwners(node), ["kubectl"]);
+    assertEquals(await operationOf(w, "worker-2"), undefined, "the rollout is held");
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("executor: a cluster health failure appearing after the node's own verification holds the rollout (post-gate)", async () => {
   const w = await startInprocWorld({ nodes: TWO });
   try {
