@@ -475,6 +475,21 @@ const INVALID: Record<string, Case> = {
     at: "uncordonOwnedCordon",
     nth: 1,
   },
+  "PlanSchemaInvalid--recovery-retry-image-pull": {
+    base: T,
+    edit: (t) => t + "    - action: retryImagePull\n",
+    at: "retryImagePull",
+  },
+  "PowercycleOnSecureBoot--secureboot-installer": {
+    base: T,
+    edit: (t) =>
+      rep(
+        rep(t, "/metal-installer/", "/metal-installer-secureboot/"),
+        "rebootMode: default",
+        "rebootMode: powercycle",
+      ),
+    at: "powercycle",
+  },
   "ConfigApplyModeUnsupported--reboot-on-1.14": {
     base: C,
     edit: (t) =>
@@ -499,6 +514,10 @@ const VALID: Record<string, (t: string) => string> = {
     t +
     "    - action: partialDrain\n      reviewedBy: bob@example.com\n      maxRemainingPods: 1\n" +
     '      justification: "postgres replica with a 1800 s grace period; drain bound stays 600 s"\n',
+  "talos-secureboot-default-reboot": (t) =>
+    rep(t, "/metal-installer/", "/metal-installer-secureboot/"),
+  "talos-powercycle-without-secureboot": (t) =>
+    rep(t, "rebootMode: default", "rebootMode: powercycle"),
   "talos-kubernetes-at-matrix-edge": (t) =>
     t.replace("version: v1.35.2", "version: v1.36.9").replace(
       "kubelet: v1.35.2",

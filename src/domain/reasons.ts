@@ -247,6 +247,13 @@ export const REASONS = [
     meaning: "The ConfigApply mode is not accepted by the Talos version the plan targets.",
   },
   {
+    code: "PowercycleOnSecureBoot",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A TalosUpgrade asks rebootMode powercycle while it installs a Secure Boot image (<platform>-installer-secureboot); on Secure Boot nodes a powercycle reboot never fired and left a node drained and cordoned on the old version. Use rebootMode default.",
+  },
+  {
     code: "HealthPolicyMissing",
     area: "plan",
     retry: "wait",

@@ -189,18 +189,54 @@ function checkTalosUpgrade(plan: TalosUpgradePlan, ctx: CheckContext, out: Issue
     checkInstaller(plan, i, out);
     if (cat && sound) checkHopAgainstCatalogue(plan, i, cat, out);
   });
+  checkRebootMode(plan, out);
   commonRollout(spec, "workersFirst", out);
+}
+
+/**
+ * A powercycle reboot is refused for Secure Boot nodes: on the home-ops Secure Boot fleet
+ * (seed 004, tuppr) `rebootMode: powercycle` never fired and left a node drained and cordoned
+ * on the old version. The plan shows Secure Boot by its installer (a `-installer-secureboot`
+ * image), so the refusal needs no knowledge the plan does not already bind.
+ */
+function checkRebootMode(plan: TalosUpgradePlan, out: Issues): void {
+  if (plan.spec.phases.rebootMode !== "powercycle") return;
+  const hop = plan.spec.hops.findIndex((h) => isSecureBootInstaller(h.installer.image));
+  if (hop < 0) return;
+  out.push(
+    issue(
+      "PowercycleOnSecureBoot",
+      `rebootMode powercycle is refused: hop ${hop} installs a Secure Boot image ` +
+        `(${plan.spec.platform}${SECUREBOOT_SUFFIX}), and a powercycle reboot of Secure Boot ` +
+        "nodes has left a node drained and cordoned on the old version; use rebootMode default",
+      [...SPEC, "phases", "rebootMode"],
+    ),
+  );
+}
+
+/**
+ * Image Factory names a Secure Boot installer `<platform>-installer-secureboot/<schematic>`: the
+ * plan states that its nodes boot with Secure Boot (signed UKIs) by installing one.
+ */
+const SECUREBOOT_SUFFIX = "-installer-secureboot";
+
+/** Does the hop install a Secure Boot image (see {@link SECUREBOOT_SUFFIX})? */
+export function isSecureBootInstaller(image: string): boolean {
+  const name = image.split("@")[0]!.replace(/:[^:/]+$/, "");
+  return name.split("/").slice(-2)[0]?.endsWith(SECUREBOOT_SUFFIX) ?? false;
 }
 
 function checkInstaller(plan: TalosUpgradePlan, i: number, out: Issues): void {
   const hop = plan.spec.hops[i]!;
   const [name = "", tag = ""] = hop.installer.image.split("@")[0]!.split(/:(?=[^:/]+$)/);
   const segments = name.split("/");
-  const want = `${plan.spec.platform}-installer/${hop.installer.schematic}`;
+  const flavour = isSecureBootInstaller(hop.installer.image) ? SECUREBOOT_SUFFIX : "-installer";
+  const want = `${plan.spec.platform}${flavour}/${hop.installer.schematic}`;
   const problem = tag !== hop.to
     ? `tag ${tag} is not the hop target ${hop.to}`
     : segments.slice(-2).join("/") !== want
-    ? `path does not end in ${plan.spec.platform}-installer/<schematic> with the hop's schematic`
+    ? `path does not end in ${plan.spec.platform}-installer[-secureboot]/<schematic> with the ` +
+      "hop's schematic"
     : undefined;
   if (problem) {
     out.push(

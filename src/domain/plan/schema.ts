@@ -96,7 +96,8 @@ export const RetryPolicy = z.strictObject({ maxAttempts: z.number().int().min(1)
  */
 export const RecoveryAction = z.discriminatedUnion("action", [
   z.strictObject({ action: z.literal("uncordonOwnedCordon") }),
-  z.strictObject({ action: z.literal("retryImagePull") }),
+  // No `retryImagePull`: nothing ever honoured it, and a plan must not authorise what cairn does
+  // not do. A refused or lost pull holds the step (`PullRefused` / `PullResponseLost`).
   z.strictObject({
     action: z.literal("partialDrain"),
     /** Principal who reviewed leaving pods behind. */
