@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
 import { workingTreeBoundFiles } from "../../src/adapters/repo/bound_file_reader.ts";
-import { bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
+import { type AuthorityInputs, bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
 import { parsePlan } from "../../src/domain/plan/parse.ts";
 import type { BoundPlan } from "../../src/engine/executor/deps.ts";
 import type { RolloutOutcome } from "../../src/engine/executor/rollout.ts";
@@ -36,6 +36,8 @@ export interface InprocWorldOptions {
   readonly journal?: Journal;
   /** Journal write-point hook (crash tests). */
   readonly writePoint?: (name: string) => Promise<void>;
+  /** Overrides of what the dispatch check reads (trust root, bound files, installers). */
+  readonly authority?: Partial<AuthorityInputs>;
   /** Reuse this twin instead of starting one (a restarted controller, same cluster). */
   readonly twin?: InprocTwin;
 }
@@ -107,6 +109,7 @@ export async function startInprocWorld(o: InprocWorldOptions = {}): Promise<Inpr
           signatures: "",
           requiredApprovals: 1,
           files: workingTreeBoundFiles(PLAN_PATH),
+          ...o.authority,
         },
         clock: twin.clock,
         timeoutClock: twin.timeoutClock,

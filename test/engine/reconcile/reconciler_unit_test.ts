@@ -236,3 +236,33 @@ Deno.test("reconciler (in process): the execution report is published at milesto
     await w.close();
   }
 });
+
+Deno.test("reconciler (in process): a merged plan signed for prod-eu whose bound health-policy digest matches no file is refused before any mutation", async () => {
+  const w = await startLoopWorld();
+  try {
+    const attack = w.planText.replace("cluster: home-ops", "cluster: prod-eu").replace(
+      /(healthPolicy:\n    path: .*\n    sha256: )[0-9a-f]{64}/,
+      `$1${"ab".repeat(32)}`,
+    );
+    assert(attack.includes("cluster: prod-eu") && attack.includes("ab".repeat(32)));
+    await merge(w, attack, await w.sign(attack, ["alice", "bob"]));
+    const r = await w.reconciler();
+    await r.cycle();
+    await r.settled();
+    assertEquals(w.twin.talos.stats.totalMutating + w.twin.kube.stats.mutating, 0, "no mutation");
+    assertEquals(await w.journal.listOperations(), [], "nothing committed");
+    assertEquals(r.finished().map((x) => x.end.state), ["refused"]);
+    const reasons = r.finished()[0]!.end.reasons.map((x) => x.reason);
+    assertEquals(reasons, ["HealthPolicyDigestMismatch"]);
+    const report = w.sink.files.get(`reports/${PLAN}/execution.md`) ?? "";
+    assert(report.includes("**Verdict: REFUSED"), report.slice(0, 600));
+    for (const why of ["HealthPolicyDigestMismatch", "ClusterIdentityMismatch", "prod-eu"]) {
+      assert(report.includes(why), `the report says ${why}`);
+    }
+    const checks = (await w.journal.events()).filter((e) => e.kind === "dispatch-check");
+    assertEquals(checks.map((e) => JSON.parse(e.body).verdict), ["refused"]);
+    assert((await w.journal.verifyChain()).ok);
+  } finally {
+    await w.close();
+  }
+});
