@@ -6,7 +6,14 @@
  * judges every tuple, assertion and control. Nothing is fetched here, except by
  * `fetchEvidenceIntoCache`, which has `cairn evidence check --fetch` semantics.
  */
-import { fetchPinnedFile, readCached, writeCached } from "../adapters/evidence/git_fetch.ts";
+import {
+  fetchPinnedFile,
+  readCached,
+  readProvenance,
+  writeCached,
+  writeProvenance,
+} from "../adapters/evidence/git_fetch.ts";
+import { classifyFetch, type SourceProvenance } from "../domain/evidence/provenance.ts";
 import { CairnError } from "../domain/errors.ts";
 import { checkEvidence, type FetchOutcome } from "../domain/evidence/checker.ts";
 import { type EvidenceManifest, parseEvidenceManifest } from "../domain/evidence/manifest.ts";
@@ -41,9 +48,12 @@ export async function readBoundEvidence(
     return unread(input, "fail", "EvidenceManifestInvalid", message, actualSha256);
   }
   const cached = new Map<string, Uint8Array>();
+  const provenance: Record<string, SourceProvenance> = {};
   for (const s of parsed.manifest.sources) {
     const entry = await readCached(cacheDir, s).catch(() => undefined);
-    if (entry) cached.set(s.id, entry);
+    if (!entry) continue;
+    cached.set(s.id, entry);
+    provenance[s.id] = await readProvenance(cacheDir, s);
   }
   const outcome = await checkEvidence({
     manifest: parsed.manifest,
@@ -51,7 +61,7 @@ export async function readBoundEvidence(
     manifestBytes: bytes,
     cached,
   });
-  return { status: "checked", file, outcome };
+  return { status: "checked", file, outcome, provenance };
 }
 
 function unread(
@@ -105,7 +115,8 @@ export interface EvidenceFetchLimits {
 
 /**
  * Fetches every source of `manifest` with git at its exact revision; only bytes whose hash
- * matches the manifest enter the cache. `env` reaches git only (e.g. `insteadOf` rewrites).
+ * matches the manifest enter the cache, each with where git really fetched it from (a rewrite to
+ * a mirror or a local stand-in is recorded as such). `env` reaches git only (e.g. `insteadOf`).
  * The whole fetch shares one budget: a source whose git calls run past it (or that is reached
  * after it is spent) is unread with `EvidenceFetchTimedOut`, never a pass.
  */
@@ -123,7 +134,10 @@ export async function fetchEvidenceIntoCache(
   for (const s of manifest.sources) {
     try {
       const f = await fetchPinnedFile(s, { env, deadlineMs, ...callTimeout });
-      if (f.sha256 === s.sha256) await writeCached(cacheDir, s, f.bytes);
+      if (f.sha256 === s.sha256) {
+        await writeCached(cacheDir, s, f.bytes);
+        await writeProvenance(cacheDir, s, classifyFetch(s.repo, s.revision, f.fetchedFrom));
+      }
       out.set(s.id, { ok: true, sha256: f.sha256 });
     } catch (e) {
       if (!(e instanceof CairnError)) throw e;

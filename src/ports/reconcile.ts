@@ -4,6 +4,7 @@
  * metrics it feeds. The composition root (`src/app/reconcile_wiring.ts`) provides each.
  */
 import type { Problem } from "../domain/errors.ts";
+import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { EvidenceOutcome } from "../domain/evidence/result.ts";
 import type { OperationState } from "../domain/operation.ts";
 import type { Reason } from "../domain/reasons.ts";
@@ -50,7 +51,13 @@ export interface PlanFacts {
  * manifest invalid) — never a pass it did not see.
  */
 export type EvidenceReading =
-  | { readonly status: "checked"; readonly file: string; readonly outcome: EvidenceOutcome }
+  | {
+    readonly status: "checked";
+    readonly file: string;
+    readonly outcome: EvidenceOutcome;
+    /** Where each cached source's bytes came from, by source id (absent: not recorded). */
+    readonly provenance?: Readonly<Record<string, SourceProvenance>>;
+  }
   | {
     readonly status: "unread";
     readonly file: string;

@@ -10,7 +10,7 @@ import type { ReasonLine } from "./model.ts";
 
 /** Rows of a reading; the placeholder when the check could not run. */
 export function evidenceReadingRows(r: EvidenceReading): EvidenceRows {
-  if (r.status === "checked") return evidenceOutcomeRows(r.outcome, r.file);
+  if (r.status === "checked") return evidenceOutcomeRows(r.outcome, r.file, r.provenance ?? {});
   return {
     sourceChecks: [{
       repository: "evidence manifest (bound by the plan)",

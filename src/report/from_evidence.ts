@@ -11,6 +11,7 @@ import type {
   EvidenceOutcome,
   SourceVerdict,
 } from "../domain/evidence/result.ts";
+import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { AssertionResult, CheckVerdict, SourceCheck } from "./model.ts";
 
 /** The evidence section of a report. */
@@ -22,7 +23,7 @@ export interface EvidenceRows {
 /** Reasons meaning "the bytes were not there to check", as opposed to "they were wrong". */
 const UNREAD = new Set(["EvidenceFileMissing", "EvidenceFetchFailed"]);
 
-function sourceRow(v: SourceVerdict): SourceCheck {
+function sourceRow(v: SourceVerdict, provenance?: SourceProvenance): SourceCheck {
   const actual = v.cachedSha256 ?? v.fetchedSha256;
   const verdict: CheckVerdict = v.verdict === "pass"
     ? "pass"
@@ -37,6 +38,7 @@ function sourceRow(v: SourceVerdict): SourceCheck {
     ...(actual === undefined ? {} : { actualSha256: actual }),
     verdict,
     ...(v.reason === undefined ? {} : { reason: v.reason }),
+    ...(provenance === undefined ? {} : { provenance }),
   };
 }
 
@@ -66,8 +68,11 @@ function controlRow(c: ControlVerdict): AssertionResult {
  * Every tuple (expected and actual hash, verdict), every assertion and every control of a
  * checked result, in manifest order; controls follow the assertions.
  */
-export function evidenceRows(result: EvidenceCheckResult): EvidenceRows {
-  const sourceChecks = result.sources.map(sourceRow);
+export function evidenceRows(
+  result: EvidenceCheckResult,
+  provenance: Readonly<Record<string, SourceProvenance>> = {},
+): EvidenceRows {
+  const sourceChecks = result.sources.map((s) => sourceRow(s, provenance[s.id]));
   const notPassed = new Set(
     result.sources.filter((s) => s.verdict !== "pass").map((s) => s.id),
   );
@@ -82,8 +87,12 @@ export function evidenceRows(result: EvidenceCheckResult): EvidenceRows {
  * Rows of an evidence outcome. A result refused for secret-looking content releases no verdict
  * text at all: one `unreadable` row names the manifest and the reason instead.
  */
-export function evidenceOutcomeRows(outcome: EvidenceOutcome, manifestFile: string): EvidenceRows {
-  if (outcome.status === "checked") return evidenceRows(outcome.result);
+export function evidenceOutcomeRows(
+  outcome: EvidenceOutcome,
+  manifestFile: string,
+  provenance: Readonly<Record<string, SourceProvenance>> = {},
+): EvidenceRows {
+  if (outcome.status === "checked") return evidenceRows(outcome.result, provenance);
   return {
     sourceChecks: [],
     assertions: [{

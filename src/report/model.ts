@@ -4,6 +4,7 @@
  * Every string field may come from the cluster, the plan or git and is escaped on output.
  */
 import type { OperationState, Phase, ResponseClass } from "../domain/operation.ts";
+import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { RowResult, RowVerdict } from "../domain/safeguards/result.ts";
 import type {
   ExecutionVerdict,
@@ -68,6 +69,8 @@ export interface SourceCheck {
   readonly actualSha256?: string;
   readonly verdict: CheckVerdict;
   readonly reason?: string;
+  /** Where the bytes came from (fetched from the upstream, a mirror, a local stand-in, cache). */
+  readonly provenance?: SourceProvenance;
 }
 
 /** A call-path or documentation assertion over the pinned sources. */

@@ -13,6 +13,13 @@ import type {
   SourceCheck,
 } from "./model.ts";
 import type { RowGap, RowGaps } from "../domain/safeguards/verdict.ts";
+import {
+  provenanceSummary,
+  provenanceText,
+  type SourceProvenance,
+} from "../domain/evidence/provenance.ts";
+
+const UNRECORDED: SourceProvenance = { kind: "unrecorded" };
 import { type Component, ROLLBACK_CAVEATS } from "./rollback_caveats.ts";
 import { SAFEGUARDS } from "../domain/safeguards/table.ts";
 
@@ -153,12 +160,16 @@ export function sourceSection(
   const pc = pick(checks, lim.tableRows, (c) => c.verdict !== "pass");
   const pa = pick(assertions, lim.tableRows, (a) => a.verdict !== "pass");
   const failing = checks.filter((c) => c.verdict !== "pass").length;
+  // A hash match proves the bytes, not where they came from: every row says that too.
+  const read = checks.filter((c) => c.actualSha256 !== undefined);
+  const origin = provenanceSummary(read.map((c) => (c.provenance ?? UNRECORDED).kind));
   return [
     "## Source-hash checks",
     "",
-    `${checks.length - failing} of ${checks.length} pinned sources match their recorded SHA-256.`,
+    `${checks.length - failing} of ${checks.length} pinned sources match their recorded ` +
+    `SHA-256${escapeText(origin)}.`,
     "",
-    ...tableHead(["Repository", "Revision", "Path", "Expected", "Actual", "Verdict"]),
+    ...tableHead(["Repository", "Revision", "Path", "Expected", "Actual", "Verdict", "Bytes from"]),
     ...pc.shown.map((c) =>
       tableRow([
         text(c.repository, 120),
@@ -167,6 +178,9 @@ export function sourceSection(
         codeSpan(c.expectedSha256),
         c.actualSha256 === undefined ? "unread" : codeSpan(c.actualSha256),
         `${verdictWord(c.verdict)}${c.reason ? ` ${codeSpan(c.reason)}` : ""}`,
+        c.actualSha256 === undefined
+          ? "nothing read"
+          : text(provenanceText(c.provenance ?? UNRECORDED), 200),
       ])
     ),
     ...omittedLine(pc, "source checks"),

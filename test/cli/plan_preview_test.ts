@@ -152,7 +152,18 @@ Deno.test("cairn plan preview lists every pinned tuple and assertion from a fill
     assertEquals(code, 1, report.slice(0, 600));
     const verdict = report.split("\n").find((l) => l.startsWith("**Verdict:")) ?? "";
     assert(verdict.startsWith("**Verdict: NOT READY") && /17 and 18/.test(verdict), verdict);
-    assert(report.includes("3 of 3 pinned sources match their recorded SHA-256."));
+    // The hashes match, and the report says the bytes came from local stand-ins for the upstreams.
+    assert(
+      report.includes(
+        "3 of 3 pinned sources match their recorded SHA-256; the bytes came: 3 from local " +
+          "stand-ins, none from the named upstreams.",
+      ),
+      "tuples and their provenance",
+    );
+    assertEquals(
+      report.match(/\| local stand-in: a repository on this machine replaced /g)?.length,
+      3,
+    );
     for (const s of parsed.manifest.sources) {
       assert(report.includes(`| \`${s.sha256}\` | \`${s.sha256}\` | pass |`), s.id);
     }

@@ -27,7 +27,18 @@ async function cairnCommits(w: ReconcileWorld): Promise<string[]> {
 
 /** Every tuple of the bound manifest with matching hashes, every assertion and control passing. */
 function assertEvidenceShown(report: string): void {
-  assert(report.includes("3 of 3 pinned sources match their recorded SHA-256."), "tuples");
+  // The hashes match, and the report says the bytes came from local stand-ins for the upstreams.
+  assert(
+    report.includes(
+      "3 of 3 pinned sources match their recorded SHA-256; the bytes came: 3 from local " +
+        "stand-ins, none from the named upstreams.",
+    ),
+    "tuples and their provenance",
+  );
+  assertEquals(
+    report.match(/\| local stand-in: a repository on this machine replaced /g)?.length,
+    3,
+  );
   for (const sha of [EVIDENCE_SHA.upgrade, EVIDENCE_SHA.k8s, EVIDENCE_SHA.ssa]) {
     assert(report.includes(`| \`${sha}\` | \`${sha}\` | pass |`), `expected = actual ${sha}`);
   }

@@ -189,6 +189,11 @@ export function executionModel(count = 7): ExecutionReportModel {
         expectedSha256: "a".repeat(64),
         actualSha256: "a".repeat(64),
         verdict: "pass",
+        provenance: {
+          kind: "fetched",
+          repository: "siderolabs/talos",
+          revision: "9abd05af449ebf9cb1827648298291afce18d714",
+        },
       },
       {
         repository: "siderolabs/go-kubernetes",

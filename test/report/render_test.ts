@@ -180,3 +180,31 @@ Deno.test("a 500-node execution report stays under 400 KB, well formed, and rend
   );
   ok(md.includes("| lost | 1 | **1** |"));
 });
+
+Deno.test("every read pinned source says where its bytes came from; the summary says when not from the named upstream", () => {
+  const m = previewModel();
+  const [fetched] = m.sourceChecks;
+  const standIn = {
+    ...fetched!,
+    path: "pkg/other.go",
+    provenance: {
+      kind: "local-stand-in" as const,
+      repository: fetched!.repository,
+      revision: fetched!.revision,
+    },
+  };
+  const { provenance: _recorded, ...unrecorded } = { ...fetched!, path: "pkg/third.go" };
+  const md = renderPreviewReport({ ...m, sourceChecks: [fetched!, standIn, unrecorded] });
+  ok(
+    md.includes(
+      "3 of 3 pinned sources match their recorded SHA-256; the bytes came: 1 fetched from their " +
+        "named upstream, 1 from local stand-ins, 1 from cache entries of unrecorded origin.",
+    ),
+  );
+  ok(
+    md.includes("| pass | local stand-in: a repository on this machine replaced siderolabs/talos"),
+  );
+  ok(md.includes("| pass | cache entry; where its bytes came from was not recorded |"));
+  const onlyFetched = renderPreviewReport({ ...m, sourceChecks: [fetched!] });
+  ok(onlyFetched.includes("1 of 1 pinned sources match their recorded SHA-256.\n"));
+});

@@ -12,6 +12,7 @@
 import { dirname, join } from "node:path";
 import { CairnError } from "../../domain/errors.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
+import { parseProvenance, type SourceProvenance } from "../../domain/evidence/provenance.ts";
 
 /** One pinned file to fetch. */
 export interface PinnedFile {
@@ -43,10 +44,12 @@ export const DEFAULT_GIT_CALL_TIMEOUT_MS = 60_000;
 const ALLOWED_PROTOCOLS = "https:ssh:git:file";
 const COMMIT_ID = /^[0-9a-f]{40}$/;
 
-/** The fetched bytes and their SHA-256. */
+/** The fetched bytes, their SHA-256, and where git actually fetched them from. */
 export interface FetchedFile {
   readonly bytes: Uint8Array;
   readonly sha256: string;
+  /** The URL after git's `insteadOf` rewrites (`git ls-remote --get-url`). */
+  readonly fetchedFrom: string;
 }
 
 /** A filesystem-safe directory name for a repository URL. */
@@ -67,6 +70,32 @@ export async function readCached(cacheDir: string, f: PinnedFile): Promise<Uint8
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return undefined;
     throw e;
+  }
+}
+
+/** Where a cache entry's recorded provenance lives (a tree of its own: no slug starts with "."). */
+function provenancePath(cacheDir: string, f: PinnedFile): string {
+  return join(cacheDir, ".provenance", repoSlug(f.repo), f.revision, ...f.path.split("/")) +
+    ".json";
+}
+
+/** Records where a cache entry's bytes came from. */
+export async function writeProvenance(
+  cacheDir: string,
+  f: PinnedFile,
+  p: SourceProvenance,
+): Promise<void> {
+  const path = provenancePath(cacheDir, f);
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await Deno.writeTextFile(path, JSON.stringify(p) + "\n");
+}
+
+/** Reads a cache entry's recorded provenance; `unrecorded` when there is none. */
+export async function readProvenance(cacheDir: string, f: PinnedFile): Promise<SourceProvenance> {
+  try {
+    return parseProvenance(JSON.parse(await Deno.readTextFile(provenancePath(cacheDir, f))));
+  } catch {
+    return { kind: "unrecorded" };
   }
 }
 
@@ -102,6 +131,9 @@ export async function fetchPinnedFile(
   });
   try {
     await git(dir, ["init", "-q", "."], opts);
+    // The URL git will really use: a rewrite (a mirror, a local stand-in) must show in reports.
+    const resolved = await git(dir, ["ls-remote", "--get-url", "--", f.repo], opts);
+    const fetchedFrom = new TextDecoder().decode(resolved.stdout).trim() || f.repo;
     const want = ["fetch", "-q", "--no-tags", "--depth", "1", "--", f.repo, f.revision];
     const shallow = await git(dir, want, opts, false);
     if (!shallow.ok) {
@@ -113,7 +145,7 @@ export async function fetchPinnedFile(
       ["cat-file", "blob", "--end-of-options", `${f.revision}:${f.path}`],
       opts,
     );
-    return { bytes: blob.stdout, sha256: await sha256Hex(blob.stdout) };
+    return { bytes: blob.stdout, sha256: await sha256Hex(blob.stdout), fetchedFrom };
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

@@ -4,12 +4,15 @@ import {
   cachePath,
   fetchPinnedFile,
   readCached,
+  readProvenance,
   repoSlug,
   writeCached,
+  writeProvenance,
 } from "../../../src/adapters/evidence/git_fetch.ts";
+import { classifyFetch } from "../../../src/domain/evidence/provenance.ts";
 import { CairnError } from "../../../src/domain/errors.ts";
 import { sha256Hex } from "../../../src/domain/plan/digest.ts";
-import { buildUpstreamRepos, FIXTURES } from "./upstream_repos.ts";
+import { buildUpstreamRepos, FIXTURES, LOGICAL } from "./upstream_repos.ts";
 import { startSilentListener, within } from "../../_helpers/silent_listener.ts";
 
 const UPGRADE = "cmd/talosctl/cmd/talos/upgrade.go";
@@ -207,3 +210,33 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("fetchPinnedFile() reports the URL git really fetched from: an insteadOf rewrite to a local repository is a local stand-in", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const repos = await buildUpstreamRepos(root);
+    const f = { repo: repos.urls.talos, revision: repos.talos[0], path: UPGRADE };
+    const direct = await fetchPinnedFile(f);
+    assertEquals(direct.fetchedFrom, repos.urls.talos);
+    const logical = { ...f, repo: LOGICAL.talos };
+    const rewritten = await fetchPinnedFile(logical, { env: repos.gitEnv });
+    assertEquals(rewritten.fetchedFrom, repos.urls.talos);
+    assertEquals(rewritten.sha256, direct.sha256, "the same bytes");
+    assertEquals(classifyFetch(LOGICAL.talos, f.revision, rewritten.fetchedFrom), {
+      kind: "local-stand-in",
+      repository: LOGICAL.talos,
+      revision: f.revision,
+    });
+    // Recorded beside the cache entry and read back; no record reads as unrecorded, never fetched.
+    const cache = join(root, "cache");
+    assertEquals(await readProvenance(cache, logical), { kind: "unrecorded" });
+    await writeProvenance(
+      cache,
+      logical,
+      classifyFetch(LOGICAL.talos, f.revision, repos.urls.talos),
+    );
+    assertEquals((await readProvenance(cache, logical)).kind, "local-stand-in");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
