@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { allowedSignersText, type DemoSigner, demoSigner } from "../../../src/app/demo_keys.ts";
 import { parsePlan } from "../../../src/domain/plan/parse.ts";
+import { boundHealthPolicy } from "../../../src/engine/authorize/bound_policy.ts";
 import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.ts";
 import {
   checkAtDispatch,
@@ -239,4 +240,17 @@ Deno.test("dispatch check: a missing image refuses, an unreadable registry holds
     const r = await checkAtDispatch(f.subject, ports, "w");
     assertEquals(r.items.find((i) => i.check === "installer")?.verdict, "not-evaluated");
   });
+});
+
+Deno.test("boundHealthPolicy() gives the bound policy only when its digest matches", async () => {
+  const f = await fixture();
+  const ok = await boundHealthPolicy(f.subject.plan, f.ports.files);
+  assert(ok.ok && ok.sha256 === f.subject.plan.spec.healthPolicy.sha256);
+  const text = new TextDecoder().decode(f.files.get("policies/home-ops.yaml"));
+  f.files.set("policies/home-ops.yaml", new TextEncoder().encode(text + "# another policy\n"));
+  const changed = await boundHealthPolicy(f.subject.plan, f.ports.files);
+  assertEquals(changed.ok ? "ok" : changed.reason, "HealthPolicyDigestMismatch");
+  f.files.delete("policies/home-ops.yaml");
+  const gone = await boundHealthPolicy(f.subject.plan, f.ports.files);
+  assertEquals(gone.ok ? "ok" : gone.reason, "HealthPolicyMissing");
 });
