@@ -548,6 +548,13 @@ export const REASONS = [
     meaning: "The Kubernetes API server could not be reached or the connection broke mid-request.",
   },
   {
+    code: "KubeTimeout",
+    area: "kube",
+    retry: "backoff",
+    meaning:
+      "A Kubernetes call got no complete answer within its deadline (the phase's transport time) and was abandoned: a read is unreadable, a write's outcome is unknown (the attempt stays unaccounted).",
+  },
+  {
     code: "KubeUnauthorized",
     area: "kube",
     retry: "never",
@@ -1202,6 +1209,13 @@ export const REASONS = [
     area: "executor",
     retry: "backoff",
     meaning: "The node could not be read.",
+  },
+  {
+    code: "PodsUnreadable",
+    area: "executor",
+    retry: "backoff",
+    meaning:
+      "The node's pods could not be listed for drain planning (an error or the call's deadline); nothing was evicted and the step is held.",
   },
   {
     code: "NodeNotFound",

@@ -121,11 +121,23 @@ export type KubeObject = Readonly<Record<string, unknown>> & {
   };
 };
 
-export interface KubeListOptions {
+/**
+ * Per-call bound: the adapter abandons the request after `timeoutMs` (wall-clock ms) and throws
+ * `KubeTimeout`. The engine passes the time its phase has left, so no call can outlive it.
+ */
+export interface KubeCallOptions {
+  readonly timeoutMs?: number;
+}
+
+/** Which objects of a collection. */
+export interface KubeSelectorOptions {
   readonly namespace?: string;
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
 }
+
+/** A bounded LIST (every page within the one deadline). */
+export interface KubeListOptions extends KubeSelectorOptions, KubeCallOptions {}
 
 /** A complete list (the adapter follows `continue` tokens) and the collection's resourceVersion. */
 export interface KubeList<T> {
@@ -140,7 +152,8 @@ export interface KubeWatchEvent {
   readonly object: KubeObject;
 }
 
-export interface KubeWatchOptions extends KubeListOptions {
+/** A watch is long-lived: it ends on its signal, never on a call deadline. */
+export interface KubeWatchOptions extends KubeSelectorOptions {
   /** Start after this version; omitted = from now. */
   readonly resourceVersion?: string;
   readonly signal?: AbortSignal;
@@ -198,7 +211,7 @@ export interface KubeServerVersion {
   readonly minor: string;
 }
 
-export interface EvictOptions {
+export interface EvictOptions extends KubeCallOptions {
   /** Omitted = the pod's terminationGracePeriodSeconds. */
   readonly gracePeriodSeconds?: number;
   readonly dryRun?: boolean;
@@ -213,22 +226,31 @@ export interface PodRef {
 export interface Kube {
   serverVersion(): Promise<KubeServerVersion>;
   /** undefined when the node does not exist. */
-  getNode(name: string): Promise<KubeNode | undefined>;
+  getNode(name: string, opts?: KubeCallOptions): Promise<KubeNode | undefined>;
   listNodes(opts?: { readonly labelSelector?: string }): Promise<KubeList<KubeNode>>;
   /** Pods bound to `onNode` (field selector spec.nodeName), or all pods when omitted. */
   listPods(onNode?: string, opts?: KubeListOptions): Promise<KubeList<KubePod>>;
-  getPod(ref: PodRef): Promise<KubePod | undefined>;
+  getPod(ref: PodRef, opts?: KubeCallOptions): Promise<KubePod | undefined>;
   listPdbs(opts?: KubeListOptions): Promise<KubeList<KubePdb>>;
   /** Sets spec.unschedulable=true only if the node is still at `expectedResourceVersion`. */
-  cordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome>;
+  cordon(
+    node: string,
+    expectedResourceVersion: string,
+    opts?: KubeCallOptions,
+  ): Promise<CordonOutcome>;
   /** Clears spec.unschedulable only if the node is still at `expectedResourceVersion`. */
-  uncordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome>;
+  uncordon(
+    node: string,
+    expectedResourceVersion: string,
+    opts?: KubeCallOptions,
+  ): Promise<CordonOutcome>;
   evict(pod: PodRef, opts?: EvictOptions): Promise<EvictionOutcome>;
   /** Unstructured read of any resource (CephCluster, Kustomization, …); undefined = 404. */
   getObject(
     ref: KubeResourceRef,
     name: string,
     namespace?: string,
+    opts?: KubeCallOptions,
   ): Promise<KubeObject | undefined>;
   listObjects(ref: KubeResourceRef, opts?: KubeListOptions): Promise<KubeList<KubeObject>>;
   /** Streams events until the watch ends; resolves with how it ended. */

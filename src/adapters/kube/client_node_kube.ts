@@ -12,6 +12,7 @@ import type {
   EvictionOutcome,
   EvictOptions,
   Kube,
+  KubeCallOptions,
   KubeList,
   KubeListOptions,
   KubeNode,
@@ -19,6 +20,7 @@ import type {
   KubePdb,
   KubePod,
   KubeResourceRef,
+  KubeSelectorOptions,
   KubeServerVersion,
   KubeWatchEnd,
   KubeWatchEvent,
@@ -30,6 +32,7 @@ import {
   httpError,
   httpStatusOf,
   parseStatus,
+  timeoutError,
   toKubeError,
   transportError,
 } from "./errors.ts";
@@ -140,8 +143,8 @@ class ClientNodeKube implements Kube {
     return { gitVersion: v.gitVersion, major: String(v.major ?? ""), minor: String(v.minor ?? "") };
   }
 
-  async getNode(name: string): Promise<KubeNode | undefined> {
-    const o = await this.getObject(NODES, name);
+  async getNode(name: string, opts?: KubeCallOptions): Promise<KubeNode | undefined> {
+    const o = await this.getObject(NODES, name, undefined, opts);
     return o && toKubeNode(o);
   }
 
@@ -160,8 +163,8 @@ class ClientNodeKube implements Kube {
     return { items: l.items.map(toKubePod), resourceVersion: l.resourceVersion };
   }
 
-  async getPod(ref: PodRef): Promise<KubePod | undefined> {
-    const o = await this.getObject(PODS, ref.name, ref.namespace);
+  async getPod(ref: PodRef, opts?: KubeCallOptions): Promise<KubePod | undefined> {
+    const o = await this.getObject(PODS, ref.name, ref.namespace, opts);
     return o && toKubePod(o);
   }
 
@@ -170,20 +173,78 @@ class ClientNodeKube implements Kube {
     return { items: l.items.map(toKubePdb), resourceVersion: l.resourceVersion };
   }
 
-  cordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome> {
-    return this.#setUnschedulable(node, expectedResourceVersion, true);
+  cordon(node: string, expectedResourceVersion: string, opts?: KubeCallOptions) {
+    return this.#bounded(
+      `PATCH node ${node}`,
+      opts,
+      (signal) => this.#setUnschedulable(node, expectedResourceVersion, true, signal),
+    );
   }
 
-  uncordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome> {
-    return this.#setUnschedulable(node, expectedResourceVersion, null);
+  uncordon(node: string, expectedResourceVersion: string, opts?: KubeCallOptions) {
+    return this.#bounded(
+      `PATCH node ${node}`,
+      opts,
+      (signal) => this.#setUnschedulable(node, expectedResourceVersion, null, signal),
+    );
+  }
+
+  /**
+   * Runs one call under its deadline: the request is aborted when `opts.timeoutMs` passes and
+   * the call throws `KubeTimeout`, whatever the server is doing (a silent server, a stalled
+   * body). Without a deadline the call runs as before.
+   */
+  async #bounded<T>(
+    what: string,
+    opts: KubeCallOptions | undefined,
+    work: (signal: AbortSignal | undefined) => Promise<T>,
+  ): Promise<T> {
+    const ms = opts?.timeoutMs;
+    if (ms === undefined) return await work(undefined);
+    const abort = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(timeoutError(what, ms));
+      }, Math.max(0, ms));
+    });
+    const running = work(abort.signal);
+    // The abandoned request still settles (aborted); that late rejection is not news.
+    running.catch(() => {});
+    try {
+      return await Promise.race([running, expired]);
+    } catch (e) {
+      if (abort.signal.aborted) throw timeoutError(what, ms);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Client middleware that ties one typed API request to `signal`. */
+  #withSignal(signal: AbortSignal | undefined): K8s.ObservableMiddleware[] {
+    if (!signal) return [];
+    return [{
+      pre: (ctx) => {
+        ctx.setSignal(signal);
+        return new this.lib.Observable(Promise.resolve(ctx));
+      },
+      post: (rsp) => new this.lib.Observable(Promise.resolve(rsp)),
+    }];
   }
 
   /**
    * A merge patch carrying the expected resourceVersion: the server applies it only if the node
    * is still at that version (409 otherwise). `null` removes the field, as kubectl uncordon does.
    */
-  async #setUnschedulable(node: string, rv: string, value: true | null): Promise<CordonOutcome> {
-    const before = await this.getObject(NODES, node);
+  async #setUnschedulable(
+    node: string,
+    rv: string,
+    value: true | null,
+    signal: AbortSignal | undefined,
+  ): Promise<CordonOutcome> {
+    const before = await this.#getObject(NODES, node, undefined, signal);
     if (!before) return { kind: "not-found", message: `node "${node}" not found` };
     const prior = rec(before.spec).unschedulable === true;
     const what = `PATCH node ${node}`;
@@ -194,7 +255,10 @@ class ClientNodeKube implements Kube {
           body: { metadata: { resourceVersion: rv }, spec: { unschedulable: value } },
           fieldManager: this.#fieldManager,
         },
-        this.lib.setHeaderOptions("Content-Type", this.lib.PatchStrategy.MergePatch),
+        this.lib.setHeaderOptions("Content-Type", this.lib.PatchStrategy.MergePatch, {
+          middleware: this.#withSignal(signal),
+          middlewareMergeStrategy: "append",
+        }),
       );
       const after = patched.metadata?.resourceVersion;
       if (!after) throw badResponse(what, "patched node has no resourceVersion");
@@ -208,7 +272,19 @@ class ClientNodeKube implements Kube {
     }
   }
 
-  async evict(pod: PodRef, opts: EvictOptions = {}): Promise<EvictionOutcome> {
+  evict(pod: PodRef, opts: EvictOptions = {}): Promise<EvictionOutcome> {
+    return this.#bounded(
+      `evict ${pod.namespace}/${pod.name}`,
+      opts,
+      (signal) => this.#evict(pod, opts, signal),
+    );
+  }
+
+  async #evict(
+    pod: PodRef,
+    opts: EvictOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<EvictionOutcome> {
     let raw = "";
     // The typed API parses a 2xx body as V1Eviction and drops Status fields; keep the raw text.
     const capture: K8s.ObservableMiddleware = {
@@ -238,7 +314,7 @@ class ClientNodeKube implements Kube {
           deleteOptions,
         },
         ...(opts.dryRun ? { dryRun: "All" } : {}),
-      }, { middleware: [capture], middlewareMergeStrategy: "append" });
+      }, { middleware: [...this.#withSignal(signal), capture], middlewareMergeStrategy: "append" });
       return classifyEviction(info.httpStatusCode, raw, info.headers);
     } catch (e) {
       const code = httpStatusOf(e);
@@ -255,37 +331,56 @@ class ClientNodeKube implements Kube {
     }
   }
 
-  async getObject(
+  getObject(
     ref: KubeResourceRef,
     name: string,
     namespace?: string,
+    opts?: KubeCallOptions,
+  ): Promise<KubeObject | undefined> {
+    return this.#bounded(
+      `GET ${resourcePath(ref, namespace, name)}`,
+      opts,
+      (signal) => this.#getObject(ref, name, namespace, signal),
+    );
+  }
+
+  async #getObject(
+    ref: KubeResourceRef,
+    name: string,
+    namespace: string | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<KubeObject | undefined> {
     const path = resourcePath(ref, namespace, name);
-    const res = await this.#raw("GET", path, {});
+    const res = await this.#raw("GET", path, {}, signal);
     if (res.status === 404) return undefined;
     return this.#json(res, `GET ${path}`) as KubeObject;
   }
 
-  async listObjects(
-    ref: KubeResourceRef,
-    opts: KubeListOptions = {},
-  ): Promise<KubeList<KubeObject>> {
-    for (let attempt = 0;; attempt++) {
-      try {
-        return await this.#listAll(ref, opts);
-      } catch (e) {
-        // A continue token outlived the server's history (410): start the list again.
-        if (!(e instanceof CairnError && e.reason === "KubeWatchExpired") || attempt >= 2) throw e;
+  listObjects(ref: KubeResourceRef, opts: KubeListOptions = {}): Promise<KubeList<KubeObject>> {
+    return this.#bounded(`LIST ${resourcePath(ref, opts.namespace)}`, opts, async (signal) => {
+      for (let attempt = 0;; attempt++) {
+        try {
+          return await this.#listAll(ref, opts, signal);
+        } catch (e) {
+          // A continue token outlived the server's history (410): start the list again.
+          if (!(e instanceof CairnError && e.reason === "KubeWatchExpired") || attempt >= 2) {
+            throw e;
+          }
+        }
       }
-    }
+    });
   }
 
-  async #listAll(ref: KubeResourceRef, opts: KubeListOptions): Promise<KubeList<KubeObject>> {
+  async #listAll(
+    ref: KubeResourceRef,
+    opts: KubeListOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<KubeList<KubeObject>> {
     const items: KubeObject[] = [];
     let resourceVersion: string | undefined;
     let cont: string | undefined;
     do {
-      const page = await this.#listPage(ref, opts, this.#pageSize, cont);
+      const page = await this.#listPage(ref, opts, this.#pageSize, cont, signal);
       resourceVersion ??= page.resourceVersion;
       for (const o of page.items) items.push(o);
       cont = page.cont;
@@ -295,9 +390,10 @@ class ClientNodeKube implements Kube {
 
   async #listPage(
     ref: KubeResourceRef,
-    opts: KubeListOptions,
+    opts: KubeSelectorOptions,
     limit: number,
     cont?: string,
+    signal?: AbortSignal,
   ): Promise<{ items: KubeObject[]; resourceVersion: string; cont: string | undefined }> {
     const path = resourcePath(ref, opts.namespace);
     const body = rec(
@@ -306,7 +402,7 @@ class ClientNodeKube implements Kube {
         labelSelector: opts.labelSelector,
         fieldSelector: opts.fieldSelector,
         continue: cont,
-      }),
+      }, signal),
     );
     if (!Array.isArray(body.items)) throw badResponse(`GET ${path}`, "list has no items");
     const meta = rec(body.metadata);
@@ -336,8 +432,12 @@ class ClientNodeKube implements Kube {
     );
   }
 
-  async #getJson(path: string, query: Record<string, string | undefined>): Promise<unknown> {
-    const res = await this.#raw("GET", path, query);
+  async #getJson(
+    path: string,
+    query: Record<string, string | undefined>,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const res = await this.#raw("GET", path, query, signal);
     return this.#json(res, `GET ${path}`);
   }
 
@@ -355,8 +455,10 @@ class ClientNodeKube implements Kube {
     method: "GET",
     path: string,
     query: Record<string, string | undefined>,
+    signal?: AbortSignal,
   ): Promise<RawResponse> {
     const ctx = this.#server.makeRequestContext(path, this.lib.HttpMethod[method]);
+    if (signal) ctx.setSignal(signal);
     for (const [k, v] of Object.entries(query)) {
       if (v !== undefined && v !== "") ctx.setQueryParam(k, v);
     }

@@ -106,3 +106,12 @@ export function toKubeError(e: unknown, what: string): CairnError {
   if (code !== undefined) return httpError(code, rec(e).body, what);
   return transportError(e, what);
 }
+
+/** A call that got no complete answer within its deadline (`timeoutMs`) and was abandoned. */
+export function timeoutError(what: string, timeoutMs: number): CairnError {
+  return new CairnError({
+    reason: "KubeTimeout",
+    message: `Kubernetes ${what} gave no answer within ${timeoutMs} ms; abandoned`,
+    details: { what, timeoutMs },
+  });
+}

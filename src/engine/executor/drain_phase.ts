@@ -2,7 +2,7 @@ import type { KubePod, PodRef } from "../../ports/kube.ts";
 import { type DrainPlan, planDrain } from "../drain_plan.ts";
 import type { StepState } from "./deps.ts";
 import { halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
-import { mutate, type Sent } from "./mutation.ts";
+import { errorText, mutate, type Sent } from "./mutation.ts";
 
 const key = (p: PodRef) => `${p.namespace}/${p.name}`;
 
@@ -21,9 +21,21 @@ async function drainFact(s: StepState, kind: "intent" | "fact", detail: Record<s
   });
 }
 
+/**
+ * Every Kubernetes call of the drain (the pod lists, each eviction, each pod read) is bounded by
+ * the drain's transport deadline; one that passes it throws `KubeTimeout`.
+ */
+function callBound(s: StepState) {
+  return {
+    timeoutMs: s.deps.callTimeoutMs(
+      s.bound.plan.spec.phases.deadlines.drain.transportSeconds * 1000,
+    ),
+  };
+}
+
 /** Plans the drain from a fresh pod list; refuses before any eviction when the plan says so. */
 export async function planNodeDrain(s: StepState): Promise<DrainPlan> {
-  const pods = (await s.deps.kube.listPods(s.node)).items;
+  const pods = (await s.deps.kube.listPods(s.node, callBound(s))).items;
   return planDrain({
     node: s.node,
     pods,
@@ -40,7 +52,13 @@ export async function planNodeDrain(s: StepState): Promise<DrainPlan> {
  * remaining pods recorded.
  */
 export async function drainPhase(s: StepState): Promise<PhaseResult> {
-  const plan = await planNodeDrain(s);
+  let plan: DrainPlan;
+  try {
+    plan = await planNodeDrain(s);
+  } catch (e) {
+    // Nothing was evicted: the pods could not be read in time, so the step holds.
+    return halt(unresolved("PodsUnreadable", errorText(e)));
+  }
   await drainFact(s, "fact", {
     planned: plan.evict.map(key),
     skipped: plan.skipped.map((x) => `${key(x.pod)}:${x.reason}`),
@@ -101,11 +119,13 @@ async function evictPending(
 ): Promise<Sent<undefined> | undefined> {
   for (const [k, pod] of [...toEvict]) {
     await drainFact(s, "intent", { evict: k });
-    const out = await s.deps.kube.evict(pod);
+    const out = await s.deps.kube.evict(pod, callBound(s));
     const now = s.deps.clock.now();
     if (out.kind === "accepted" || out.kind === "gone") {
       toEvict.delete(k);
-      const current = out.kind === "accepted" ? await s.deps.kube.getPod(pod) : undefined;
+      const current = out.kind === "accepted"
+        ? await s.deps.kube.getPod(pod, callBound(s))
+        : undefined;
       const grace = current?.terminationGracePeriodSeconds ?? 0;
       graceDeadline.set(k, now + grace * 1000);
       await drainFact(s, "fact", {
@@ -138,7 +158,7 @@ async function evictPending(
 
 async function remainingPods(s: StepState, plan: DrainPlan): Promise<KubePod[]> {
   const wanted = new Set(plan.evict.map(key));
-  const pods = (await s.deps.kube.listPods(s.node)).items;
+  const pods = (await s.deps.kube.listPods(s.node, callBound(s))).items;
   return pods.filter((p) => wanted.has(key(p)));
 }
 

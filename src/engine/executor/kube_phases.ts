@@ -15,6 +15,14 @@ function deadlines(s: StepState) {
   return s.bound.plan.spec.phases.deadlines;
 }
 
+/**
+ * The bound of one Kubernetes read in a phase: its transport deadline (one RPC), converted to
+ * the adapter's wall clock. A read past it throws `KubeTimeout` and is unreadable, never a pass.
+ */
+export function kubeReadOptions(s: StepState, phase: "cordon" | "drain" | "uncordon") {
+  return { timeoutMs: s.deps.callTimeoutMs(deadlines(s)[phase].transportSeconds * 1000) };
+}
+
 async function fact(s: StepState, phase: "cordon" | "uncordon", detail: Record<string, unknown>) {
   await s.deps.journal.recordPhase({
     operationId: s.operationId,
@@ -31,7 +39,12 @@ async function fact(s: StepState, phase: "cordon" | "uncordon", detail: Record<s
  * alone and recorded as not ours, so nothing later undoes someone else's cordon.
  */
 export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>> {
-  const node = await s.deps.kube.getNode(s.node);
+  let node;
+  try {
+    node = await s.deps.kube.getNode(s.node, kubeReadOptions(s, "cordon"));
+  } catch (e) {
+    return halt(unresolved("NodeUnreadable", errorText(e)));
+  }
   if (!node) return halt(unresolved("NodeNotFound", `node ${s.node} is not in the cluster`));
   if (node.unschedulable) {
     const f: CordonFact = {
@@ -48,8 +61,9 @@ export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>
     request: { verb: "patch", node: s.node, unschedulable: true, resourceVersion: rv },
     route: "kube-apiserver",
     deadline: deadlines(s).cordon,
-    send: async (): Promise<Sent<string>> => {
-      const out = await s.deps.kube.cordon(s.node, rv);
+    send: async (timeoutMs): Promise<Sent<string>> => {
+      // Past its deadline the patch throws: a transport failure, the attempt unaccounted.
+      const out = await s.deps.kube.cordon(s.node, rv, { timeoutMs });
       if (out.kind === "applied") {
         return {
           responseClass: "accepted",
@@ -83,7 +97,7 @@ export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>
 export async function uncordonPhase(s: StepState, cordon: CordonFact): Promise<PhaseResult> {
   let obj: KubeObject | undefined;
   try {
-    obj = await s.deps.kube.getObject(NODES, s.node);
+    obj = await s.deps.kube.getObject(NODES, s.node, undefined, kubeReadOptions(s, "uncordon"));
   } catch (e) {
     return halt(unresolved("NodeUnreadable", errorText(e)));
   }
@@ -107,8 +121,8 @@ export async function uncordonPhase(s: StepState, cordon: CordonFact): Promise<P
     },
     route: "kube-apiserver",
     deadline: deadlines(s).uncordon,
-    send: async (): Promise<Sent<string>> => {
-      const out = await s.deps.kube.uncordon(s.node, decision.resourceVersion);
+    send: async (timeoutMs): Promise<Sent<string>> => {
+      const out = await s.deps.kube.uncordon(s.node, decision.resourceVersion, { timeoutMs });
       return out.kind === "applied"
         ? { responseClass: "accepted", detail: `applied rv=${out.resourceVersion}` }
         : { responseClass: "target-error", detail: `${out.kind}: ${out.message}` };

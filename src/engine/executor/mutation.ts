@@ -42,7 +42,7 @@ export async function mutate<T>(
     detail: m.request,
     nowMs: clock.now(),
   });
-  const evidenceId = await observeEvidence(s);
+  const evidenceId = await observeEvidence(s, m.deadline.transportSeconds * 1000);
   const now = clock.now();
   const transportMs = m.deadline.transportSeconds * 1000;
   const begun = await journal.beginAttempt({

@@ -16,6 +16,8 @@ export function controllerActor(owner: string): Actor {
  */
 export async function observeEvidence(
   s: Pick<StepState, "deps" | "bound" | "node"> & { readonly operationId?: string },
+  /** Bound of the node read, phase time (default: the plan's verify transport deadline). */
+  transportMs = s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
 ): Promise<string> {
   const { journal, kube, clock, owner } = s.deps;
   const actor = controllerActor(owner);
@@ -23,7 +25,8 @@ export async function observeEvidence(
   let node: KubeNode | undefined;
   let readError = "";
   try {
-    node = await kube.getNode(s.node);
+    // A read past its deadline is unreadable: recorded `absent:`, which no comparison accepts.
+    node = await kube.getNode(s.node, { timeoutMs: s.deps.callTimeoutMs(transportMs) });
   } catch (e) {
     readError = e instanceof Error ? e.message : String(e);
   }

@@ -25,7 +25,7 @@ async function readBoot(s: StepState, timeoutMs: number): Promise<BootReading> {
   const [version, bootId, node] = await Promise.all([
     talos.version(s.node, opts).then((v) => v.tag, () => undefined),
     talos.bootId(s.node, opts).catch(() => undefined),
-    kube.getNode(s.node).catch(() => undefined),
+    kube.getNode(s.node, opts).catch(() => undefined),
   ]);
   return {
     version,

@@ -41,12 +41,12 @@ export function readOnlyGuard(c: { readonly kube: Kube; readonly talos: Talos })
   const { kube: k, talos: t } = c;
   const kube: Kube = {
     serverVersion: () => k.serverVersion(),
-    getNode: (name) => k.getNode(name),
+    getNode: (name, opts) => k.getNode(name, opts),
     listNodes: (opts) => k.listNodes(opts),
     listPods: (onNode, opts) => k.listPods(onNode, opts),
-    getPod: (ref) => k.getPod(ref),
+    getPod: (ref, opts) => k.getPod(ref, opts),
     listPdbs: (opts) => k.listPdbs(opts),
-    getObject: (ref, name, namespace) => k.getObject(ref, name, namespace),
+    getObject: (ref, name, namespace, opts) => k.getObject(ref, name, namespace, opts),
     listObjects: (ref, opts) => k.listObjects(ref, opts),
     watch: (ref, opts, onEvent) => k.watch(ref, opts, onEvent),
     cordon: (node) => refuse("kube", "cordon", node),
