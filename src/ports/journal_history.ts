@@ -156,6 +156,33 @@ export interface EvidenceCheckEntry {
   readonly detail: Readonly<Record<string, unknown>>;
 }
 
+/** One hop's installer resolution recorded by a dispatch check. */
+export interface InstallerResolutionEntry {
+  readonly hop: number;
+  readonly reference: string;
+  /** The digest the plan pins. */
+  readonly pinned: string;
+  /** `os/architecture`. */
+  readonly platform: string;
+  /** `pass`, `fail`, `unreadable` or `not-evaluated`. */
+  readonly verdict: string;
+  readonly reason: string | null;
+  /** What the registry answered with (null when it did not answer). */
+  readonly digest: string | null;
+  readonly indexDigest: string | null;
+  readonly registry: string | null;
+}
+
+/** A dispatch check journaled for the plan (before the run, or before a node's commitment). */
+export interface DispatchCheckEntry {
+  readonly seq: number;
+  readonly atMs: number;
+  /** The node whose commitment it authorised; null for the plan-level check. */
+  readonly node: string | null;
+  readonly verdict: "pass" | "refused" | "held";
+  readonly installers: readonly InstallerResolutionEntry[];
+}
+
 /**
  * When an operation held its cluster's rollout slot: from its commitment until the first
  * recorded move to a state that holds no scope (null while it still holds it).
@@ -177,6 +204,8 @@ export interface PlanHistory {
   readonly healthRounds: readonly HealthRoundEntry[];
   readonly refusals: readonly RefusalEntry[];
   readonly evidenceChecks: readonly EvidenceCheckEntry[];
+  /** Dispatch checks of the plan, in timeline order (with their installer resolutions). */
+  readonly dispatchChecks: readonly DispatchCheckEntry[];
   /** Every slot holding on the plan's cluster (all plans), by commitment time. */
   readonly slot: readonly SlotHolding[];
 }

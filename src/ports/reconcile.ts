@@ -6,6 +6,7 @@
 import type { Problem } from "../domain/errors.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { EvidenceOutcome } from "../domain/evidence/result.ts";
+import type { InstallerRecord } from "../domain/safeguards/judge_installer.ts";
 import type { OperationState } from "../domain/operation.ts";
 import type { Reason } from "../domain/reasons.ts";
 import type { Plan } from "../domain/plan/schema.ts";
@@ -126,6 +127,8 @@ export interface LiveFindings {
   readonly refused: boolean;
   /** What was issued, for the report's write statement. */
   readonly reads: string;
+  /** Every hop's installer resolution (absent or empty: not resolved), for row 10. */
+  readonly installers?: readonly InstallerRecord[];
   /**
    * Mutating calls the read-only guard refused (none was sent): the read-only row's evidence.
    * Absent when the previewer failed outside the guard and its count is unknown.

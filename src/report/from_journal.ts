@@ -61,6 +61,7 @@ const EMPTY: Omit<PlanHistory, "plan"> = {
   healthRounds: [],
   refusals: [],
   evidenceChecks: [],
+  dispatchChecks: [],
   slot: [],
 };
 

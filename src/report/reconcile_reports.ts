@@ -79,6 +79,7 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
     planSafeguards(facts),
     judgePreview({
       connected: live !== undefined,
+      ...(live?.installers ? { installers: live.installers } : {}),
       live: liveSafeguards(live),
       rounds: (live?.healthRounds ?? []).map((r) => ({
         verdict: r.verdict,

@@ -13,6 +13,7 @@ import {
 import type { ObservationPurpose, PlanState, StepBinding } from "../../ports/journal.ts";
 import type {
   AttemptEntry,
+  DispatchCheckEntry,
   EvidenceCheckEntry,
   HealthRoundEntry,
   NameBinding,
@@ -69,7 +70,7 @@ export function readPlanHistory(
       .where((eb) =>
         eb.or([
           eb("operation_id", "in", clusterIds.length ? clusterIds : none),
-          eb("kind", "in", ["refusal", "evidence-check"]),
+          eb("kind", "in", ["refusal", "evidence-check", "dispatch-check"]),
         ])
       ).orderBy("seq").execute();
 
@@ -169,6 +170,7 @@ export function readPlanHistory(
     const mine = new Set(opIds);
     const refusals: RefusalEntry[] = [];
     const evidenceChecks: EvidenceCheckEntry[] = [];
+    const dispatchChecks: DispatchCheckEntry[] = [];
     for (const e of events) {
       const b = body(e);
       if (e.kind === "refusal" && (b["plan"] === digest || mine.has(e.operation_id ?? ""))) {
@@ -181,6 +183,27 @@ export function readPlanHistory(
           detail: str(b["detail"]),
           step: typeof b["step"] === "string" ? b["step"] : null,
           operationId: e.operation_id,
+        });
+      }
+      if (e.kind === "dispatch-check" && b["plan"] === digest) {
+        const v = b["verdict"];
+        dispatchChecks.push({
+          seq: e.seq,
+          atMs: e.at_ms,
+          node: typeof b["node"] === "string" ? b["node"] : null,
+          verdict: v === "pass" || v === "refused" ? v : "held",
+          installers: (Array.isArray(b["installers"]) ? b["installers"] : []).filter(isObject)
+            .map((i) => ({
+              hop: typeof i["hop"] === "number" ? i["hop"] : -1,
+              reference: str(i["reference"]),
+              pinned: str(i["pinned"]),
+              platform: str(i["platform"]),
+              verdict: str(i["verdict"]),
+              reason: typeof i["reason"] === "string" ? i["reason"] : null,
+              digest: typeof i["digest"] === "string" ? i["digest"] : null,
+              indexDigest: typeof i["indexDigest"] === "string" ? i["indexDigest"] : null,
+              registry: typeof i["registry"] === "string" ? i["registry"] : null,
+            })),
         });
       }
       if (e.kind === "evidence-check" && b["plan"] === digest) {
@@ -213,6 +236,7 @@ export function readPlanHistory(
       healthRounds,
       refusals,
       evidenceChecks,
+      dispatchChecks,
       slot,
     };
   });

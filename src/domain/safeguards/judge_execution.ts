@@ -12,7 +12,7 @@ import type {
   RecordedRound,
   RecordedStep,
 } from "./recorded.ts";
-import { INSTALLER_UNRESOLVED } from "./judge_preview.ts";
+import { INSTALLER_UNRESOLVED, judgeInstallers } from "./judge_installer.ts";
 import { HEALTH_ROWS, READERLESS_ROWS, rowOfReader } from "./reader_rows.ts";
 import { type Judged, type RowResult, rowResult } from "./result.ts";
 import type { SafeguardId } from "./table.ts";
@@ -73,7 +73,7 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
     ...rows,
     ...healthRows(ctx),
     ...readerless(),
-    rowResult("InstallerImageExists", INSTALLER_UNRESOLVED),
+    rowResult("InstallerImageExists", installerBeforeCommit(ctx)),
   ];
 }
 
@@ -415,6 +415,40 @@ function healthRows(c: Ctx): RowResult[] {
       ),
     );
   });
+}
+
+/**
+ * Row 10: before each commitment, the dispatch check journaled for that node resolved every hop's
+ * installer, for the plan's platform, to the pinned digest.
+ */
+function installerBeforeCommit(c: Ctx): Judged {
+  if (c.ops.length === 0) return INSTALLER_UNRESOLVED;
+  const judged = c.ops.map((o, k) => {
+    const prev = c.ops[k - 1];
+    const check = c.dispatchChecks.filter((d) =>
+      d.node === o.machine && d.atMs <= o.createdAtMs &&
+      (prev === undefined || d.atMs >= prev.createdAtMs)
+    ).at(-1);
+    return { op: o, j: check ? judgeInstallers(check.installers) : INSTALLER_UNRESOLVED };
+  });
+  const worst = (v: Judged["verdict"]) => judged.filter((x) => x.j.verdict === v);
+  for (const v of ["fail", "unreadable", "not-evaluated"] as const) {
+    const hit = worst(v);
+    if (hit.length === 0) continue;
+    const first = hit[0]!.j;
+    const before = `before the commitment of ${names(hit.map((x) => x.op))}`;
+    return {
+      ...first,
+      evidence: v === "not-evaluated"
+        ? `installer not resolved ${before}: no resolution to the pinned per-platform digest ` +
+          "was recorded"
+        : `${before}: ${first.evidence}`,
+    };
+  }
+  return pass(
+    `before each of ${c.ops.length} commitments the dispatch check resolved the installer to ` +
+      `its pinned per-platform digest (${judged[0]!.j.evidence})`,
+  );
 }
 
 function readerless(): RowResult[] {

@@ -4,6 +4,7 @@
  * (17, 18) and the installer resolution (10). Rows placed only at execution or observation are
  * marked as such; they never decide a preview. Pure.
  */
+import { type InstallerRecord, judgeInstallers } from "./judge_installer.ts";
 import { HEALTH_ROWS, READERLESS_ROWS, rowOfReader } from "./reader_rows.ts";
 import { type Judged, type RowResult, rowResult } from "./result.ts";
 import { type SafeguardId, SAFEGUARDS } from "./table.ts";
@@ -30,16 +31,9 @@ export interface PreviewRecord {
    * when the guard's count is unknown (the previewer failed outside it).
    */
   readonly writes?: { readonly count: number; readonly evidence: string };
-  /** The installer's registry resolution, when one was recorded. */
-  readonly installer?: Judged;
+  /** Every hop's installer resolution the preview made (none: not resolved). */
+  readonly installers?: readonly InstallerRecord[];
 }
-
-/** Row 10 until a registry resolution of the pinned per-platform digest is recorded. */
-export const INSTALLER_UNRESOLVED: Judged = {
-  verdict: "not-evaluated",
-  evidence: "installer not resolved: no registry resolution of the pinned per-platform digest " +
-    "was recorded",
-};
 
 const SEVERITY: Readonly<Record<RowResult["verdict"], number>> = {
   fail: 4,
@@ -72,7 +66,7 @@ export function judgePreview(p: PreviewRecord): RowResult[] {
     rowResult("PreviewReadOnly", readOnly(p)),
     rowResult(
       "InstallerImageExists",
-      p.installer ?? INSTALLER_UNRESOLVED,
+      judgeInstallers(p.installers ?? []),
     ),
     ...READERLESS_ROWS.map(([id, why]) =>
       rowResult(id, { verdict: "not-evaluated", evidence: why })

@@ -3,6 +3,7 @@
  * journal's read model (`ports/journal_history.ts`) satisfies these shapes; the domain declares
  * its own so the judgement stays pure and independent of the port.
  */
+import type { InstallerRecord } from "./judge_installer.ts";
 
 export interface RecordedStep {
   readonly step: string;
@@ -75,6 +76,13 @@ export interface RecordedSlot {
   readonly releasedAtMs: number | null;
 }
 
+/** A dispatch check journaled before the run (node null) or before a node's commitment. */
+export interface RecordedDispatch {
+  readonly atMs: number;
+  readonly node: string | null;
+  readonly installers: readonly InstallerRecord[];
+}
+
 /** One plan's record. */
 export interface RecordedPlan {
   readonly plan: {
@@ -84,4 +92,5 @@ export interface RecordedPlan {
   readonly operations: readonly RecordedOperation[];
   readonly healthRounds: readonly RecordedRound[];
   readonly slot: readonly RecordedSlot[];
+  readonly dispatchChecks: readonly RecordedDispatch[];
 }

@@ -13,6 +13,7 @@ import type { BoundFileSource, InstallerResolver } from "../../ports/dispatch.ts
 import { boundHealthPolicy } from "../authorize/bound_policy.ts";
 import { talosClusterIdentity } from "../authorize/cluster_identity.ts";
 import { resolveInstallers } from "../authorize/installer_check.ts";
+import type { InstallerRecord } from "../../domain/safeguards/judge_installer.ts";
 import type { RoundOutcome } from "../../domain/health/round.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
@@ -66,6 +67,7 @@ export interface Findings {
   checks: LiveCheck[];
   safeguards: LiveSafeguard[];
   healthRounds: LiveHealthRound[];
+  installers: InstallerRecord[];
   held: boolean;
 }
 
@@ -105,7 +107,14 @@ export async function runGuarded(
 ): Promise<LiveFindings> {
   const guard = readOnlyGuard(d.cluster);
   const guarded: LivePreviewDeps = { ...d, cluster: guard };
-  const f: Findings = { reasons: [], checks: [], safeguards: [], healthRounds: [], held: false };
+  const f: Findings = {
+    reasons: [],
+    checks: [],
+    safeguards: [],
+    healthRounds: [],
+    installers: [],
+    held: false,
+  };
   try {
     for (const step of steps) await step(plan, guarded, f);
   } catch (e) {
@@ -185,6 +194,16 @@ async function installers(
   f: Findings,
 ) {
   for (const i of await resolveInstallers(plan, resolver)) {
+    f.installers.push({
+      hop: i.hop,
+      reference: i.reference,
+      pinned: i.pinned,
+      platform: i.platform,
+      verdict: i.item.verdict,
+      reason: i.item.reason ?? null,
+      digest: i.resolved?.digest ?? null,
+      indexDigest: i.resolved?.indexDigest ?? null,
+    });
     f.checks.push({
       name: `installer of hop ${i.hop} (${i.platform})`,
       verdict: i.item.verdict === "not-evaluated" ? "unreadable" : i.item.verdict,

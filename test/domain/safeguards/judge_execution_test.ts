@@ -286,3 +286,44 @@ Deno.test("row 4 at execution fails when a commitment precedes the plan's record
   const never = { ...h, plan: { ...h.plan, approvedAtMs: null } };
   assertEquals(verdictOf(never, "PreviewReadOnly"), "fail");
 });
+
+Deno.test("row 10 passes only on a dispatch check before each commitment that resolved the installer to its pinned digest", async () => {
+  const h = await base();
+  const pinned = h.dispatchChecks[0]!.installers[0]!.pinned;
+  const resolvedAs = (digest: string | null, verdict: string, reason: string | null = null) => ({
+    ...h,
+    dispatchChecks: h.dispatchChecks.map((d) => ({
+      ...d,
+      installers: d.installers.map((i) => ({ ...i, verdict, reason, digest, registry: "twin" })),
+    })),
+  });
+  // The recorded rollout ran without a registry: every hop is recorded as not resolved.
+  const none = judge(h).get("InstallerImageExists")!;
+  assertEquals(none.verdict, "not-evaluated");
+  assert(none.evidence.startsWith("installer not resolved"), none.evidence);
+  assertEquals(verdictOf(resolvedAs(pinned, "pass"), "InstallerImageExists"), "pass");
+  assertEquals(
+    verdictOf(
+      resolvedAs("sha256:" + "e".repeat(64), "fail", "InstallerDigestMismatch"),
+      "InstallerImageExists",
+    ),
+    "fail",
+  );
+  assertEquals(
+    verdictOf(resolvedAs(null, "unreadable", "RegistryUnreadable"), "InstallerImageExists"),
+    "unreadable",
+  );
+  // A recorded "pass" without the pinned digest is not a resolution.
+  assertEquals(
+    verdictOf(resolvedAs("sha256:" + "e".repeat(64), "pass"), "InstallerImageExists"),
+    "not-evaluated",
+  );
+  // A commitment with no dispatch check of its own is not covered by one for another node.
+  const onlyFirst = {
+    ...resolvedAs(pinned, "pass"),
+    dispatchChecks: resolvedAs(pinned, "pass").dispatchChecks.map((d) =>
+      d.node === null || d.node === "worker-1" ? d : { ...d, node: "another-node" }
+    ),
+  };
+  assertEquals(verdictOf(onlyFirst, "InstallerImageExists"), "not-evaluated");
+});
