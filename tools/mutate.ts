@@ -13,10 +13,15 @@ import { loadMutants, type Mutant, type MutantProblem } from "./mutation/mutants
 import { type Classification, classifyRun, testCommand } from "./mutation/classify.ts";
 import { makeWorkspaceCopy, type WorkspaceCopy } from "./mutation/workspace.ts";
 
-/** A mutant's tests get this long, scaled from their unmutated run (a hang must not stall CI). */
-function timeoutFor(baselineSeconds: number): number {
+/**
+ * A mutant's tests get this long, scaled from their unmutated run (a hang must not stall CI), or
+ * a fixed bound when the baseline was not timed here (--baseline-passed).
+ */
+function timeoutFor(baselineSeconds: number | undefined): number {
+  if (baselineSeconds === undefined) return UNTIMED_LIMIT_SECONDS;
   return Math.max(30, Math.ceil(3 * baselineSeconds + 15));
 }
+const UNTIMED_LIMIT_SECONDS = 120;
 
 interface Outcome {
   readonly name: string;
@@ -101,32 +106,53 @@ export async function runCampaign(
     // report, never a kill to count.
     const lists = new Map<string, readonly string[]>();
     for (const m of mutants) lists.set(listKey(m.tests), m.tests);
-    const baseline = new Map<string, { seconds: number; red?: string }>();
-    await pool([...lists.entries()], copies, async ([key, tests], copy) => {
-      const budgetLeft = args.budgetSeconds === undefined
-        ? undefined
-        : args.budgetSeconds - elapsed();
-      if (budgetLeft !== undefined && budgetLeft <= 0) {
-        baseline.set(key, { seconds: 0, red: "not run: the time budget was spent" });
-        return;
-      }
-      const limit = Math.min(300, budgetLeft ?? 300);
-      const c = await runTests(copy.dir, tests, limit);
-      if (c.kind === "failed") {
-        baseline.set(key, {
-          seconds: c.seconds,
-          red: `baseline red: ${c.detail} fails without any mutation`,
-        });
-      } else if (c.kind === "timeout") {
-        baseline.set(key, { seconds: c.seconds, red: `baseline did not finish within ${limit}s` });
-      } else if (c.kind === "error") {
-        baseline.set(key, { seconds: c.seconds, red: `baseline could not run: ${c.detail}` });
-      } else if (c.tests === 0) {
-        baseline.set(key, { seconds: c.seconds, red: "baseline ran no tests" });
-      } else {
-        baseline.set(key, { seconds: c.seconds });
-      }
-    });
+    const baseline = new Map<string, { seconds?: number; red?: string }>();
+    const baselineStarted = elapsed();
+    if (args.baselinePassed) {
+      // The caller (./tools/test after a green full suite) just ran these very files unmutated.
+      for (const key of lists.keys()) baseline.set(key, {});
+    }
+    await pool(
+      args.baselinePassed ? [] : [...lists.entries()],
+      copies,
+      async ([key, tests], copy) => {
+        const budgetLeft = args.budgetSeconds === undefined
+          ? undefined
+          : args.budgetSeconds - elapsed();
+        if (budgetLeft !== undefined && budgetLeft <= 0) {
+          baseline.set(key, { seconds: 0, red: "not run: the time budget was spent" });
+          return;
+        }
+        const limit = Math.min(300, budgetLeft ?? 300);
+        const c = await runTests(copy.dir, tests, limit);
+        if (c.kind === "failed") {
+          baseline.set(key, {
+            seconds: c.seconds,
+            red: `baseline red: ${c.detail} fails without any mutation`,
+          });
+        } else if (c.kind === "timeout") {
+          baseline.set(key, {
+            seconds: c.seconds,
+            red: `baseline did not finish within ${limit}s`,
+          });
+        } else if (c.kind === "error") {
+          baseline.set(key, { seconds: c.seconds, red: `baseline could not run: ${c.detail}` });
+        } else if (c.tests === 0) {
+          baseline.set(key, { seconds: c.seconds, red: "baseline ran no tests" });
+        } else {
+          baseline.set(key, { seconds: c.seconds });
+        }
+      },
+    );
+
+    const red = [...baseline.values()].filter((b) => b.red !== undefined).length;
+    print(
+      args.baselinePassed
+        ? `baseline: ${lists.size} test list(s) not rerun (--baseline-passed: the full suite just passed)`
+        : `baseline: ${lists.size - red} of ${lists.size} test list(s) green unmutated in ${
+          (elapsed() - baselineStarted).toFixed(0)
+        }s`,
+    );
 
     await pool(mutants, copies, async (m, copy) => {
       const base = baseline.get(listKey(m.tests))!;
@@ -238,13 +264,16 @@ async function pool<T>(
 }
 
 const USAGE = `usage: ./tools/mutate [--only NAME[,NAME]] [--list] [--jobs N] [--budget-seconds S]
+                      [--baseline-passed]
   Applies each mutant of tools/mutants/*.json in a throwaway copy of the repository, runs its
   tests, and expects at least one to fail. Ends with \`mutants: N killed, N survived\`; exits 1 on
   any survivor, broken mutant or mutant left unrun by the budget.
   --only      run only these mutants (comma-separated names)
   --list      validate and list the mutants without running anything
   --jobs N    mutants run in parallel (default 1; each job has its own copy)
-  --budget-seconds S   start no new run after S seconds (what is left is reported "not run")`;
+  --budget-seconds S   start no new run after S seconds (what is left is reported "not run")
+  --baseline-passed    skip the unmutated runs: the caller just ran these tests green
+                       (./tools/test passes it after a green full suite)`;
 
 if (import.meta.main) {
   const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");

@@ -58,9 +58,19 @@ Deno.test("a run is a kill only when deno names a failing test", () => {
 Deno.test("mutate flags: --only, --jobs, --budget-seconds; unknown or malformed flags are refused", () => {
   assertEquals(parseArgs(["--only", "a,b", "--only=c", "--jobs", "2", "--budget-seconds=60"]), {
     ok: true,
-    value: { list: false, help: false, jobs: 2, only: ["a", "b", "c"], budgetSeconds: 60 },
+    value: {
+      list: false,
+      help: false,
+      jobs: 2,
+      baselinePassed: false,
+      only: ["a", "b", "c"],
+      budgetSeconds: 60,
+    },
   });
-  assertEquals(parseArgs(["--list"]), { ok: true, value: { list: true, help: false, jobs: 1 } });
+  assertEquals(parseArgs(["--list"]), {
+    ok: true,
+    value: { list: true, help: false, jobs: 1, baselinePassed: false },
+  });
   for (
     const bad of [["--jobs", "0"], ["--jobs"], ["--budget-seconds", "1.5"], ["--only", ","], [
       "--fast",

@@ -5,6 +5,8 @@ export interface MutateArgs {
   readonly help: boolean;
   readonly jobs: number;
   readonly budgetSeconds?: number;
+  /** The caller just ran every test file unmutated and green: no baseline runs here. */
+  readonly baselinePassed: boolean;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -14,6 +16,7 @@ export function parseArgs(argv: readonly string[]): Parsed<MutateArgs> {
   let only: string[] | undefined;
   let list = false;
   let help = false;
+  let baselinePassed = false;
   let jobs = 1;
   let budgetSeconds: number | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -25,6 +28,9 @@ export function parseArgs(argv: readonly string[]): Parsed<MutateArgs> {
     switch (flag) {
       case "--list":
         list = true;
+        break;
+      case "--baseline-passed":
+        baselinePassed = true;
         break;
       case "--help":
       case "-h":
@@ -61,6 +67,7 @@ export function parseArgs(argv: readonly string[]): Parsed<MutateArgs> {
       list,
       help,
       jobs,
+      baselinePassed,
       ...(only === undefined ? {} : { only }),
       ...(budgetSeconds === undefined ? {} : { budgetSeconds }),
     },
