@@ -27,6 +27,8 @@ export const FAULT_KINDS = [
   "install-lock-held",
   /** The installer exits non-zero. */
   "install-fails",
+  /** The install request is refused as invalid (INVALID_ARGUMENT) before anything is written. */
+  "install-invalid",
   /** A service stays unhealthy for `durationMs` after boot. */
   "service-unhealthy",
   /**

@@ -32,8 +32,8 @@
  * instead of leaving the client to its deadline) at `talos.Version`, `talos.ServiceList`,
  * `talos.EtcdMemberList`, `talos.EtcdStatus`, `talos.Read`, `talos.Reboot`, `talos.Upgrade`,
  * `talos.ApplyConfiguration`, `talos.ImageService.Pull`, `talos.LifecycleService.Upgrade`;
- * machine kinds at `talos.install` (install-fails {exitCode}, install-lock-held {durationMs}),
- * `talos.boot` (no-return-from-reboot, boots-old-version) and `talos.service`
+ * machine kinds at `talos.install` (install-invalid, install-fails {exitCode}, install-lock-held
+ * {durationMs}), `talos.boot` (no-return-from-reboot, boots-old-version) and `talos.service`
  * (service-unhealthy {service, durationMs}); the machine kinds are also honoured when armed at
  * `talos.LifecycleService.Upgrade` / `talos.Reboot`.
  */

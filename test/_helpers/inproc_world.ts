@@ -1,15 +1,15 @@
 /**
- * An executor world in one process: the twin's own models behind the in-process Kube and Talos
- * ports (`src/sim/inproc/`), a libSQL `:memory:` journal through the real journal adapter, the
- * example plan bound and approved, and the executor wired by the same `executePlan` the CLI and
- * reconciler use. No sockets, no child processes: a 7-node rollout runs in well under a second.
+ * An executor world in one process (`src/app/inproc_rollout.ts`) on the home-ops fixtures: the
+ * twin's own models behind the in-process Kube and Talos ports, a libSQL `:memory:` journal, the
+ * example plan (optionally cut or edited) bound and approved, its bound files read from this
+ * repository, deterministic journal ids and a memory logger. No sockets, no child processes: a
+ * 7-node rollout runs in well under a second.
  */
 import { join } from "node:path";
 import { parse } from "yaml";
-import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
 import { workingTreeBoundFiles } from "../../src/adapters/repo/bound_file_reader.ts";
-import { type AuthorityInputs, bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
-import { parsePlan } from "../../src/domain/plan/parse.ts";
+import { startInprocRollout } from "../../src/app/inproc_rollout.ts";
+import type { AuthorityInputs } from "../../src/engine/executor/run_plan.ts";
 import type { BoundPlan } from "../../src/engine/executor/deps.ts";
 import type { RolloutOutcome } from "../../src/engine/executor/rollout.ts";
 import type { Journal, OperationDetail } from "../../src/ports/journal.ts";
@@ -18,7 +18,7 @@ import {
   ClusterDescriptionSchema,
 } from "../../src/sim/cluster_description.ts";
 import type { Fault } from "../../src/sim/faults.ts";
-import { type InprocTwin, startInprocTwin } from "../../src/sim/inproc/cluster.ts";
+import type { InprocTwin } from "../../src/sim/inproc/cluster.ts";
 import { counterIds } from "./journal_world.ts";
 import { MemoryLogger } from "./memory_logger.ts";
 import { onlyNodes, ROOT } from "./twin_world.ts";
@@ -66,68 +66,37 @@ export async function homeOps(): Promise<ClusterDescription> {
 }
 
 export async function startInprocWorld(o: InprocWorldOptions = {}): Promise<InprocWorld> {
-  const desc = o.editCluster ? o.editCluster(await homeOps()) : await homeOps();
-  const twin = o.twin ?? startInprocTwin({
-    description: desc,
-    ...(o.seed !== undefined ? { seed: o.seed } : {}),
-    ...(o.faults ? { faults: o.faults } : {}),
-  });
-  if (o.twin) { for (const f of o.faults ?? []) twin.faults.arm(f); }
-  const journal = o.journal ?? await openJournal({
-    url: ":memory:",
-    ids: counterIds("w"),
-    nowMs: twin.clock.now(),
-    ...(o.writePoint ? { writePoint: o.writePoint } : {}),
-  });
+  const description = o.editCluster ? o.editCluster(await homeOps()) : await homeOps();
   planText ??= await Deno.readTextFile(PLAN_PATH);
   let text = o.nodes ? onlyNodes(...o.nodes)(planText) : planText;
   if (o.editPlan) text = o.editPlan(text);
-  const bytes = new TextEncoder().encode(text);
-  const parsed = await parsePlan(bytes, { file: PLAN_PATH });
-  const bound = await bindPlan(journal, {
-    parsed,
-    bytes,
-    signatures: "",
-    firstSeenCommit: "test",
-    approver: { identity: "bob@example.com", role: "approver" },
-    nowMs: twin.clock.now(),
-  });
   const log = new MemoryLogger();
-  return {
-    twin,
-    journal,
-    bound,
+  const r = await startInprocRollout({
+    description,
+    planBytes: new TextEncoder().encode(text),
+    planFile: PLAN_PATH,
+    // The gate uses the plan's bound health policy, read from this repository.
+    authority: { files: workingTreeBoundFiles(PLAN_PATH), ...o.authority },
     log,
-    run: (r = {}) =>
-      executePlan({
-        journal,
-        bound,
-        cluster: { kube: twin.kube, talos: twin.talos },
-        // The gate uses the plan's bound health policy, read from this repository.
-        authority: {
-          bytes,
-          signatures: "",
-          requiredApprovals: 1,
-          files: workingTreeBoundFiles(PLAN_PATH),
-          ...o.authority,
-        },
-        clock: twin.clock,
-        timeoutClock: twin.timeoutClock,
-        // Virtual time is the only time here: a call's budget is the phase's own.
-        callTimeoutMs: (ms) => ms,
-        pollIntervalMs: 5_000,
-        roundIntervalMs: 30_000,
-        log,
-        owner: r.owner ?? "ctl_test",
-        ...(r.signal ? { signal: r.signal } : {}),
-      }),
+    ids: counterIds("w"),
+    ...(o.seed !== undefined ? { seed: o.seed } : {}),
+    ...(o.faults ? { faults: o.faults } : {}),
+    ...(o.journal ? { journal: o.journal } : {}),
+    ...(o.writePoint ? { writePoint: o.writePoint } : {}),
+    ...(o.twin ? { twin: o.twin } : {}),
+  });
+  return {
+    twin: r.twin,
+    journal: r.journal,
+    bound: r.bound,
+    log,
+    run: (opts = {}) => r.run({ ...opts, owner: opts.owner ?? "ctl_test" }),
     async operations() {
-      const ops = (await journal.listOperations()).filter((op) => op.planDigest === bound.digest);
-      return Promise.all(ops.map(async (op) => (await journal.showOperation(op.id))!));
+      const ops = (await r.journal.listOperations()).filter((op) =>
+        op.planDigest === r.bound.digest
+      );
+      return Promise.all(ops.map(async (op) => (await r.journal.showOperation(op.id))!));
     },
-    async close() {
-      twin.stop();
-      if (!o.journal) await journal.close();
-    },
+    close: () => r.close(),
   };
 }

@@ -303,6 +303,15 @@ export class TalosNode {
         "another installation/upgrade is already in progress",
       );
     }
+    // Validation comes first, as in the real service: a refused request writes nothing.
+    if (
+      takeKind(this.ctx.faults, MODEL_POINTS.install, this.name, ["install-invalid"], clock.now())
+    ) {
+      throw new TalosSimError(
+        GRPC.INVALID_ARGUMENT,
+        "upgrade request is not valid: installer image validation failed (simulated)",
+      );
+    }
     const lockFault = takeKind(this.ctx.faults, MODEL_POINTS.install, this.name, [
       "install-lock-held",
     ], clock.now());

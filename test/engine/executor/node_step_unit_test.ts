@@ -74,3 +74,20 @@ Deno.test("node step (in process): a clean 7-node rollout completes node by node
     await w.close();
   }
 });
+
+Deno.test("node step (in process): the same seed gives the same journal, byte for byte (hash-chain head)", async () => {
+  const heads: string[] = [];
+  for (const seed of [7, 7, 8]) {
+    const w = await startInprocWorld({ nodes: ["worker-1", "cp-1"], seed });
+    try {
+      assertEquals((await w.run()).state, "completed");
+      const chain = await w.journal.verifyChain();
+      assert(chain.ok);
+      heads.push(chain.head);
+    } finally {
+      await w.close();
+    }
+  }
+  assertEquals(heads[0], heads[1], "a run is a function of its seed");
+  assert(heads[0] !== heads[2], "another seed (other boot IDs) gives another timeline");
+});

@@ -218,14 +218,14 @@ Deno.test("reconciler (in process): the execution report is published at milesto
     const executions = w.sink.commits.filter((c) =>
       c.documents.some((d) => d.kind === "execution")
     );
-    // One commit when the run starts, one as each node's operation settles, one at the end;
-    // the health rounds and in-flight moves between them publish nothing.
-    assertEquals(executions.map((c) => c.message.replace(`cairn: execution of ${PLAN}: `, "")), [
-      "running",
-      "running",
-      "running",
-      "completed",
-    ]);
+    // One commit when the run starts, at most one as each node's operation settles (progress
+    // checks coalesce: the last node's may fold into the end), one at the end; the health rounds
+    // and in-flight moves between them publish nothing.
+    const outcomes = executions.map((c) => c.message.replace(`cairn: execution of ${PLAN}: `, ""));
+    assertEquals(outcomes[0], "running");
+    assertEquals(outcomes[outcomes.length - 1], "completed");
+    assert(outcomes.slice(1, -1).every((o) => o === "running"), outcomes.join(","));
+    assert(outcomes.length >= 3 && outcomes.length <= 4, outcomes.join(","));
     const rounds = (await w.journal.exportAll())["health_rounds"]?.length ?? 0;
     assert(rounds > executions.length, `${rounds} rounds, ${executions.length} commits`);
     const bodies = executions.map((c) => c.documents[0]!.markdown);
