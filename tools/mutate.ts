@@ -100,7 +100,11 @@ export async function runCampaign(
   const jobs = Math.min(args.jobs, mutants.length);
   const copies: WorkspaceCopy[] = [];
   try {
-    for (let i = 0; i < jobs; i++) copies.push(await makeWorkspaceCopy(root));
+    for (let i = 0; i < jobs; i++) {
+      const copy = await makeWorkspaceCopy(root);
+      copies.push(copy);
+      liveCopies.add(copy.dir);
+    }
 
     // Unmutated first, once per distinct test list: a red or hanging baseline is an error to
     // report, never a kill to count.
@@ -184,7 +188,10 @@ export async function runCampaign(
       report(outcomeOf(m, label, c, limit));
     });
   } finally {
-    for (const c of copies) await c.remove();
+    for (const c of copies) {
+      await c.remove();
+      liveCopies.delete(c.dir);
+    }
   }
   return finish(outcomes, elapsed(), print);
 }
@@ -236,14 +243,16 @@ async function runTests(
 ): Promise<Classification> {
   const t0 = performance.now();
   const { cmd, args } = testCommand(Deno.execPath(), tests, limitSeconds);
-  const out = await new Deno.Command(cmd, {
+  const child = new Deno.Command(cmd, {
     args,
     cwd: dir,
     env: { NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  running.add(child);
+  const out = await child.output().finally(() => running.delete(child));
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   return classifyRun(out.code, text, (performance.now() - t0) / 1000);
 }
@@ -275,7 +284,34 @@ const USAGE = `usage: ./tools/mutate [--only NAME[,NAME]] [--list] [--jobs N] [-
   --baseline-passed    skip the unmutated runs: the caller just ran these tests green
                        (./tools/test passes it after a green full suite)`;
 
+/** Test runs in flight and copies not yet removed, for a clean stop on SIGINT/SIGTERM. */
+const running = new Set<Deno.ChildProcess>();
+const liveCopies = new Set<string>();
+
+/**
+ * Interrupted (Ctrl-C, or CI's own timeout): stop the test runs (`timeout` relays the signal to
+ * its whole process group) and remove the copies, so nothing is left running or on disk.
+ */
+function stopOnSignal(signal: "SIGINT" | "SIGTERM", code: number): void {
+  Deno.addSignalListener(signal, () => {
+    for (const child of running) {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already exited */ }
+    }
+    for (const dir of liveCopies) {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch { /* best effort: a temp dir */ }
+    }
+    console.error(`mutate: interrupted by ${signal}`);
+    Deno.exit(code);
+  });
+}
+
 if (import.meta.main) {
+  stopOnSignal("SIGINT", 130);
+  stopOnSignal("SIGTERM", 143);
   const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
   Deno.exit(await runCampaign(root, Deno.args, (line) => console.log(line)));
 }
