@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { readBoundFile } from "../adapters/repo/bound_file_reader.ts";
+import { readBoundFile, readPlainFile } from "../adapters/repo/bound_file_reader.ts";
 import { type Catalogue, parseCatalogue } from "../domain/catalogue.ts";
 import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
 import {
@@ -11,6 +11,7 @@ import {
 import { checkPlan } from "../domain/plan/checks.ts";
 import { sha256Hex } from "../domain/plan/digest.ts";
 import { located, safeParsePlan } from "../domain/plan/parse.ts";
+import { MAX_YAML_BYTES } from "../domain/plan/yaml_load.ts";
 import type { Plan } from "../domain/plan/schema.ts";
 import type { Reason } from "../domain/reasons.ts";
 import type { BoundFileRead } from "../ports/dispatch.ts";
@@ -136,13 +137,16 @@ export async function checkPlanFile(
   cache: PlanCheckCache = newPlanCheckCache(),
 ): Promise<PlanCheckResult> {
   const abs = resolve(options.cwd, file);
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(abs);
-  } catch (e) {
-    const message = `Cannot read plan file: ${e instanceof Error ? e.message : String(e)}`;
-    return { file, ok: false, problems: [{ reason: "FileUnreadable", message }] };
+  // Never through a link, never a FIFO or device, never more than the plan size limit.
+  const read = await readPlainFile(abs, MAX_YAML_BYTES);
+  if (read.status !== "read") {
+    const reason = read.status === "refused" && read.reason === "BoundFileTooLarge"
+      ? "PlanTooLarge"
+      : "FileUnreadable";
+    const problem = { reason, message: `Cannot read plan file: ${read.detail}` } as const;
+    return { file, ok: false, problems: [problem] };
   }
+  const bytes = read.bytes;
   const parsed = await safeParsePlan(bytes, { file });
   if (!parsed.ok) return { file, ok: false, problems: parsed.problems };
   const { plan, sha256, source } = parsed.parsed;

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { command } from "../../src/cli/plan_check.ts";
+import { checkPlanFile, command } from "../../src/cli/plan_check.ts";
 import type { CommandIO } from "../../src/cli/command.ts";
 import { parseCommandArgs } from "../../src/cli/command.ts";
 
@@ -171,5 +171,31 @@ Deno.test("plan check refuses bound files through symlinks, FIFOs and over the c
     }
   } finally {
     await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("plan check refuses a plan file that is a link to /dev/zero, a FIFO or oversized, without reading it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-plan-file-" });
+  try {
+    await Deno.symlink("/dev/zero", join(dir, "zero.yaml"));
+    const mk = await new Deno.Command("mkfifo", { args: [join(dir, "fifo.yaml")] }).output();
+    assert(mk.success);
+    await Deno.writeFile(join(dir, "big.yaml"), new Uint8Array(8 * 1024 * 1024));
+    const cases: [string, string][] = [
+      ["zero.yaml", "FileUnreadable"],
+      ["fifo.yaml", "FileUnreadable"],
+      ["big.yaml", "PlanTooLarge"],
+    ];
+    for (const [name, reason] of cases) {
+      const started = Date.now();
+      const r = await checkPlanFile(join(dir, name), {
+        nowMs: Date.parse("2026-11-25T00:00:00Z"),
+        cwd: dir,
+      });
+      assertEquals(r.problems.map((p) => p.reason), [reason], name);
+      assert(Date.now() - started < 2_000, `${name}: took ${Date.now() - started} ms`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -90,6 +90,23 @@ export function workingTreeBoundFiles(
   };
 }
 
+/**
+ * Reads a file named directly (a plan file on the command line) the same careful way: the file
+ * itself must not be a symlink and must be a regular file of at most `maxBytes`, decided before
+ * reading (a plan committed as a link to `/dev/zero` must not exhaust memory in CI).
+ */
+export async function readPlainFile(path: string, maxBytes: number): Promise<BoundFileRead> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (e) {
+    return { status: "missing", detail: e instanceof Error ? e.message : "unreadable" };
+  }
+  if (info.isSymlink) return refused("BoundPathSymlink", "it is a symbolic link");
+  if (!info.isFile) return refused("BoundFileNotRegular", `it is ${kindOf(info)}`);
+  return await readRegular(path, info, maxBytes);
+}
+
 type Walk =
   | { readonly kind: "absent" }
   | { readonly kind: "refused"; readonly read: BoundFileRead }
