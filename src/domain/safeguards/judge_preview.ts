@@ -130,3 +130,46 @@ function healthRow(p: PreviewRecord, id: SafeguardId, readers: string): Judged {
   }
   return { verdict: "pass", evidence: `${names} (${readers}) passed in the live preview round` };
 }
+
+/** A node's running schematic as the preview read it (undefined: not published or unread). */
+export interface RunningSchematic {
+  readonly node: string;
+  readonly schematic: string | undefined;
+}
+
+/**
+ * Row 2 at preview: every node's running schematic is known, every intermediate hop keeps it, and
+ * the last hop pins its own. An unknown running schematic is unreadable (the plan cannot bind
+ * what it preserves); an intermediate hop that would replace it fails.
+ */
+export function judgeRunningSchematics(
+  hops: readonly { readonly to: string; readonly schematic: string }[],
+  running: readonly RunningSchematic[],
+): Judged {
+  const unknown = running.filter((r) => r.schematic === undefined).map((r) => r.node);
+  if (unknown.length) {
+    return {
+      verdict: "unreadable",
+      evidence: `no running schematic read from ${unknown.join(", ")}`,
+      reason: "SafeguardUnreadable",
+    };
+  }
+  const intermediate = hops.slice(0, -1);
+  const replaced = running.flatMap((r) =>
+    intermediate.filter((h) => h.schematic !== r.schematic).map((h) =>
+      `${r.node}: the hop to ${h.to} installs schematic ${h.schematic.slice(0, 12)}… over the ` +
+      `running ${r.schematic!.slice(0, 12)}…`
+    )
+  );
+  if (replaced.length) {
+    return { verdict: "fail", evidence: replaced.join("; "), reason: "SafeguardViolated" };
+  }
+  const kinds = [...new Set(running.map((r) => r.schematic!.slice(0, 12) + "…"))];
+  const last = hops.at(-1);
+  return {
+    verdict: "pass",
+    evidence: `${running.length} node(s) run schematic ${kinds.join(", ")}; ` +
+      `${intermediate.length} intermediate hop(s) keep it` +
+      (last ? `; the last hop pins ${last.schematic.slice(0, 12)}…` : ""),
+  };
+}

@@ -14,6 +14,11 @@ import { boundHealthPolicy } from "../authorize/bound_policy.ts";
 import { talosClusterIdentity } from "../authorize/cluster_identity.ts";
 import { resolveInstallers } from "../authorize/installer_check.ts";
 import type { InstallerRecord } from "../../domain/safeguards/judge_installer.ts";
+import {
+  judgeRunningSchematics,
+  type RunningSchematic,
+} from "../../domain/safeguards/judge_preview.ts";
+import { SCHEMATIC_ANNOTATION } from "../executor/verify_phase.ts";
 import type { RoundOutcome } from "../../domain/health/round.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
@@ -78,6 +83,7 @@ export type LiveStep = (plan: TalosUpgradePlan, d: LivePreviewDeps, f: Findings)
 const STEPS: readonly LiveStep[] = [
   (plan, d, f) => clusterIdentity(plan, d.cluster, f),
   (plan, d, f) => nodeVersions(plan, d.cluster, f),
+  (plan, d, f) => runningSchematics(plan, d.cluster, f),
   (plan, d, f) => drainPlanning(plan, d.cluster, f),
   (plan, d, f) => installers(plan, d.installers, f),
   (plan, d, f) => boundRound(plan, d, f),
@@ -259,6 +265,26 @@ async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Fin
     id: "NodeIdentityBound",
     verdict: unreadable > 0 ? "unreadable" : bad > 0 ? "fail" : "pass",
     evidence: `${plan.spec.nodes.length} node(s) read through apid: ${bad} on another version`,
+  });
+}
+
+/** Row 2: each node's running schematic (published on its Node object) against the hops. */
+async function runningSchematics(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
+  const running: RunningSchematic[] = [];
+  for (const n of plan.spec.nodes) {
+    const node = await cluster.kube.getNode(n.name).catch(() => undefined);
+    running.push({ node: n.name, schematic: node?.annotations[SCHEMATIC_ANNOTATION] });
+  }
+  const hops = plan.spec.hops.map((h) => ({ to: h.to, schematic: h.installer.schematic }));
+  const j = judgeRunningSchematics(hops, running);
+  if (j.verdict === "unreadable") f.held = true;
+  f.safeguards.push({
+    id: "SchematicPreserved",
+    verdict: j.verdict === "not-evaluated" || j.verdict === "not-applicable"
+      ? "unreadable"
+      : j.verdict,
+    evidence: j.evidence,
+    ...(j.reason ? { reason: j.reason } : {}),
   });
 }
 

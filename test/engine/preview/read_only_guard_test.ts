@@ -121,6 +121,9 @@ Deno.test("the real preview steps attempt no write: the count is 0 and the read-
     const { livePreview } = await import("../../../src/engine/preview/live_preview.ts");
     const live = await livePreview(p, { cluster: twin, clock: twin.timeoutClock });
     assertEquals(live.writes, { count: 0, refused: [] });
+    // Row 2 is judged on the running schematic every node publishes.
+    const schematic = live.safeguards.find((s) => s.id === "SchematicPreserved");
+    assertEquals(schematic?.verdict, "pass", schematic?.evidence);
   } finally {
     twin.stop();
   }
