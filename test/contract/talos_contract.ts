@@ -2,18 +2,29 @@
  * The Talos contract: what cairn relies on from apid, as executable cases. Each case gets a
  * fresh environment (clients per role, control over virtual time and faults). The runner
  * (`talos_contract_test.ts`) binds them to the twin running under Node, reached through cairn's
- * own grpc-js client over mutual TLS.
+ * own grpc-js client over mutual TLS; `test/sim/inproc/talos_contract_inproc_test.ts` binds them
+ * to the in-process Talos port over the same model.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import type { Talos, TalosCallOptions } from "../../src/ports/talos.ts";
-import type { TwinControl } from "../../src/sim/twin_control.ts";
+import type { Fault } from "../../src/sim/faults.ts";
+import type { TalosNodeSnapshot, TalosStatsSnapshot } from "../../src/sim/twin_control.ts";
 import { CairnError } from "../../src/domain/errors.ts";
+
+/** What the cases drive on the simulator side: the socket twin's `TwinControl`, or the twin in process. */
+export interface TalosContractControl {
+  advance(ms: number): Promise<unknown>;
+  arm(fault: Fault): Promise<unknown>;
+  node(name: string): Promise<TalosNodeSnapshot>;
+  stats(): Promise<{ readonly talos: TalosStatsSnapshot }>;
+  waitForCalls(method: string, atLeast: number): Promise<unknown>;
+}
 
 export interface TalosContractEnv {
   readonly admin: Talos;
   readonly operator: Talos;
   readonly reader: Talos;
-  readonly control: TwinControl;
+  readonly control: TalosContractControl;
 }
 
 export const INSTALLER =
@@ -291,6 +302,24 @@ export const TALOS_CONTRACT: Record<string, (env: TalosContractEnv) => Promise<v
     const r = await p.pending;
     assert(r.outcome === "ok" && r.value.exitCode === 7);
     assertEquals((await env.control.node("worker-1")).defaultEntry?.version, "v1.13.9");
+  },
+
+  async "fault install-invalid: refused as invalid before any output; nothing is written"(env) {
+    await pull(env, "worker-1", 1);
+    await env.control.arm({ kind: "install-invalid", point: "talos.install", target: "worker-1" });
+    const lines: string[] = [];
+    const r = await env.admin.upgrade("worker-1", INSTALLER, CTRD, {
+      ...O,
+      onProgress: (l) => lines.push(l),
+    });
+    assert(r.outcome === "rejected" && r.reason === "TalosInvalidArgument", JSON.stringify(r));
+    assertEquals([r.grpcCode, lines], [3, []]);
+    const n = await env.control.node("worker-1");
+    assertEquals([n.installLocked, n.installsSinceBoot, n.defaultEntry?.version], [
+      false,
+      0,
+      "v1.13.9",
+    ]);
   },
 
   async "faults boots-old-version, no-return-from-reboot, service-unhealthy"(env) {

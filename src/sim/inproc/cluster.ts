@@ -33,6 +33,10 @@ export interface InprocTwinOptions {
   readonly historySize?: number;
   /** Roles of the Talos caller; default admin. */
   readonly talosRoles?: readonly string[];
+  /** Items per Kubernetes LIST page (default 500, as the real adapter). */
+  readonly kubePageSize?: number;
+  /** Talos streams do not move time (tests that drive the clock themselves). */
+  readonly manualTime?: boolean;
 }
 
 export interface InprocTwin {
@@ -83,12 +87,14 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
     time,
     faults,
     kubernetesVersion: desc.spec.kubernetesVersion,
+    ...(o.kubePageSize !== undefined ? { pageSize: o.kubePageSize } : {}),
   });
   const talos = new InprocTalos({
     cluster,
     time,
     faults,
     ...(o.talosRoles ? { roles: o.talosRoles } : {}),
+    ...(o.manualTime ? { manualTime: true } : {}),
   });
   return {
     sim,

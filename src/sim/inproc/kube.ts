@@ -64,6 +64,11 @@ export interface InprocKubeOptions {
   readonly kubernetesVersion: string;
   /** Field manager of writes (default `cairn`, as the real adapter). */
   readonly fieldManager?: string;
+  /**
+   * Items per LIST page (default 500, as `ClientNodeKube`): a list counts one request per page,
+   * and each page can meet a request fault, as the real adapter's paged LISTs do.
+   */
+  readonly pageSize?: number;
 }
 
 /** An HTTP answer the simulated server gave instead of running the request. */
@@ -197,6 +202,11 @@ export class InprocKube implements Kube {
     const match = this.#filter(t, ref, opts, what);
     const items = this.#o.store.list(t, ref.namespaced ? opts.namespace : undefined)
       .filter(match).map((o) => wire(o) as KubeObject);
+    const pages = Math.max(1, Math.ceil(items.length / (this.#o.pageSize ?? 500)));
+    for (let page = 2; page <= pages; page++) {
+      const more = this.#request("list", undefined);
+      if (more) throw httpError(more.code, more.body, what);
+    }
     return { items, resourceVersion: String(this.#o.store.resourceVersion) };
   }
 

@@ -58,6 +58,12 @@ export interface InprocTalosOptions {
   readonly readAttempts?: number;
   /** Shared counters (the socket twin's `TalosStats`); default a fresh one. */
   readonly stats?: TalosStats;
+  /**
+   * Streams do not move time: whoever drives the clock does (the socket twin's manual-time mode,
+   * for the Talos contract). A stream then ends by itself, on abort, or at its deadline taken as
+   * real time, as a gRPC deadline over the socket twin is.
+   */
+  readonly manualTime?: boolean;
 }
 
 /** How one simulated call ended, before the client's classification. */
@@ -77,6 +83,9 @@ class Stream<I> {
   readonly items: I[] = [];
   code: number | undefined;
   message = "";
+  #closed: (() => void) | undefined;
+  /** Resolves when the stream ends or fails. */
+  readonly closed = new Promise<void>((resolve) => (this.#closed = resolve));
   constructor(private readonly onItem?: (item: I) => void) {}
   get open(): boolean {
     return this.code === undefined;
@@ -87,12 +96,15 @@ class Stream<I> {
     this.onItem?.(item);
   }
   end(): void {
-    if (this.open) this.code = Code.OK;
+    if (!this.open) return;
+    this.code = Code.OK;
+    this.#closed!();
   }
   fail(code: number, message: string): void {
     if (!this.open) return;
     this.code = code;
     this.message = message;
+    this.#closed!();
   }
 }
 
@@ -215,7 +227,9 @@ export class InprocTalos implements Talos {
       const f = failure(e) as { code: number; message: string };
       client.fail(f.code, f.message);
     }
-    const end = await time.runWhile(() => client.open, deadline, opts.signal);
+    const end = this.#o.manualTime
+      ? await waitPassively(client, opts)
+      : await time.runWhile(() => client.open, deadline, opts.signal);
     if (end === "aborted") client.fail(Code.CANCELLED, "context canceled");
     else if (end !== "done") client.fail(Code.DEADLINE_EXCEEDED, "context deadline exceeded");
     return { items: client.items, code: client.code!, message: client.message };
@@ -454,6 +468,29 @@ export class InprocTalos implements Talos {
   }
 
   close(): void {}
+}
+
+/** Waits for a stream that someone else's clock moves; the deadline is real time here. */
+async function waitPassively(
+  client: { readonly closed: Promise<void> },
+  opts: TalosCallOptions,
+): Promise<"done" | "deadline" | "aborted"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      client.closed.then(() => "done" as const),
+      new Promise<"deadline">((r) => (timer = setTimeout(() => r("deadline"), opts.timeoutMs))),
+      new Promise<"aborted">((r) => {
+        onAbort = () => r("aborted");
+        if (opts.signal?.aborted) onAbort();
+        else opts.signal?.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
+  }
 }
 
 function classifyStream<T>(
