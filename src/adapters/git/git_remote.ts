@@ -190,18 +190,39 @@ export class GitRemote implements PlanSource {
         message: `${showPath(path)}: ${check.why}`,
       });
     }
-    const out = await runGit([
-      "rev-parse",
-      "--verify",
-      "--quiet",
-      "--end-of-options",
-      `${commit}:${path}`,
-    ], {
+    // The tree entry first: its mode and size decide before any byte is read. A symlink entry
+    // is refused (its "content" is a link target, not the repository's file), and so is a blob
+    // over the cap; a path through a symlinked directory has no entry and reads as missing.
+    const listing = await gitOrThrow(
+      ["ls-tree", "-z", "--long", "--full-tree", "--end-of-options", commit, "--", path],
+      { gitDir: this.gitDir, env: { GIT_LITERAL_PATHSPECS: "1" } },
+    );
+    const entry = parseLsTree(listing).find((e) => e.path === path);
+    if (!entry) return undefined;
+    if (entry.mode === "120000") {
+      throw new CairnError({
+        reason: "BoundPathSymlink",
+        message: `${showPath(path)} is a symbolic link at ${
+          commit.slice(0, 12)
+        }; links are not read`,
+      });
+    }
+    if (entry.type !== "blob") {
+      throw new CairnError({
+        reason: "BoundFileNotRegular",
+        message: `${showPath(path)} is a ${entry.type} at ${commit.slice(0, 12)}, not a file`,
+      });
+    }
+    if (entry.size > this.#maxBytes) {
+      throw new CairnError({
+        reason: "BoundFileTooLarge",
+        message: `${showPath(path)} is ${entry.size} bytes at ${commit.slice(0, 12)}; ` +
+          `the cap is ${this.#maxBytes}`,
+      });
+    }
+    return await gitOrThrow(["cat-file", "blob", "--end-of-options", entry.oid], {
       gitDir: this.gitDir,
     });
-    if (out.code !== 0) return undefined;
-    const oid = new TextDecoder().decode(out.stdout).trim();
-    return await gitOrThrow(["cat-file", "blob", "--end-of-options", oid], { gitDir: this.gitDir });
   }
 
   /** Run options of calls that wait on the remote. */

@@ -24,7 +24,14 @@ export function branchFiles(
           ? { status: "read", bytes }
           : { status: "missing", detail: `no ${path} on ${branch} at ${commit.slice(0, 12)}` };
       } catch (e) {
-        return { status: "missing", detail: e instanceof Error ? e.message : String(e) };
+        const detail = e instanceof Error ? e.message : String(e);
+        // A link, a non-file or an oversized blob is refused with its own reason, not "missing".
+        const reason = (e as { reason?: unknown }).reason;
+        if (
+          reason === "BoundPathSymlink" || reason === "BoundFileNotRegular" ||
+          reason === "BoundFileTooLarge"
+        ) return { status: "refused", reason, detail };
+        return { status: "missing", detail };
       }
     },
   };

@@ -282,3 +282,39 @@ Deno.test("GitRemote.fetch() from a remote that never answers ends at its deadli
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("GitRemote.readFile() refuses a symlink entry, a directory and a blob over the cap before reading it", async () => {
+  const f = await fixture();
+  try {
+    await f.work.checkout("main");
+    await f.work.pull("main");
+    await Deno.symlink("/dev/zero", `${f.work.dir}/zero.yaml`);
+    await f.work.run("add", "--", "zero.yaml");
+    await f.work.commit({
+      "policies/home.yaml": "cluster: home-ops\n",
+      "big.yaml": new Uint8Array(4096),
+    }, "bound files");
+    await f.work.push("main");
+    const remote = await GitRemote.open({
+      url: f.url,
+      cacheDir: `${f.root}/cache`,
+      watchedBranch: "main",
+      maxPlanBytes: 1024,
+    });
+    const head = (await remote.fetch()).watched.commit;
+    assertEquals(
+      td.decode((await remote.readFile(head, "policies/home.yaml"))!),
+      "cluster: home-ops\n",
+    );
+    const cases: [string, string][] = [
+      ["zero.yaml", "BoundPathSymlink"],
+      ["policies", "BoundFileNotRegular"],
+      ["big.yaml", "BoundFileTooLarge"],
+    ];
+    for (const [path, reason] of cases) {
+      await rejects(remote.readFile(head, path), (e) => reasonOf(e) === reason, path);
+    }
+  } finally {
+    await f.close();
+  }
+});
