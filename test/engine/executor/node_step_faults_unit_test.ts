@@ -153,6 +153,24 @@ Deno.test("node step (in process): an install refused by validation is rejected 
   }
 });
 
+Deno.test("node step (in process): an install refused because another holds the lock is the target's answer, not a pre-mutation rejection", async () => {
+  // FAILED_PRECONDITION is a refusal before acting, but only validation proves nothing happened.
+  const w = await startInprocWorld({
+    nodes: W1,
+    faults: [{ kind: "install-lock-held", point: "talos.install", target: "worker-1" }],
+  });
+  try {
+    const out = await w.run();
+    assertEquals(out.nodes.map((n) => [n.state, n.reason]), [["unresolved", "InstallRefused"]]);
+    assert(out.nodes[0]!.detail.includes("TalosPreconditionFailed"), out.nodes[0]!.detail);
+    const d = await operationOf(w, "worker-1");
+    assertEquals(attempts(d), ["pull:accepted:response", "install:target-error:response"]);
+    assertEquals(sent(w), { pull: 1, install: 1, reboot: 0, patch: 0, evict: 0 });
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("node step (in process): an install cut after its first line is lost, not rejected; exactly one install", async () => {
   const w = await startInprocWorld({
     nodes: W1,
