@@ -9,7 +9,7 @@ import { JsonLogger } from "../adapters/log/json_logger.ts";
 import { buildPresets, type FaultPresetName } from "../sim/fault_presets.ts";
 import type { Journal } from "../ports/journal.ts";
 import { allowedSignersText, type DemoSigner, demoSigner } from "./demo_keys.ts";
-import { takeoverBeforeFirstAttempt } from "./rehearsal.ts";
+import { withPresetJournal } from "./rehearsal.ts";
 import { createReconciler, HookWakeup } from "./reconcile_wiring.ts";
 import { fetchEvidenceIntoCache } from "./evidence_run.ts";
 import { parseEvidenceManifest } from "../domain/evidence/manifest.ts";
@@ -239,12 +239,11 @@ async function armFault(o: DemoOptions, p: LoopParts): Promise<Journal> {
     pods: await podsOn(p.tc.cluster, node),
     drainBoundSeconds: plan.spec.phases.drainTimeoutSeconds,
     verifySeconds: plan.spec.phases.deadlines.verify.verificationSeconds,
+    otherNodes: plan.spec.nodes.map((n) => n.name).filter((n) => n !== node),
   });
   for (const f of effect.faults) await p.tc.control.arm(f);
   o.say(`Fault '${o.fault}' armed on ${node}`);
-  return effect.journal === "takeover-before-attempt"
-    ? takeoverBeforeFirstAttempt(p.journal, node, () => p.tc.clock.now())
-    : p.journal;
+  return withPresetJournal(p.journal, effect, node, p.tc.control, () => p.tc.clock.now());
 }
 
 async function readPlan(o: DemoOptions): Promise<TalosUpgradePlan> {

@@ -38,6 +38,8 @@ export interface RehearsalOptions {
   readonly faultNode?: string;
   /** Raw twin faults armed besides the named ones. */
   readonly extraFaults?: readonly Fault[];
+  /** Raw twin faults armed right after the fault node's commitment. */
+  readonly afterCommitFaults?: readonly Fault[];
   readonly journalUrl: string;
   readonly log: Logger;
   readonly owner?: string;
@@ -124,11 +126,11 @@ async function wire(
       nowMs: clock.now(),
     });
   const faultNode = o.faultNode ?? bound.plan.spec.nodes[0]!.name;
-  const effect = buildPresets(o.faults, await presetContext(cluster.kube, bound, faultNode));
+  const presets = buildPresets(o.faults, await presetContext(cluster.kube, bound, faultNode));
+  const afterCommit = [...(presets.afterCommit ?? []), ...(o.afterCommitFaults ?? [])];
+  const effect: PresetEffect = { ...presets, ...(afterCommit.length ? { afterCommit } : {}) };
   for (const f of [...effect.faults, ...(o.extraFaults ?? [])]) await control.arm(f);
-  const journal = effect.journal === "takeover-before-attempt"
-    ? takeoverBeforeFirstAttempt(raw, faultNode, () => clock.now())
-    : raw;
+  const journal = withPresetJournal(raw, effect, faultNode, control, () => clock.now());
   return {
     twin,
     control,
@@ -157,8 +159,10 @@ async function wire(
 
 async function presetContext(kube: Kube, bound: BoundPlan, node: string) {
   const pods = (await kube.listPods(node)).items;
+  const nodes = (await kube.listNodes()).items.map((n) => n.name);
   return {
     node,
+    otherNodes: nodes.filter((n) => n !== node),
     pods: pods.map((p) => ({
       name: p.name,
       evictable: !p.daemonSet && !p.mirror && p.owner !== undefined &&
@@ -168,6 +172,49 @@ async function presetContext(kube: Kube, bound: BoundPlan, node: string) {
     drainBoundSeconds: bound.plan.spec.phases.drainTimeoutSeconds,
     verifySeconds: bound.plan.spec.phases.deadlines.verify.verificationSeconds,
   };
+}
+
+/** The journal the executor uses under a preset's journal-side effects. */
+export function withPresetJournal(
+  journal: Journal,
+  effect: PresetEffect,
+  node: string,
+  control: Pick<TwinControl, "arm">,
+  now: () => number,
+): Journal {
+  let j = journal;
+  if (effect.afterCommit) j = armAfterCommit(j, node, effect.afterCommit, control);
+  if (effect.journal === "takeover-before-attempt") j = takeoverBeforeFirstAttempt(j, node, now);
+  return j;
+}
+
+/**
+ * A journal that arms `faults` on the twin right after the target node's commitment, before
+ * the executor's first attempt on it: the world changes between the bound identity and the
+ * first mutation.
+ */
+export function armAfterCommit(
+  journal: Journal,
+  node: string,
+  faults: readonly Fault[],
+  control: Pick<TwinControl, "arm">,
+): Journal {
+  let done = false;
+  const commit: Journal["commit"] = async (input) => {
+    const r = await journal.commit(input);
+    if (!done && r.ok && r.operation.machine === node) {
+      done = true;
+      for (const f of faults) await control.arm(f);
+    }
+    return r;
+  };
+  return new Proxy(journal, {
+    get(target, prop) {
+      if (prop === "commit") return commit;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
 }
 
 /**

@@ -183,6 +183,12 @@ export interface ObservationInput {
    * observation without it can neither complete nor fail an operation.
    */
   readonly postcondition?: PostconditionReading;
+  /**
+   * Evidence reads: the machine observed on both sides, as `machine=<uuid> node=<name>
+   * address=<addr>` (`domain/machine_identity.ts` identityRecord). The commitment's evidence
+   * carries the identity every later attempt must observe again.
+   */
+  readonly machineIdentity?: string;
   readonly actor: Actor;
 }
 

@@ -2,7 +2,8 @@
  * The named faults of `cairn rehearse` (issue 5): each name turns into a concrete fault schedule
  * for one target node, built from what the node runs (its pods) and the plan's bounds. Most are
  * armed in the twin; `takeover-before-attempt` is not a twin fault at all but an ownership change
- * in the journal, which the rehearsal harness performs (see `journal` below).
+ * in the journal, which the rehearsal harness performs (see `journal` below), and some twin faults
+ * are armed only once the target's operation is committed (see `afterCommit`).
  */
 import type { Fault } from "./faults.ts";
 
@@ -16,6 +17,8 @@ export interface PresetContext {
     readonly graceSeconds: number;
   }>;
   readonly drainBoundSeconds: number;
+  /** The cluster's other nodes (a reused address is handed to one of them). */
+  readonly otherNodes: readonly string[];
   /** The plan's verification deadline of the verify phase (seconds). */
   readonly verifySeconds: number;
 }
@@ -25,12 +28,17 @@ export interface PresetEffect {
   readonly faults: readonly Fault[];
   /** Take the operation over in the journal just before its first attempt transaction. */
   readonly journal?: "takeover-before-attempt";
+  /** Twin faults armed right after the target node's commitment (before its first attempt). */
+  readonly afterCommit?: readonly Fault[];
 }
 
 export interface FaultPreset {
   readonly summary: string;
-  /** The outcome a correct executor reaches (for the rehearsal's printout). */
-  readonly expect: "completed" | "unresolved" | "failed";
+  /**
+   * The outcome a correct executor reaches (for the rehearsal's printout); `held`: refused before
+   * the node's commitment, nothing sent.
+   */
+  readonly expect: "completed" | "unresolved" | "failed" | "held";
   build(ctx: PresetContext): PresetEffect;
 }
 
@@ -39,6 +47,23 @@ const FOREVER = 1_000_000;
 
 function evictable(ctx: PresetContext) {
   return ctx.pods.filter((p) => p.evictable);
+}
+
+/** The machine a reused address is handed to: another worker if there is one. */
+function otherMachine(ctx: PresetContext): string {
+  const others = [...ctx.otherNodes].sort();
+  const by = others.find((n) => n.startsWith("worker")) ?? others[0];
+  if (!by) throw new RangeError(`address-reused needs a second node besides ${ctx.node}`);
+  return by;
+}
+
+function addressReused(ctx: PresetContext): Fault {
+  return {
+    kind: "address-reused",
+    point: "talos.route",
+    target: ctx.node,
+    params: { by: otherMachine(ctx) },
+  };
 }
 
 export const FAULT_PRESETS = {
@@ -117,6 +142,34 @@ export const FAULT_PRESETS = {
       return { faults: [{ kind: "boots-old-version", point: "talos.boot", target: ctx.node }] };
     },
   },
+  "address-reused": {
+    summary: "the node's address answers from another machine (a DHCP lease handed on) before " +
+      "its commitment: the Kubernetes Node and Talos at the plan's address name different machines",
+    expect: "held",
+    build(ctx) {
+      return { faults: [addressReused(ctx)] };
+    },
+  },
+  "address-reused-after-commit": {
+    summary: "the node's address is handed to another machine after its commitment, before the " +
+      "first attempt",
+    expect: "unresolved",
+    build(ctx) {
+      return { faults: [], afterCommit: [addressReused(ctx)] };
+    },
+  },
+  "machine-reimaged": {
+    summary:
+      "after the node's commitment, its machine is replaced by one installed with the same " +
+      "name and address: both sides agree on a new SMBIOS UUID, not the committed one",
+    expect: "unresolved",
+    build(ctx) {
+      return {
+        faults: [],
+        afterCommit: [{ kind: "machine-reimaged", point: "talos.machine", target: ctx.node }],
+      };
+    },
+  },
   "install-lock-held": {
     summary: "the install stream is cut after its first message while the installer keeps " +
       "running and holds the lifecycle lock",
@@ -153,11 +206,17 @@ function serviceUnhealthy(node: string, durationMs: number): Fault {
 /** Builds the combined effect of several presets aimed at one node. */
 export function buildPresets(names: readonly FaultPresetName[], ctx: PresetContext): PresetEffect {
   const faults: Fault[] = [];
+  const afterCommit: Fault[] = [];
   let journal: PresetEffect["journal"];
   for (const n of names) {
     const e = (FAULT_PRESETS[n] as FaultPreset).build(ctx);
     faults.push(...e.faults);
+    afterCommit.push(...(e.afterCommit ?? []));
     journal ??= e.journal;
   }
-  return { faults, ...(journal ? { journal } : {}) };
+  return {
+    faults,
+    ...(journal ? { journal } : {}),
+    ...(afterCommit.length > 0 ? { afterCommit } : {}),
+  };
 }

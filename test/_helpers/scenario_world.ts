@@ -18,6 +18,8 @@ export interface ScenarioOptions {
   readonly faults?: readonly FaultPresetName[];
   readonly faultNode?: string;
   readonly extraFaults?: readonly Fault[];
+  /** Raw faults armed right after the fault node's commitment. */
+  readonly afterCommitFaults?: readonly Fault[];
   /** Further edits of the plan document (after the node cut). */
   readonly edit?: (doc: ReturnType<typeof parseDocument>) => void;
 }
@@ -52,6 +54,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     faults: o.faults ?? [],
     ...(o.faultNode ? { faultNode: o.faultNode } : {}),
     ...(o.extraFaults ? { extraFaults: o.extraFaults } : {}),
+    ...(o.afterCommitFaults ? { afterCommitFaults: o.afterCommitFaults } : {}),
     journalUrl: ":memory:",
     log,
     owner: "ctl_test",

@@ -253,6 +253,9 @@ class LibsqlJournal implements Journal {
     if (input.postcondition !== undefined && input.purpose !== "completion") {
       throw new RangeError(`a ${input.purpose} observation records no postcondition reading`);
     }
+    if (input.machineIdentity !== undefined && input.purpose !== "evidence") {
+      throw new RangeError(`a ${input.purpose} observation records no machine identity`);
+    }
     return this.#tx(async (ctx) => {
       const id = this.#ids.newId("obs");
       const revision = await machineEvent(ctx, {
@@ -266,6 +269,7 @@ class LibsqlJournal implements Journal {
           digest: input.digest,
           rv: input.resourceVersion,
           ...(input.postcondition ? { postcondition: input.postcondition } : {}),
+          ...(input.machineIdentity ? { identity: input.machineIdentity } : {}),
         },
         nowMs: input.observedAtMs,
       });
@@ -287,6 +291,7 @@ class LibsqlJournal implements Journal {
         observed_at_ms: input.observedAtMs,
         summary: input.summary,
         postcondition: input.postcondition ?? null,
+        machine_identity: input.machineIdentity ?? null,
       };
       await ctx.tx.insertInto("observations").values(row).execute();
       return toObservation(row);

@@ -123,6 +123,7 @@ export function toObservation(r: ObservationTable): ObservationRecord {
     observedAtMs: r.observed_at_ms,
     summary: r.summary,
     ...(r.postcondition !== null ? { postcondition: r.postcondition as PostconditionReading } : {}),
+    ...(r.machine_identity !== null ? { machineIdentity: r.machine_identity } : {}),
   };
 }
 

@@ -103,6 +103,8 @@ export interface ObservationTable {
   summary: string;
   /** Completion reads only: `established` | `contradicted` | `unreadable` (migration 0002). */
   postcondition: string | null;
+  /** Evidence reads only: the machine observed on both sides (migration 0004). */
+  machine_identity: string | null;
 }
 
 export interface PhaseTable {

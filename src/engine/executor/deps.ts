@@ -8,6 +8,7 @@ import type { OperationState, Phase, ResponseClass } from "../../domain/operatio
 import type { HealthTarget } from "../../domain/health/types.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { DispatchAuthority } from "./dispatch_gate.ts";
+import type { MachineIdentity } from "../../domain/machine_identity.ts";
 
 /** Purposes of a health round, as the journal records them. */
 export type RoundPurpose = "gate" | "verify" | "post-gate" | "preview";
@@ -95,7 +96,15 @@ export interface BoundPlan {
 export interface StepState {
   readonly deps: PhaseDeps;
   readonly bound: BoundPlan;
+  /** The plan's node name: the Kubernetes Node and the journal's machine. */
   readonly node: string;
+  /** The plan's declared address: the `node` target of every Talos call for this step. */
+  readonly address: string;
+  /**
+   * The machine identity the commitment bound; every attempt must observe it again. Absent only
+   * for a recovery's read-only step state, which sends nothing.
+   */
+  readonly committed?: MachineIdentity;
   readonly step: string;
   operationId: string;
   token: OwnerToken;

@@ -3,15 +3,19 @@ import type { StepBinding } from "../../ports/journal.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 
 /**
- * What the journal compares. `preDigest` is the machine's identity as the plan binds it (cluster,
- * node name, role, address): every attempt re-observes it, so a reused address or a replaced
- * machine cannot receive a request meant for another. `postDigest` is the bound postcondition:
+ * What the journal compares. `preDigest` is the node as the plan declares it (cluster, node
+ * name, role, address); an evidence observation carries it only when both sides named one machine
+ * there — the same one the commitment bound (observe.ts, domain/machine_identity.ts) — so a
+ * reused address or a replaced machine cannot receive a request meant for another. `postDigest` is the bound postcondition:
  * the target version and schematic running on that machine with the bound health passing.
  */
 const enc = new TextEncoder();
 
-export function identityText(cluster: string, node: { name: string; role: string }): string {
-  return `identity:${cluster}/${node.name}/${node.role}`;
+export function identityText(
+  cluster: string,
+  node: { name: string; role: string; address: string },
+): string {
+  return `identity:${cluster}/${node.name}/${node.role}@${node.address}`;
 }
 
 export function postconditionText(

@@ -87,7 +87,7 @@ export async function drainPhase(s: StepState): Promise<PhaseResult> {
     deadline: s.bound.plan.spec.phases.deadlines.drain,
     send: () => runDrain(s, plan),
   });
-  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   return r.sent.responseClass === "accepted"
     ? proceed(undefined)
     : halt(unresolved("DrainIncomplete", r.sent.detail));

@@ -77,7 +77,7 @@ export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>
       return { responseClass: "target-error", detail: `${out.kind}: ${out.message}` };
     },
   });
-  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   if (r.sent.responseClass !== "accepted") {
     return halt(unresolved("CordonNotApplied", r.sent.detail));
   }
@@ -128,7 +128,7 @@ export async function uncordonPhase(s: StepState, cordon: CordonFact): Promise<P
         : { responseClass: "target-error", detail: `${out.kind}: ${out.message}` };
     },
   });
-  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   if (r.sent.responseClass !== "accepted") {
     return halt(unresolved("UncordonNotApplied", r.sent.detail));
   }

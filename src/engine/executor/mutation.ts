@@ -15,13 +15,21 @@ export interface Sent<T> {
 
 export type MutationResult<T> =
   | { readonly kind: "sent"; readonly sent: Sent<T>; readonly attemptId: string }
-  | { readonly kind: "refused"; readonly refusal: Refused };
+  | {
+    readonly kind: "refused";
+    /** `AttemptRefused` (the journal's attempt transaction) or a `MachineIdentity…` reason. */
+    readonly reason: string;
+    readonly detail: string;
+    /** The journal's refusal, when it was the journal that refused. */
+    readonly refusal?: Refused;
+  };
 
 /**
  * The only path to an external mutation (docs/operation-model.md#the-node-step): a phase
- * intent is recorded, the machine's identity is re-observed as fresh evidence, the attempt
- * transaction must commit, and only then is the request sent; its response class is recorded
- * whatever it is. If the journal cannot be written, nothing is sent (the error propagates).
+ * intent is recorded, the machine's identity is re-observed on both sides as fresh evidence and
+ * must still be the machine the commitment bound, the attempt transaction must commit, and only
+ * then is the request sent; its response class is recorded whatever it is. If the journal cannot
+ * be written, nothing is sent (the error propagates).
  */
 export async function mutate<T>(
   s: StepState,
@@ -42,7 +50,18 @@ export async function mutate<T>(
     detail: m.request,
     nowMs: clock.now(),
   });
-  const evidenceId = await observeEvidence(s, m.deadline.transportSeconds * 1000);
+  if (!s.committed) {
+    return {
+      kind: "refused",
+      reason: "MachineIdentityUnreadable",
+      detail: `no machine identity was bound at the commitment of ${s.node}`,
+    };
+  }
+  const evidence = await observeEvidence(s, m.deadline.transportSeconds * 1000);
+  if (!evidence.verdict.ok) {
+    // Another machine (or none that can be identified) is at the plan's address: no attempt.
+    return { kind: "refused", reason: evidence.verdict.reason, detail: evidence.verdict.detail };
+  }
   const now = clock.now();
   const transportMs = m.deadline.transportSeconds * 1000;
   const begun = await journal.beginAttempt({
@@ -51,12 +70,14 @@ export async function mutate<T>(
     phase: m.phase,
     requestDigest: await requestDigest(m.request),
     route: m.route,
-    evidenceId,
+    evidenceId: evidence.id,
     transportDeadlineMs: now + transportMs,
     verificationDeadlineMs: now + m.deadline.verificationSeconds * 1000,
     nowMs: now,
   });
-  if (!begun.ok) return { kind: "refused", refusal: begun };
+  if (!begun.ok) {
+    return { kind: "refused", reason: "AttemptRefused", detail: begun.detail, refusal: begun };
+  }
   let sent: Sent<T>;
   try {
     sent = await m.send(s.deps.callTimeoutMs(transportMs));

@@ -51,12 +51,21 @@ export async function runNodeStep(
       refused: stop.verdict === "refused",
     };
   }
-  const evidenceId = await observeEvidence({ deps, bound, node: node.name });
+  // The commitment binds the machine observed on both sides at the plan's address; a machine
+  // that cannot be identified, or that the two sides disagree about, gets no operation.
+  const evidence = await observeEvidence({ deps, bound, node: node.name, address: node.address });
+  if (!evidence.verdict.ok) {
+    return {
+      ...notCommitted(node.name, evidence.verdict.reason, evidence.verdict.detail),
+      // Contrary evidence (another machine) refuses; an unreadable identity holds.
+      refused: evidence.verdict.reason === "MachineIdentityMismatch",
+    };
+  }
   const { epoch } = await deps.journal.installation();
   const committed = await deps.journal.commit({
     planDigest: bound.digest,
     step: stepKey(node.name),
-    evidenceId,
+    evidenceId: evidence.id,
     owner: deps.owner,
     epoch,
     nowMs: deps.clock.now(),
@@ -70,6 +79,8 @@ export async function runNodeStep(
     deps,
     bound,
     node: node.name,
+    address: node.address,
+    committed: evidence.verdict.identity,
     step: op.step,
     operationId: op.id,
     token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
@@ -108,7 +119,7 @@ async function preflight(
   );
   let running: string;
   try {
-    running = (await deps.talos.version(node.name, { timeoutMs })).tag;
+    running = (await deps.talos.version(node.address, { timeoutMs })).tag;
   } catch (e) {
     return notCommitted(node.name, "NodeUnreadable", errorText(e));
   }
@@ -209,7 +220,7 @@ async function readBootId(s: StepState): Promise<PhaseResult<string>> {
     s.bound.plan.spec.phases.deadlines.reboot.transportSeconds * 1000,
   );
   try {
-    return { ok: true, value: await s.deps.talos.bootId(s.node, { timeoutMs }) };
+    return { ok: true, value: await s.deps.talos.bootId(s.address, { timeoutMs }) };
   } catch (e) {
     return { ok: false, halt: unresolved("BootIdUnreadable", errorText(e)) };
   }

@@ -1,5 +1,15 @@
 import type { Actor } from "../../ports/journal.ts";
 import type { KubeNode } from "../../ports/kube.ts";
+import {
+  identityRecord,
+  type IdentityVerdict,
+  judgeIdentity,
+  type MachineIdentity,
+  SYSTEM_INFORMATION,
+  uuidFromNode,
+  uuidFromSystemInformation,
+  type UuidReading,
+} from "../../domain/machine_identity.ts";
 import { digestOf, identityText } from "./digests.ts";
 import type { StepState } from "./deps.ts";
 
@@ -8,37 +18,71 @@ export function controllerActor(owner: string): Actor {
   return { identity: owner, role: "controller" };
 }
 
+/** An evidence observation as recorded, and what it says about the machine. */
+export interface Evidence {
+  readonly id: string;
+  readonly verdict: IdentityVerdict;
+}
+
 /**
- * Re-observes the machine's identity and records it as `evidence` for this plan (and operation,
- * once there is one). The basis is allocated before the remote read, so "after" means a higher
- * basis. A node that cannot be read is recorded with an `absent:` digest, which no comparison
- * accepts: a machine that cannot be observed cannot be dispatched to.
+ * Re-observes the machine's identity on both sides and records it as `evidence` for this plan
+ * (and operation, once there is one): the Kubernetes Node of the plan's node name (its
+ * `systemUUID`) and Talos at the plan's address (SystemInformation `uuid`), judged against the
+ * identity the commitment bound, when there is one. The basis is allocated before the remote
+ * reads, so "after" means a higher basis.
+ *
+ * Only an observation that names the committed machine on both sides gets the bound identity
+ * digest; any other is recorded under a `Machine…` digest that no comparison accepts, and its
+ * summary says why — a machine that cannot be identified cannot be dispatched to, and the newer
+ * record contradicts every older evidence of the same machine in the journal.
  */
 export async function observeEvidence(
-  s: Pick<StepState, "deps" | "bound" | "node"> & { readonly operationId?: string },
-  /** Bound of the node read, phase time (default: the plan's verify transport deadline). */
+  s: Pick<StepState, "deps" | "bound" | "node" | "address"> & {
+    readonly operationId?: string;
+    /** The identity bound at commitment (absent for the commitment's own evidence). */
+    readonly committed?: MachineIdentity;
+  },
+  /** Bound of each read, phase time (default: the plan's verify transport deadline). */
   transportMs = s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
-): Promise<string> {
-  const { journal, kube, clock, owner } = s.deps;
+): Promise<Evidence> {
+  const { journal, kube, talos, clock, owner } = s.deps;
   const actor = controllerActor(owner);
+  const timeoutMs = s.deps.callTimeoutMs(transportMs);
   const basis = await journal.startObservation(s.node, actor, clock.now());
   let node: KubeNode | undefined;
-  let readError = "";
+  let kubeReading: UuidReading;
   try {
-    // A read past its deadline is unreadable: recorded `absent:`, which no comparison accepts.
-    node = await kube.getNode(s.node, { timeoutMs: s.deps.callTimeoutMs(transportMs) });
+    // A read past its deadline is unreadable, never a match.
+    node = await kube.getNode(s.node, { timeoutMs });
+    kubeReading = node
+      ? uuidFromNode(node.systemUUID)
+      : { ok: false, error: `node ${s.node} not found` };
   } catch (e) {
-    readError = e instanceof Error ? e.message : String(e);
+    kubeReading = { ok: false, error: e instanceof Error ? e.message : String(e) };
   }
+  let talosReading: UuidReading;
+  try {
+    const r = await talos.resource(s.address, SYSTEM_INFORMATION, { timeoutMs });
+    talosReading = uuidFromSystemInformation(r.yamlSpec);
+  } catch (e) {
+    talosReading = { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+  const verdict = judgeIdentity(
+    { node: s.node, address: s.address, kube: kubeReading, talos: talosReading },
+    s.committed,
+  );
   const cluster = s.bound.plan.metadata.cluster;
-  const digest = node
+  // The role is the observed Node's, the name and address the ones observed at: the journal
+  // compares the digest with the plan's declared node.
+  const digest = verdict.ok
     ? await digestOf(
       identityText(cluster, {
-        name: node.name,
-        role: node.controlPlane ? "controlplane" : "worker",
+        name: node!.name,
+        role: node!.controlPlane ? "controlplane" : "worker",
+        address: s.address,
       }),
     )
-    : `absent:${readError || "node not found"}`.slice(0, 200);
+    : `${verdict.reason}:${verdict.detail}`.slice(0, 200);
   const rec = await journal.recordObservation({
     machine: s.node,
     purpose: "evidence",
@@ -46,14 +90,16 @@ export async function observeEvidence(
     ...(s.operationId ? { operationId: s.operationId } : {}),
     basis,
     digest,
+    ...(verdict.ok ? { machineIdentity: identityRecord(verdict.identity) } : {}),
     objectUid: node?.uid ?? "",
     resourceVersion: node?.resourceVersion ?? "",
     observedGeneration: 0,
     observedAtMs: clock.now(),
-    summary: node
-      ? `node ${node.name} ready=${node.ready} unschedulable=${node.unschedulable} os=${node.osImage}`
-      : `node ${s.node} unreadable`,
+    summary: verdict.ok
+      ? `${identityRecord(verdict.identity)} ready=${node!.ready} ` +
+        `unschedulable=${node!.unschedulable} os=${node!.osImage}`
+      : `${verdict.reason}: ${verdict.detail}`.slice(0, 1000),
     actor,
   });
-  return rec.id;
+  return { id: rec.id, verdict };
 }

@@ -29,13 +29,19 @@ export async function pullPhase(s: StepState, hop: TalosHop): Promise<PhaseResul
   const image = hop.installer.image;
   const r = await mutate(s, {
     phase: "pull",
-    request: { rpc: "ImageService.Pull", node: s.node, image, containerd: SYSTEM },
-    route: "apid:node",
+    request: {
+      rpc: "ImageService.Pull",
+      node: s.node,
+      address: s.address,
+      image,
+      containerd: SYSTEM,
+    },
+    route: `apid:node=${s.address}`,
     deadline: deadlines(s).pull,
     send: async (timeoutMs) =>
-      talosSent(await s.deps.talos.pull(s.node, image, SYSTEM, { timeoutMs })),
+      talosSent(await s.deps.talos.pull(s.address, image, SYSTEM, { timeoutMs })),
   });
-  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   return r.sent.responseClass === "accepted" ? proceed(undefined) : haltFor("pull", r.sent);
 }
 
@@ -52,19 +58,20 @@ export async function installPhase(s: StepState, hop: TalosHop): Promise<PhaseRe
     request: {
       rpc: lifecycle ? "LifecycleService.Upgrade" : "MachineService.Upgrade",
       node: s.node,
+      address: s.address,
       image,
       ...(lifecycle ? { containerd: SYSTEM } : {}),
     },
-    route: "apid:node",
+    route: `apid:node=${s.address}`,
     deadline: deadlines(s).install,
     send: async (timeoutMs): Promise<Sent<number>> => {
       if (!lifecycle) {
-        const legacy = await s.deps.talos.legacyUpgrade(s.node, image, { timeoutMs });
+        const legacy = await s.deps.talos.legacyUpgrade(s.address, image, { timeoutMs });
         return legacy.outcome === "ok"
           ? { responseClass: "accepted", detail: `ack ${legacy.value.ack}`, value: 0 }
           : failureSent(legacy);
       }
-      const up = await s.deps.talos.upgrade(s.node, image, SYSTEM, { timeoutMs });
+      const up = await s.deps.talos.upgrade(s.address, image, SYSTEM, { timeoutMs });
       if (up.outcome !== "ok") return failureSent(up);
       const code = up.value.exitCode;
       // A non-zero exit is the target's own answer: it accounts for the attempt, nothing more.
@@ -77,7 +84,7 @@ export async function installPhase(s: StepState, hop: TalosHop): Promise<PhaseRe
         : { responseClass: "target-error", detail: `installer exit code ${code}`, value: code };
     },
   });
-  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   if (r.sent.responseClass === "accepted") return proceed(undefined);
   if (r.sent.value !== undefined && r.sent.value !== 0) {
     return halt(failed("InstallFailed", `installer exited ${r.sent.value}`));
@@ -90,11 +97,17 @@ export async function rebootPhase(s: StepState, bootIdBefore: string): Promise<P
   const mode = s.bound.plan.spec.phases.rebootMode === "powercycle" ? "POWERCYCLE" : "DEFAULT";
   const r = await mutate(s, {
     phase: "reboot",
-    request: { rpc: "MachineService.Reboot", node: s.node, mode, bootIdBefore },
-    route: "apid:node",
+    request: {
+      rpc: "MachineService.Reboot",
+      node: s.node,
+      address: s.address,
+      mode,
+      bootIdBefore,
+    },
+    route: `apid:node=${s.address}`,
     deadline: deadlines(s).reboot,
-    send: async (timeoutMs) => talosSent(await s.deps.talos.reboot(s.node, mode, { timeoutMs })),
+    send: async (timeoutMs) => talosSent(await s.deps.talos.reboot(s.address, mode, { timeoutMs })),
   });
-  if (r.kind === "refused") return halt(unresolved("AttemptRefused", r.refusal.detail));
+  if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   return r.sent.responseClass === "accepted" ? proceed(undefined) : haltFor("reboot", r.sent);
 }

@@ -23,8 +23,8 @@ async function readBoot(s: StepState, timeoutMs: number): Promise<BootReading> {
   const { talos, kube } = s.deps;
   const opts = { timeoutMs: s.deps.callTimeoutMs(timeoutMs) };
   const [version, bootId, node] = await Promise.all([
-    talos.version(s.node, opts).then((v) => v.tag, () => undefined),
-    talos.bootId(s.node, opts).catch(() => undefined),
+    talos.version(s.address, opts).then((v) => v.tag, () => undefined),
+    talos.bootId(s.address, opts).catch(() => undefined),
     kube.getNode(s.node, opts).catch(() => undefined),
   ]);
   return {

@@ -244,7 +244,7 @@ async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Fin
   for (const n of plan.spec.nodes) {
     let tag: string;
     try {
-      tag = (await cluster.talos.version(n.name, { timeoutMs: 10_000 })).tag;
+      tag = (await cluster.talos.version(n.address, { timeoutMs: 10_000 })).tag;
     } catch (e) {
       unreadable++;
       f.reasons.push({ reason: "NodeUnreadable", message: String(e), where: n.name });

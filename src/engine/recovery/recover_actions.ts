@@ -23,6 +23,14 @@ import {
   type RecoveryFacts,
 } from "./recovery.ts";
 import { digestOf, identityText } from "../executor/digests.ts";
+import {
+  identityRecord,
+  judgeIdentity,
+  SYSTEM_INFORMATION,
+  uuidFromNode,
+  uuidFromSystemInformation,
+  type UuidReading,
+} from "../../domain/machine_identity.ts";
 
 /** Everything `cairn recover OP` knows about one operation. */
 export interface RecoveryEvidence {
@@ -159,8 +167,10 @@ export interface RecoveryCluster {
 
 /**
  * A recovery observation: the node's resourceVersion at the start of the read, the Talos
- * version, then the resourceVersion again at the end; recorded with purpose `recovery`.
- * A node that cannot be read is not a successful read and records nothing.
+ * version and SMBIOS UUID at the plan's address, then the resourceVersion again at the end;
+ * recorded with purpose `recovery`. It carries the plan's identity digest only when the Node and
+ * Talos at that address name one machine. A node that cannot be read is not a successful read
+ * and records nothing.
  */
 export async function recoveryObservation(
   journal: Journal,
@@ -170,13 +180,32 @@ export async function recoveryObservation(
   const op = o.e.facts.operation;
   const basis = await journal.startObservation(op.machine, o.actor, c.clock.now());
   const start = await readNode(c, op.machine);
-  const version = await needTalos(c).version(op.machine, { timeoutMs: c.callTimeoutMs(30_000) })
+  const address = o.e.plan.spec.nodes.find((n) => n.name === op.machine)?.address ?? op.machine;
+  const talos = needTalos(c);
+  const opts = { timeoutMs: c.callTimeoutMs(30_000) };
+  const version = await talos.version(address, opts)
     .then((v) => v.tag, (e) => `unreadable (${e instanceof Error ? e.message : String(e)})`);
+  const talosUuid = await talos.resource(address, SYSTEM_INFORMATION, opts).then(
+    (r) => uuidFromSystemInformation(r.yamlSpec),
+    (e): UuidReading => ({ ok: false, error: e instanceof Error ? e.message : String(e) }),
+  );
   const end = await readNode(c, op.machine);
   const role = end.controlPlane ? "controlplane" : "worker";
-  const digest = await digestOf(identityText(o.e.plan.metadata.cluster, { name: end.name, role }));
+  const verdict = judgeIdentity({
+    node: op.machine,
+    address,
+    kube: uuidFromNode(end.systemUUID),
+    talos: talosUuid,
+  });
+  const digest = verdict.ok
+    ? await digestOf(
+      identityText(o.e.plan.metadata.cluster, { name: end.name, role, address }),
+    )
+    : `${verdict.reason}:${verdict.detail}`.slice(0, 200);
   const changed = start.resourceVersion !== end.resourceVersion;
-  const summary = `talos=${version} bootId=${end.bootID} ready=${end.ready} ` +
+  const summary = `talos=${version} ` +
+    `${verdict.ok ? identityRecord(verdict.identity) : verdict.reason} bootId=${end.bootID} ` +
+    `ready=${end.ready} ` +
     `unschedulable=${end.unschedulable} rv=${start.resourceVersion}→${end.resourceVersion}`;
   const rec = await journal.recordObservation({
     machine: op.machine,

@@ -252,6 +252,7 @@ function stepState(
     },
     bound: { plan: e.plan, digest: e.planDigest },
     node: op.machine,
+    address: e.plan.spec.nodes.find((n) => n.name === op.machine)?.address ?? op.machine,
     step: op.step,
     operationId: op.id,
     token,

@@ -332,12 +332,15 @@ export class InprocTalos implements Talos {
   /**
    * COSI `State.Get` for what the twin models (`TalosCluster.cosiGet`: cluster info, the
    * machine's SMBIOS system information); anything else is NOT_FOUND. Like the socket twin's
-   * handler, it takes no transport faults.
+   * handler, it takes only the refusing transport faults (`unavailable`, `deadline-exceeded`).
    */
   resource(node: string, ref: CosiResourceRef, opts: TalosCallOptions): Promise<CosiResource> {
     return this.#read(COSI_GET, node, opts, () => {
       try {
-        const { node: n } = this.#admit(COSI_GET, node, false);
+        const spec = TALOS_METHODS[COSI_GET]!;
+        const f = this.#o.faults.peek(spec.point, this.#o.cluster.find(node)?.name);
+        const refusal = f?.kind === "unavailable" || f?.kind === "deadline-exceeded";
+        const { node: n } = this.#admit(COSI_GET, node, refusal);
         n.assertReachable();
         const { namespace, type, id } = ref;
         const r = this.#o.cluster.cosiGet(n, namespace, type, id);

@@ -396,14 +396,20 @@ class Handlers {
   /**
    * COSI `State.Get` for the resources the twin models (`TalosCluster.cosiGet`: the cluster's
    * `Infos.cluster.talos.dev`, the machine's `SystemInformations.hardware.talos.dev`), served by
-   * the machine the `node` target reaches; anything else is NOT_FOUND.
+   * the machine the `node` target reaches; anything else is NOT_FOUND. Takes `unavailable` and
+   * `deadline-exceeded` armed at `talos.cosi.Get`.
    */
   cosiState(): grpc.UntypedServiceImplementation {
     const full = "/cosi.resource.State/Get";
     const get: grpc.handleUnaryCall<Msg, Msg> = (call, callback) => {
       try {
-        const { nodes } = this.#admit(full, call);
+        const { nodes, spec } = this.#admit(full, call);
         const node = nodes[0]!;
+        // A read has no effect to lose: of the transport faults, only the refusals apply.
+        const f = this.o.faults.peek(spec.point, node.name);
+        if (f?.kind === "unavailable" || f?.kind === "deadline-exceeded") {
+          this.#transportFault(spec, node);
+        }
         node.assertReachable();
         const { namespace, type, id } = call.request;
         const r = this.o.cluster.cosiGet(node, namespace, type, id);

@@ -7,6 +7,7 @@ import { CairnError } from "../../../domain/errors.ts";
 import { up as init } from "./0001_init.ts";
 import { up as postconditionReading } from "./0002_postcondition_reading.ts";
 import { up as healthReader } from "./0003_health_reader.ts";
+import { up as machineIdentity } from "./0004_machine_identity.ts";
 
 /** One migration step. */
 export interface Migration {
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "0001_init", up: init },
   { version: 2, name: "0002_postcondition_reading", up: postconditionReading },
   { version: 3, name: "0003_health_reader", up: healthReader },
+  { version: 4, name: "0004_machine_identity", up: machineIdentity },
 ];
 
 /** The schema version this code writes. */
