@@ -69,6 +69,11 @@ export interface ObservationEntry {
   readonly resourceVersion: string;
   readonly observedAtMs: number;
   readonly summary: string;
+  /**
+   * Evidence reads: the machine both sides named (`machine=<uuid> node=<name> address=<addr>`);
+   * absent when the read did not identify the machine or predates journal schema 4.
+   */
+  readonly machineIdentity?: string;
 }
 
 /** A state move of an operation, from the timeline. */

@@ -49,6 +49,8 @@ export interface TalosStatsSnapshot {
   readonly calls: Readonly<Record<string, number>>;
   readonly mutating: Readonly<Record<string, number>>;
   readonly byNode: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** Mutating calls by the `node` target as sent. */
+  readonly mutatingByTarget: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 
 export class TwinControl {

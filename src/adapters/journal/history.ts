@@ -138,6 +138,7 @@ export function readPlanHistory(
         resourceVersion: x.resource_version,
         observedAtMs: x.observed_at_ms,
         summary: x.summary,
+        ...(x.machine_identity !== null ? { machineIdentity: x.machine_identity } : {}),
       })),
       transitions: transitions.get(o.id) ?? [],
       recoveries: recoveries.filter((r) => r.operation_id === o.id).map((r) => ({

@@ -144,7 +144,7 @@ export class InprocTalos implements Talos {
   ): { node: TalosNode; fault: Fault | undefined } {
     const spec: MethodSpec = TALOS_METHODS[path]!;
     // Counted per machine reached, as the socket twin does.
-    this.stats.record(path, this.#o.cluster.find(target)?.name ?? target, spec.mutating);
+    this.stats.record(path, this.#o.cluster.find(target)?.name ?? target, spec.mutating, target);
     const roles = this.#o.roles ?? ["os:admin"];
     if (!roles.some((r) => spec.roles.includes(r))) {
       this.stats.denied++;

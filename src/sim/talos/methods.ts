@@ -60,6 +60,8 @@ export class TalosStats {
   calls: Record<string, number> = {};
   mutating: Record<string, number> = {};
   byNode: Record<string, Record<string, number>> = {};
+  /** Mutating calls by the `node` target as sent (an address, a hostname, or `(endpoint)`). */
+  mutatingByTarget: Record<string, Record<string, number>> = {};
   denied = 0;
   totalCalls = 0;
   totalMutating = 0;
@@ -74,7 +76,8 @@ export class TalosStats {
     return new Promise((resolve) => this.#waiters.add({ method, atLeast, resolve }));
   }
 
-  record(method: string, node: string, mutating: boolean): void {
+  /** `node`: the machine reached; `target`: the `node` metadata as the client sent it. */
+  record(method: string, node: string, mutating: boolean, target = node): void {
     const short = method.replace(/^\/machine\./, "");
     this.totalCalls++;
     this.calls[short] = (this.calls[short] ?? 0) + 1;
@@ -83,6 +86,8 @@ export class TalosStats {
     if (mutating) {
       this.totalMutating++;
       this.mutating[short] = (this.mutating[short] ?? 0) + 1;
+      const perTarget = (this.mutatingByTarget[target] ??= {});
+      perTarget[short] = (perTarget[short] ?? 0) + 1;
     }
     // Waiters wake after the handler that recorded this call has run (it runs synchronously).
     for (const w of [...this.#waiters]) {
@@ -97,6 +102,7 @@ export class TalosStats {
     this.calls = {};
     this.mutating = {};
     this.byNode = {};
+    this.mutatingByTarget = {};
     this.denied = 0;
     this.totalCalls = 0;
     this.totalMutating = 0;
@@ -112,6 +118,7 @@ export class TalosStats {
       calls: this.calls,
       mutating: this.mutating,
       byNode: this.byNode,
+      mutatingByTarget: this.mutatingByTarget,
     };
   }
 }

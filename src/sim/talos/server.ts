@@ -191,7 +191,7 @@ class Handlers {
     const label = nodeMd[0] !== undefined
       ? reached(nodeMd[0])
       : (nodesMd.length > 0 ? nodesMd.map(reached).join(",") : this.o.cluster.endpointNode().name);
-    this.stats.record(full, label, spec.mutating);
+    this.stats.record(full, label, spec.mutating, nodeMd[0] ?? (nodesMd.join(",") || "(endpoint)"));
     this.stats.peers.add(call.getPeer());
     if (!this.#roles(call).some((r) => spec.roles.includes(r))) {
       this.stats.denied++;

@@ -10,7 +10,6 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import type { RolloutOutcome } from "../../../src/engine/executor/rollout.ts";
 import { executionReportFromJournal } from "../../../src/report/from_journal.ts";
-import { journalRows } from "../../../src/report/journal_rows.ts";
 import { renderExecutionReport } from "../../../src/report/render_execution.ts";
 import type { Rehearsal } from "../../../src/app/rehearsal.ts";
 import { operationOf, type Scenario, sent, startScenario } from "../../_helpers/scenario_world.ts";
@@ -19,11 +18,10 @@ const TWO = ["worker-1", "worker-2"];
 
 /** The execution report as the reconciler renders it for this run. */
 async function report(s: Rehearsal, out: RolloutOutcome): Promise<string> {
-  const rows = journalRows(await s.journal.exportAll());
   const chain = await s.journal.verifyChain();
   assert(chain.ok);
   const model = executionReportFromJournal({
-    rows,
+    history: await s.journal.planHistory(s.bound.digest),
     identity: {
       name: s.bound.plan.metadata.name,
       kind: "TalosUpgrade",
@@ -36,6 +34,7 @@ async function report(s: Rehearsal, out: RolloutOutcome): Promise<string> {
       approvals: { required: 1, valid: 1 },
     },
     nodes: s.bound.plan.spec.nodes.map((n) => ({ name: n.name, role: n.role })),
+    hops: s.bound.plan.spec.hops.map((h) => ({ to: h.to, schematic: h.installer.schematic })),
     head: { headHash: chain.head, eventCount: chain.rows },
     generatedAt: await s.clock.now(),
     end: {
@@ -207,6 +206,8 @@ Deno.test("a normal node step binds the machine and every attempt observes it ag
       Object.keys(m).some((k) => /Pull|Upgrade|Reboot/.test(k))
     ).map(([n]) => n);
     assertEquals(mutatedOn, ["worker-1"]);
+    // …sent with the plan's address as the node target, never the Kubernetes node name.
+    assertEquals(Object.keys(st.talos.mutatingByTarget), ["10.5.0.6"]);
   } finally {
     await s.stop();
   }
