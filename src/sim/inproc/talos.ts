@@ -339,7 +339,8 @@ export class InprocTalos implements Talos {
       try {
         const spec = TALOS_METHODS[COSI_GET]!;
         const f = this.#o.faults.peek(spec.point, this.#o.cluster.find(node)?.name);
-        const refusal = f?.kind === "unavailable" || f?.kind === "deadline-exceeded";
+        const forType = f?.params?.["type"] === undefined || f.params["type"] === ref.type;
+        const refusal = (f?.kind === "unavailable" || f?.kind === "deadline-exceeded") && forType;
         const { node: n } = this.#admit(COSI_GET, node, refusal);
         n.assertReachable();
         const { namespace, type, id } = ref;

@@ -397,7 +397,8 @@ class Handlers {
    * COSI `State.Get` for the resources the twin models (`TalosCluster.cosiGet`: the cluster's
    * `Infos.cluster.talos.dev`, the machine's `SystemInformations.hardware.talos.dev`), served by
    * the machine the `node` target reaches; anything else is NOT_FOUND. Takes `unavailable` and
-   * `deadline-exceeded` armed at `talos.cosi.Get`.
+   * `deadline-exceeded` armed at `talos.cosi.Get` (limited to one resource type by
+   * `params.type`).
    */
   cosiState(): grpc.UntypedServiceImplementation {
     const full = "/cosi.resource.State/Get";
@@ -405,9 +406,12 @@ class Handlers {
       try {
         const { nodes, spec } = this.#admit(full, call);
         const node = nodes[0]!;
-        // A read has no effect to lose: of the transport faults, only the refusals apply.
+        // A read has no effect to lose: of the transport faults, only the refusals apply, and
+        // only to the resource type in `params.type` when the fault names one.
         const f = this.o.faults.peek(spec.point, node.name);
-        if (f?.kind === "unavailable" || f?.kind === "deadline-exceeded") {
+        const forType = f?.params?.["type"] === undefined ||
+          f.params["type"] === call.request.type;
+        if ((f?.kind === "unavailable" || f?.kind === "deadline-exceeded") && forType) {
           this.#transportFault(spec, node);
         }
         node.assertReachable();

@@ -75,7 +75,7 @@ Deno.test("address reused before the commitment: no operation, nothing sent, Mac
   try {
     const before = await sent(s);
     const out = await s.run();
-    assertEquals(out.state, "halted");
+    assertEquals(out.state, "refused", "contrary evidence refuses; it does not merely hold");
     assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
       ["worker-1", "not-committed", "MachineIdentityMismatch"],
     ]);
@@ -93,7 +93,7 @@ Deno.test("address reused before the commitment: no operation, nothing sent, Mac
     assert(ev[0]!.summary.startsWith("MachineIdentityMismatch: "), ev[0]!.summary);
     const md = await report(s, out);
     assert(md.includes("MachineIdentityMismatch"), "the report says why");
-    assert(/HELD/.test(md), "held before the commitment, not failed");
+    assert(/REFUSED/.test(md), "refused before the commitment, not failed");
   } finally {
     await s.stop();
   }
@@ -158,6 +158,7 @@ Deno.test("identity unreadable: before the commitment nothing is committed; afte
     point: "talos.cosi.Get",
     target: "worker-1",
     count: 1_000,
+    params: { type: "SystemInformations.hardware.talos.dev" },
   };
   const pre = await startScenario({ nodes: TWO, extraFaults: [unavailable] });
   try {
