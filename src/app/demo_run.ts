@@ -15,7 +15,12 @@ import { fetchEvidenceIntoCache } from "./evidence_run.ts";
 import { parseEvidenceManifest } from "../domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../sim/evidence_fixture.ts";
 import type { ClusterConnection } from "./run_plan.ts";
-import { startTwinCluster, type TwinCluster, twinExecutionTiming } from "./twin_cluster.ts";
+import {
+  startTwinCluster,
+  type TwinCluster,
+  twinExecutionTiming,
+  twinInstallerResolver,
+} from "./twin_cluster.ts";
 import { TEST_PKI_CACHE } from "./twin_process.ts";
 import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
 
@@ -196,6 +201,7 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
       ...twinExecutionTiming(p.tc.clock),
       log,
       owner: "ctl_demo",
+      installers: await twinInstallerResolver(p.tc.twin),
     },
     allowedSignersPath: p.trust,
     requiredApprovals: 1,

@@ -89,7 +89,9 @@ async function wire(
     "../engine/executor/run_plan.ts"
   );
   const { workingTreeBoundFiles } = await import("../adapters/repo/bound_file_reader.ts");
-  const { connectTwin, twinExecutionTiming } = await import("./twin_cluster.ts");
+  const { connectTwin, twinExecutionTiming, twinInstallerResolver } = await import(
+    "./twin_cluster.ts"
+  );
   const { fileTrustRoot } = await import("./reconcile_wiring.ts");
   const { control, clock, cluster } = await connectTwin(twin);
   closers.push(() => cluster.close());
@@ -104,6 +106,7 @@ async function wire(
     requiredApprovals: o.requiredApprovals ?? 1,
     files: workingTreeBoundFiles(o.planPath, o.repoRoot ? { root: o.repoRoot } : {}),
     ...(o.allowedSignersPath ? { trust: fileTrustRoot(o.allowedSignersPath) } : {}),
+    installers: await twinInstallerResolver(twin),
   };
   // The dispatch check before binding: a plan it refuses is journaled as refused, never bound.
   const refused = await authorizeBeforeBind({

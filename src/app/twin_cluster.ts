@@ -5,6 +5,8 @@
  */
 import type { TwinClock } from "../adapters/clock/twin_clock.ts";
 import type { TwinControl } from "../sim/twin_control.ts";
+import type { TwinRegistryInfo } from "../sim/twin.ts";
+import type { InstallerResolver } from "../ports/dispatch.ts";
 import type { ClusterConnection } from "./run_plan.ts";
 import type { TwinProcess } from "./twin_process.ts";
 
@@ -65,6 +67,18 @@ export function twinExecutionTiming(clock: TwinClock) {
     pollIntervalMs: 5_000,
     roundIntervalMs: 30_000,
   };
+}
+
+/**
+ * Resolves installer references against the twin's registry, which stands in for the hosts the
+ * cluster description's images name (`factory.talos.dev`): the dispatch check and previews resolve
+ * there in tests, rehearsals and the demo, never on the network.
+ */
+export async function twinInstallerResolver(
+  twin: { readonly registry: TwinRegistryInfo },
+): Promise<InstallerResolver> {
+  const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
+  return registryInstallerResolver({ mirrors: twin.registry.mirrors, timeoutMs: 20_000 });
 }
 
 /** Starts the twin from a cluster description and connects to it. */

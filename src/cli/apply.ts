@@ -6,7 +6,15 @@
  * journaled and sends nothing. The reconciler calls the same executor (engine/executor/run_plan.ts).
  */
 import { resolve } from "node:path";
-import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
+import {
+  type Command,
+  EXIT,
+  OUTPUT_OPTION,
+  parseRegistryMirrors,
+  printJson,
+  UsageError,
+  wantsJson,
+} from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
@@ -29,7 +37,8 @@ Then runs the plan node by node: intent, attempt and response for every mutation
 fresh health rounds of the plan's bound health policy before progressing, and an honest
 classification of each node step.
 
-  --health-policy P   optional; refused unless P is byte for byte the policy the plan binds
+  --health-policy P       optional; refused unless P is byte for byte the policy the plan binds
+  --registry-mirror H=URL resolve installer references naming registry host H at URL (repeatable)
 
 Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
   options: {
@@ -39,6 +48,7 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     "allowed-signers": { type: "string" },
     approvals: { type: "string", default: "1" },
     "health-policy": { type: "string" },
+    "registry-mirror": { type: "string", multiple: true },
     ...OUTPUT_OPTION,
   },
   positionals: { min: 1, max: 1 },
@@ -116,7 +126,10 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       requiredApprovals: approvals,
       files: workingTreeBoundFiles(file),
       trust: fileTrustRoot(signersFile),
-      installers: registryInstallerResolver({ timeoutMs: 30_000 }),
+      installers: registryInstallerResolver({
+        mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
+        timeoutMs: 30_000,
+      }),
     };
     try {
       const refused = await run.authorizeBeforeBind({

@@ -129,3 +129,19 @@ export function renderHelp(cmd: Command): string {
   } ${cmd.usage}\n\n${cmd.summary}\n\n${cmd.help.trim()}\n\n` +
     `Exit codes: 0 ok, 1 refused or check failed, 2 usage error, 3 internal error.\n`;
 }
+
+/**
+ * `--registry-mirror HOST=URL` values: installer references naming HOST are resolved at URL
+ * (`https://…`, or `http://` on loopback — the twin's registry in tests and rehearsals).
+ */
+export function parseRegistryMirrors(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of Array.isArray(v) ? v.map(String) : []) {
+    const eq = item.indexOf("=");
+    if (eq <= 0 || !/^https?:\/\//.test(item.slice(eq + 1))) {
+      throw new UsageError(`--registry-mirror wants HOST=URL (http(s)://…), got ${item}`);
+    }
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
+}

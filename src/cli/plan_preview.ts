@@ -5,9 +5,17 @@
  * preview report. Only reads are issued: Talos Version, Kubernetes get/list/watch.
  */
 import { resolve } from "node:path";
-import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
+import {
+  type Command,
+  EXIT,
+  OUTPUT_OPTION,
+  parseRegistryMirrors,
+  printJson,
+  UsageError,
+  wantsJson,
+} from "./command.ts";
 import { CairnError, formatLocation, type Problem } from "../domain/errors.ts";
-import type { BoundFileSource } from "../ports/dispatch.ts";
+import type { BoundFileSource, InstallerResolver } from "../ports/dispatch.ts";
 import type { ParsedPlan } from "../domain/plan/parse.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { EvidenceReading, PlanFacts } from "../ports/reconcile.ts";
@@ -33,6 +41,9 @@ is unreadable and holds the plan (fill the cache with 'cairn evidence check MANI
 
   --evidence-cache DIR  evidence cache (default: .cache/evidence under the current directory)
   --health-policy P     optional; refused unless P is byte for byte the policy the plan binds
+  --registry-mirror H=URL  resolve installer references naming registry host H at URL
+                        (repeatable; e.g. a twin's loopback registry). Each hop's installer is
+                        resolved for the plan's platform and must match its pinned digest.
 
 Exit codes: 0 ready for approval; 1 refused or held.`,
   options: {
@@ -40,6 +51,7 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
     talosconfig: { type: "string" },
     "health-policy": { type: "string" },
     "evidence-cache": { type: "string" },
+    "registry-mirror": { type: "string", multiple: true },
     out: { type: "string" },
     ...OUTPUT_OPTION,
   },
@@ -68,6 +80,11 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
     }
     const { workingTreeBoundFiles } = await import("../adapters/repo/bound_file_reader.ts");
     const files = workingTreeBoundFiles(abs);
+    const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
+    const installers = registryInstallerResolver({
+      mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
+      timeoutMs: 30_000,
+    });
     const cluster = await connectCluster({
       kubeconfigPath: resolve(io.cwd, kubeconfig),
       talosconfigPath: resolve(io.cwd, talosconfig),
@@ -80,6 +97,7 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
         cluster,
         clock,
         files,
+        installers,
         ...(evidence ? { evidence } : {}),
       });
     } finally {
@@ -139,6 +157,8 @@ export interface PreviewInput {
   readonly clock: Clock;
   /** The plan's bound files (the health round uses the bound policy from here). */
   readonly files: BoundFileSource;
+  /** Resolves each hop's installer for the plan's platform (absent: recorded as not resolved). */
+  readonly installers?: InstallerResolver;
   readonly evidence?: EvidenceReading;
 }
 
@@ -152,7 +172,11 @@ export async function preview(o: PreviewInput): Promise<PreviewReportModel> {
   const { previewVerdict } = await import("../engine/reconcile/reconciler.ts");
   const { previewModel } = await import("../report/reconcile_reports.ts");
   const plan = asTalosUpgrade(o.parsed);
-  const live = await livePreview(plan, { cluster: o.cluster, clock: o.clock }, o.files);
+  const live = await livePreview(
+    plan,
+    { cluster: o.cluster, clock: o.clock, ...(o.installers ? { installers: o.installers } : {}) },
+    o.files,
+  );
   const facts: PlanFacts = {
     name: plan.metadata.name,
     path: o.file,

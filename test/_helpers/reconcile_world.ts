@@ -17,6 +17,7 @@ import {
   startTwinCluster,
   type TwinCluster,
   twinExecutionTiming,
+  twinInstallerResolver,
 } from "../../src/app/twin_cluster.ts";
 import type { Reconciler } from "../../src/engine/reconcile/reconciler.ts";
 import type { Journal } from "../../src/ports/journal.ts";
@@ -79,6 +80,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
       pkiCacheDir: TEST_PKI_CACHE,
     });
     closers.push(() => tc.stop());
+    const installers = await twinInstallerResolver(tc.twin);
     const journal = await openJournal({
       url: `file:${join(dir, "journal.db")}`,
       ids: cryptoIdSource(),
@@ -104,6 +106,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
           ...twinExecutionTiming(tc.clock),
           log: o.log ?? log,
           owner: "ctl_e2e",
+          installers,
         },
         allowedSignersPath: trustPath,
         requiredApprovals: 1,

@@ -12,6 +12,7 @@ import {
   connectTwin,
   type TwinEndpoints,
   twinExecutionTiming,
+  twinInstallerResolver,
 } from "../../src/app/twin_cluster.ts";
 import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/app/twin_process.ts";
 import { type AuthorityInputs, bindPlan, executePlan } from "../../src/engine/executor/run_plan.ts";
@@ -116,6 +117,8 @@ export async function connectWorld(t: TwinEndpoints, o: WorldOptions = {}): Prom
     signatures: "",
     requiredApprovals: 1,
     files: workingTreeBoundFiles(planPath),
+    // A twin process serves a registry for its installer images: resolve against it.
+    ...("registry" in t ? { installers: await twinInstallerResolver(t as TwinProcess) } : {}),
     ...o.authority,
   };
   const log = new MemoryLogger();

@@ -6,9 +6,16 @@ import { fetchEvidenceIntoCache } from "../../src/app/evidence_run.ts";
 import { command } from "../../src/cli/plan_preview.ts";
 import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";
-import { startTwinProcess, TEST_PKI_CACHE } from "../../src/app/twin_process.ts";
+import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/app/twin_process.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
+
+/** The twin's registry stands in for factory.talos.dev: installers resolve there, not online. */
+function mirrorArgs(twin: TwinProcess): string[] {
+  return Object.entries(twin.registry.mirrors).flatMap((
+    [h, u],
+  ) => ["--registry-mirror", `${h}=${u}`]);
+}
 
 function captureIo(): { io: CommandIO; out: string[] } {
   const out: string[] = [];
@@ -42,6 +49,7 @@ Deno.test("cairn plan preview reads the twin with zero writes on both simulators
       twin.kubeconfigPath!,
       "--talosconfig",
       twin.talosconfigPath,
+      ...mirrorArgs(twin),
       "--health-policy",
       "fixtures/health/home-ops.yaml",
       "--evidence-cache",
@@ -94,6 +102,8 @@ Deno.test("cairn plan preview refuses a drain bound below the pods' grace period
         twin.kubeconfigPath!,
         "--talosconfig",
         twin.talosconfigPath,
+        ...mirrorArgs(twin),
+        ...mirrorArgs(twin),
         "--output",
         "json",
       ]),
@@ -137,6 +147,8 @@ Deno.test("cairn plan preview lists every pinned tuple and assertion from a fill
         twin.kubeconfigPath!,
         "--talosconfig",
         twin.talosconfigPath,
+        ...mirrorArgs(twin),
+        ...mirrorArgs(twin),
         "--health-policy",
         "fixtures/health/home-ops.yaml",
         "--evidence-cache",
@@ -160,6 +172,12 @@ Deno.test("cairn plan preview lists every pinned tuple and assertion from a fill
       ),
       "tuples and their provenance",
     );
+    // Each hop's installer was resolved at the twin's registry and matched its pinned digest.
+    assert(
+      /\| installer of hop 0 \(linux\/amd64\) \| pass \| hop 0: [^|]* resolves to /.test(report),
+    );
+    assert(/\| cluster identity \| pass \| the cluster reports home-ops/.test(report));
+    assert(/\| 10 \| Installer image exists[^|]*\| P\/E \| pass \| hop 0: /.test(report), "row 10");
     assertEquals(
       report.match(/\| local stand-in: a repository on this machine replaced /g)?.length,
       3,

@@ -82,10 +82,13 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         assert(stats.talos.totalCalls >= 7 && kube.total > 7, "the preview read the cluster");
         const preview = await w.reportAt(PREVIEW);
         assert(preview, "no preview on main");
-        // Honest: no reader exists for rows 17 and 18, so the verdict is NOT READY and names them.
+        // Honest: no reader exists for rows 17 and 18, so the verdict is NOT READY and names them;
+        // the installer was resolved at the twin's registry (row 10 passes, not named).
         const verdict = preview.split("\n").find((l) => l.startsWith("**Verdict:")) ?? "";
         assert(verdict.startsWith("**Verdict: NOT READY"), verdict);
         for (const row of ["17", "18"]) assert(new RegExp(`\\b${row}\\b`).test(verdict), row);
+        assert(!/\b10\b/.test(verdict), verdict);
+        assert(/\| 10 \| Installer image exists[^|]*\| P\/E \| pass \|/.test(preview), "row 10");
         assert(preview.includes(`on \`plan/${PLAN}\``));
         assertEquals(checkMarkdown(preview), []);
         for (const node of ["worker-1", "worker-4", "cp-3"]) {

@@ -1,18 +1,16 @@
 /**
  * The InstallerResolver port over the OCI registry client: each call resolves one reference for
- * one platform within a deadline. A registry host may be served from another endpoint (the twin's
+ * one platform within a deadline. A registry host may be served from another base URL (the twin's
  * loopback registry stands in for `factory.talos.dev` in tests, rehearsals and the demo); the
- * report names the endpoint that answered.
+ * reference keeps its host and the record names the endpoint that answered.
  */
 import { CairnError } from "../../domain/errors.ts";
 import type { InstallerResolver } from "../../ports/dispatch.ts";
 import { resolveImage } from "./registry_client.ts";
 
 export interface RegistryResolverOptions {
-  /** Registry host → endpoint that serves it (`factory.talos.dev` → `127.0.0.1:5000`). */
+  /** Registry host → base URL that serves it (`factory.talos.dev` → `http://127.0.0.1:5000`). */
   readonly mirrors?: Readonly<Record<string, string>>;
-  /** Plain HTTP, allowed only for loopback endpoints (the twin). */
-  readonly insecureHttp?: boolean;
   /** Wall-clock bound of one resolution. */
   readonly timeoutMs: number;
 }
@@ -25,11 +23,9 @@ export function registryInstallerResolver(o: RegistryResolverOptions): Installer
     describe: () => names.length ? `registry (${names.join(", ")})` : "registry",
     async resolve(reference, platform) {
       const host = reference.slice(0, reference.indexOf("/"));
-      const endpoint = mirrors[host] ?? host;
-      const asked = endpoint + reference.slice(host.length);
       try {
-        const r = await resolveImage(asked, platform, {
-          ...(o.insecureHttp ? { insecureHttp: true } : {}),
+        const r = await resolveImage(reference, platform, {
+          mirrors,
           signal: AbortSignal.timeout(o.timeoutMs),
         });
         return {
@@ -39,20 +35,15 @@ export function registryInstallerResolver(o: RegistryResolverOptions): Installer
             platform: r.platform,
             digest: r.digest,
             ...(r.indexDigest ? { indexDigest: r.indexDigest } : {}),
-            registry: endpoint === host ? host : `${endpoint} (serving ${host})`,
+            registry: mirrors[host] ? `${mirrors[host]} (serving ${host})` : host,
           },
         };
       } catch (e) {
         if (e instanceof CairnError) {
           return { ok: false, failure: { reason: e.reason, message: e.message } };
         }
-        return {
-          ok: false,
-          failure: {
-            reason: "RegistryUnreadable",
-            message: e instanceof Error ? e.message : `${e}`,
-          },
-        };
+        const message = e instanceof Error ? e.message : String(e);
+        return { ok: false, failure: { reason: "RegistryUnreadable", message } };
       }
     },
   };
