@@ -13,7 +13,12 @@ import {
 } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
 import { checkEvidence, type FetchOutcome } from "../domain/evidence/checker.ts";
-import { type EvidenceManifest, parseEvidenceManifest } from "../domain/evidence/manifest.ts";
+import {
+  type EvidenceManifest,
+  MAX_MANIFEST_BYTES,
+  parseEvidenceManifest,
+} from "../domain/evidence/manifest.ts";
+import { readPlainFile } from "../adapters/repo/bound_file_reader.ts";
 import type { EvidenceCheckResult } from "../domain/evidence/result.ts";
 import { readCached } from "../adapters/evidence/git_fetch.ts";
 import { DEFAULT_FETCH_BUDGET_MS, fetchEvidenceIntoCache } from "../app/evidence_run.ts";
@@ -76,15 +81,17 @@ A secret-looking result (private-key block, token) is refused with EvidenceSecre
   },
 };
 
+/**
+ * Reads the manifest named on the command line: never through a link, a FIFO or a device, and
+ * never more than the manifest size limit (checked before reading).
+ */
 async function readManifest(path: string, shown: string): Promise<Uint8Array> {
-  try {
-    return await Deno.readFile(path);
-  } catch (e) {
-    throw new CairnError({
-      reason: "FileUnreadable",
-      message: `cannot read evidence manifest ${shown}: ${e instanceof Error ? e.name : "error"}`,
-    });
-  }
+  const read = await readPlainFile(path, MAX_MANIFEST_BYTES);
+  if (read.status === "read") return read.bytes;
+  throw new CairnError({
+    reason: "FileUnreadable",
+    message: `cannot read evidence manifest ${shown}: ${read.detail}`,
+  });
 }
 
 /** Fetches each source (`--fetch`); git sees the caller's environment (e.g. url rewrites). */

@@ -118,10 +118,18 @@ Exit codes: 0 ready for approval; 1 refused or held.`,
 async function readPlanInputs(abs: string, file: string, cwd: string, nowMs: number) {
   const { checkPlanFile } = await import("./plan_check.ts");
   const { parsePlan } = await import("../domain/plan/parse.ts");
+  const { readPlainFile } = await import("../adapters/repo/bound_file_reader.ts");
+  const { MAX_YAML_BYTES } = await import("../domain/plan/yaml_load.ts");
   const checked = await checkPlanFile(abs, { nowMs, cwd });
-  const bytes = await Deno.readFile(abs).catch((e) => {
-    throw new CairnError({ reason: "FileUnreadable", message: `cannot read ${file}: ${e}` });
-  });
+  // Read as plan check reads it: never through a link, a FIFO or past the size limit.
+  const read = await readPlainFile(abs, MAX_YAML_BYTES);
+  if (read.status !== "read") {
+    throw new CairnError({
+      reason: "FileUnreadable",
+      message: `cannot read ${file}: ${read.detail}`,
+    });
+  }
+  const bytes = read.bytes;
   return { parsed: await parsePlan(bytes, { file }), problems: checked.problems };
 }
 

@@ -247,3 +247,23 @@ Deno.test("evidence check refuses a malformed --fetch-timeout as a usage error",
     assert(threw, bad);
   }
 });
+
+Deno.test("evidence check refuses a manifest that is a link to /dev/zero or a FIFO without reading it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.symlink("/dev/zero", join(dir, "zero.yaml"));
+    const mk = await new Deno.Command("mkfifo", { args: [join(dir, "fifo.yaml")] }).output();
+    assert(mk.success);
+    for (const name of ["zero.yaml", "fifo.yaml"]) {
+      let reason = "";
+      try {
+        await within(5_000, run([name, "--cache", "c"], {}, dir));
+      } catch (e) {
+        reason = (e as { reason?: string }).reason ?? String(e);
+      }
+      assertEquals(reason, "FileUnreadable", name);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

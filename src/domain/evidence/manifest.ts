@@ -102,7 +102,8 @@ export type ManifestParse =
   | { readonly ok: true; readonly manifest: EvidenceManifest }
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
-const MAX_MANIFEST_BYTES = 256 * 1024;
+/** Largest manifest parsed (and read, by the CLI). */
+export const MAX_MANIFEST_BYTES = 256 * 1024;
 
 /**
  * Parses and validates an evidence manifest; problems carry reason `EvidenceManifestInvalid`
