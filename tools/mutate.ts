@@ -204,7 +204,11 @@ function outcomeOf(m: Mutant, label: string, c: Classification, limit: number): 
     case "timeout":
       // A mutant that makes its tests hang is caught (CI would stop on it), but say so: a
       // timeout is weaker evidence than a named failing assertion.
-      return { name: m.name, kind: "killed", line: `killed   ${label}  (timeout after ${limit}s)` };
+      return {
+        name: m.name,
+        kind: "killed",
+        line: `killed (timeout) ${label}  (its tests did not finish within ${limit}s)`,
+      };
     case "passed":
       return { name: m.name, kind: "survived", line: `SURVIVED ${label}  — ${m.why}` };
     case "error":

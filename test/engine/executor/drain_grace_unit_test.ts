@@ -1,6 +1,7 @@
 /**
- * Seed 000 §5, "never force": the drain evicts through the Eviction API with the pod's own grace
- * period. Pods that ignore SIGTERM run their whole grace period, and the drain waits for them.
+ * docs/recovery.md#drain-deadlines-are-planned, "never force": the drain evicts through the
+ * Eviction API with the pod's own grace period. Pods that ignore SIGTERM run their whole grace
+ * period, and the drain waits for them.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { startInprocWorld } from "../../_helpers/inproc_world.ts";
