@@ -11,7 +11,11 @@ import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Actor, Journal } from "../../ports/journal.ts";
 import type { Logger } from "../../ports/logger.ts";
-import type { BoundFileSource, InstallerResolver } from "../../ports/dispatch.ts";
+import type {
+  BoundFileSource,
+  ClusterIdentitySource,
+  InstallerResolver,
+} from "../../ports/dispatch.ts";
 import type { TrustRoot } from "../../ports/reconcile.ts";
 import type { Talos } from "../../ports/talos.ts";
 import { talosClusterIdentity } from "../authorize/cluster_identity.ts";
@@ -129,9 +133,24 @@ export function dispatchAuthority(
       ...(a.trust ? { trust: a.trust } : {}),
       ...(a.installers ? { installers: a.installers } : {}),
       clock: o.clock,
-      cluster: talosClusterIdentity(o.talos, o.callTimeoutMs(IDENTITY_READ_MS)),
+      cluster: atDeclaredAddress(
+        plan,
+        talosClusterIdentity(o.talos, o.callTimeoutMs(IDENTITY_READ_MS)),
+      ),
     },
   };
+}
+
+/**
+ * Talos is asked at the node's declared address (as every Talos call of the step is), so the
+ * identity read comes from the machine the commitment would reach.
+ */
+function atDeclaredAddress(
+  plan: TalosUpgradePlan,
+  source: ClusterIdentitySource,
+): ClusterIdentitySource {
+  const address = new Map(plan.spec.nodes.map((n) => [n.name, n.address]));
+  return { read: (node) => source.read(address.get(node) ?? node) };
 }
 
 /** The outcome of a rollout stopped by the dispatch check before its first node. */

@@ -178,7 +178,8 @@ export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
 
 /** The plan's cluster against the name the cluster reports (read from the first node). */
 async function clusterIdentity(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
-  const node = plan.spec.nodes[0]!.name;
+  // Asked at the first node's declared address: the machine a commitment would reach.
+  const node = plan.spec.nodes[0]!.address;
   try {
     const seen = await talosClusterIdentity(cluster.talos, 10_000).read(node);
     const ok = seen.name === plan.metadata.cluster;
