@@ -341,3 +341,10 @@ Deno.test("a selection with fewer subjects than the binding's requiredCoverage f
   const three = [node("cp-1"), node("worker-1"), node("worker-2")];
   assertEquals(readBinding(b, inputs({ "v1/Node": three }), NOW).verdict, "pass");
 });
+
+Deno.test("nodes reader reports a node without status conditions as unreadable, never pass", () => {
+  const b = binding({ reader: "nodes" });
+  const { status: _status, ...bare } = node("worker-1");
+  const r = readBinding(b, inputs({ "v1/Node": [node("cp-1"), bare] }), NOW);
+  assertEquals([r.verdict, r.reason], ["unreadable", "HealthStatusMissing"]);
+});
