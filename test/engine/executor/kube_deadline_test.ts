@@ -70,12 +70,13 @@ Deno.test("kube deadline: the node read before the cordon with no answer is unre
   const w = await startInprocWorld({ nodes: W1 });
   try {
     const seen: number[] = [];
-    // Armed once the install is answered: the next read of worker-1 is the cordon phase's.
-    let armed = false;
+    // Armed once worker-1's install is answered (Talos calls go to its address; it is the first
+    // node): the next read of worker-1 is the cordon phase's.
+    let armed = false, installs = 0;
     const upgrade = w.twin.talos.upgrade.bind(w.twin.talos);
     w.twin.talos.upgrade = async (...args: Parameters<typeof upgrade>) => {
       const r = await upgrade(...args);
-      if (args[0] === "worker-1") armed = true;
+      if (installs++ === 0) armed = true;
       return r;
     };
     const getNode = kubeOf(w).getNode.bind(kubeOf(w));
