@@ -168,12 +168,21 @@ async function classify(
   io: CommandIO,
   o: { operationId: string; actor: string },
 ): Promise<DecisionResult> {
-  const { loadHealthPolicy } = await import("../app/run_plan.ts");
+  const { loadHealthPolicy, requireBoundPolicy } = await import("../app/run_plan.ts");
   const { ClusterEvidence } = await import("../engine/health/cluster_evidence.ts");
   const { JsonLogger } = await import("../adapters/log/json_logger.ts");
   const { classifyOperation } = await import("../engine/recovery/recover_decisions.ts");
   const { needTalos } = await import("../engine/recovery/recover_actions.ts");
-  const policy = await loadHealthPolicy(required(args, "health-policy", "P"));
+  const policyPath = required(args, "health-policy", "P");
+  // The bound health policy is the policy: the one given must be the operation's plan's own.
+  const op = await journal.getOperation(o.operationId);
+  const record = op ? await journal.getPlan(op.planDigest) : undefined;
+  if (record) {
+    const { parsePlan } = await import("../domain/plan/parse.ts");
+    const bytes = new TextEncoder().encode(record.bytes);
+    await requireBoundPolicy(policyPath, (await parsePlan(bytes, { file: record.name })).plan);
+  }
+  const policy = await loadHealthPolicy(policyPath);
   const evidence = new ClusterEvidence(cluster.kube, needTalos(cluster), rt.clock);
   try {
     return await classifyOperation(journal, cluster, {
@@ -249,6 +258,7 @@ ${JOURNAL_HELP}
   --settle-floor-seconds N       deployment settle floor (default 30; below 30 is refused)
   --executor-stopped-at RFC3339  the attempt's executor is known stopped (no takeover)
   --kubeconfig K, --talosconfig T, --talos-context NAME, --health-policy P
+                                 (P must be byte for byte the policy the plan binds)
   --twin-control URL             use the twin's virtual clock (rehearsal journals, tests)
   --output json                  machine-readable output
 
