@@ -35,10 +35,10 @@ export interface PresetEffect {
 export interface FaultPreset {
   readonly summary: string;
   /**
-   * The outcome a correct executor reaches (for the rehearsal's printout); `held`: refused before
-   * the node's commitment, nothing sent.
+   * The outcome a correct executor reaches (for the rehearsal's printout); `refused`: contrary
+   * evidence before the node's commitment, nothing sent.
    */
-  readonly expect: "completed" | "unresolved" | "failed" | "held";
+  readonly expect: "completed" | "unresolved" | "failed" | "refused";
   build(ctx: PresetContext): PresetEffect;
 }
 
@@ -145,7 +145,7 @@ export const FAULT_PRESETS = {
   "address-reused": {
     summary: "the node's address answers from another machine (a DHCP lease handed on) before " +
       "its commitment: the Kubernetes Node and Talos at the plan's address name different machines",
-    expect: "held",
+    expect: "refused",
     build(ctx) {
       return { faults: [addressReused(ctx)] };
     },
