@@ -1,9 +1,10 @@
 /**
  * `cairn status`: what is running, waiting and unresolved, and why, read from the journal
- * (the system of record) rather than from a live reconciler.
+ * (the system of record) through its typed read models rather than from a live reconciler.
  */
 import { holdsScope, type OperationState } from "../domain/operation.ts";
-import type { Journal, JournalEvent, OperationRecord, PlanRecord } from "../ports/journal.ts";
+import type { Journal, OperationRecord } from "../ports/journal.ts";
+import type { OperationHistory, PlanEntry } from "../ports/journal_history.ts";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./command.ts";
 import { JOURNAL_HELP, JOURNAL_OPTION, openForReading } from "./journal_common.ts";
 
@@ -44,26 +45,16 @@ export interface StatusReport {
 const RUNNING: readonly OperationState[] = ["committed", "sending", "verifying"];
 const LIVE_PLAN = new Set(["proposed", "approved", "committed"]);
 
-function body(e: JournalEvent): Record<string, unknown> {
-  try {
-    const v = JSON.parse(e.body);
-    return typeof v === "object" && v !== null ? v : {};
-  } catch {
-    return {};
-  }
-}
-
-async function unresolvedWhy(j: Journal, op: OperationRecord): Promise<string[]> {
-  const d = await j.showOperation(op.id);
-  if (!d) return ["operation detail missing"];
+/** Why an unresolved operation is unresolved, from its typed history (never from event JSON). */
+function unresolvedWhy(o: OperationHistory | undefined): string[] {
+  if (!o) return ["operation detail missing"];
   const why: string[] = [];
-  const last = [...d.events].reverse().find((e) =>
-    (e.kind === "transition" && body(e)["to"] === "unresolved") ||
-    (e.kind === "ownership" && body(e)["stateAfter"] === "unresolved")
-  );
-  if (last?.kind === "transition") why.push(`moved to unresolved: ${String(body(last)["reason"])}`);
-  if (last?.kind === "ownership") why.push(`taken over from ${String(body(last)["from"])}`);
-  for (const a of d.attempts.filter((a) => a.accountedBy === null)) {
+  const lastMove = o.transitions.filter((t) => t.to === "unresolved").at(-1);
+  const lastTakeover = o.takeovers.filter((t) => t.stateAfter === "unresolved").at(-1);
+  if (lastTakeover && (!lastMove || lastTakeover.seq > lastMove.seq)) {
+    why.push(`taken over from ${lastTakeover.from}`);
+  } else if (lastMove) why.push(`moved to unresolved: ${lastMove.reason}`);
+  for (const a of o.attempts.filter((a) => a.accountedBy === null)) {
     why.push(
       `attempt #${a.number} (${a.phase}, sent ${new Date(a.sentAtMs).toISOString()}) is ` +
         `unaccounted: observe the machine and record a recovery decision after the settle floor`,
@@ -75,18 +66,8 @@ async function unresolvedWhy(j: Journal, op: OperationRecord): Promise<string[]>
   return why;
 }
 
-function frozenMachines(events: readonly JournalEvent[]): Set<string> {
-  const frozen = new Set<string>();
-  for (const e of events) {
-    if (e.machine === null) continue;
-    if (e.kind === "freeze") frozen.add(e.machine);
-    if (e.kind === "unfreeze") frozen.delete(e.machine);
-  }
-  return frozen;
-}
-
 function waitingFor(
-  plan: PlanRecord,
+  plan: PlanEntry,
   ops: readonly OperationRecord[],
   ctx: { recoveryMode: boolean; frozen: Set<string> },
 ): WaitingEntry[] {
@@ -118,20 +99,11 @@ function waitingFor(
     });
 }
 
-/** Builds the status report from a journal. */
+/** Builds the status report from the journal's typed read models. */
 export async function buildStatus(j: Journal): Promise<StatusReport> {
   const inst = await j.installation();
   const ops = await j.listOperations();
-  const events = await j.events();
-  const digests = [
-    ...new Set(events.filter((e) => e.kind === "plan").map((e) => body(e)["digest"])),
-  ]
-    .filter((d): d is string => typeof d === "string");
-  const plans = new Map<string, PlanRecord>();
-  for (const d of digests) {
-    const p = await j.getPlan(d);
-    if (p) plans.set(d, p);
-  }
+  const plans = new Map((await j.listPlans()).map((p) => [p.digest, p]));
   const entry = (o: OperationRecord): RunningEntry => ({
     operationId: o.id,
     planName: plans.get(o.planDigest)?.name ?? "?",
@@ -143,9 +115,11 @@ export async function buildStatus(j: Journal): Promise<StatusReport> {
   });
   const unresolved: UnresolvedEntry[] = [];
   for (const o of ops.filter((o) => o.state === "unresolved")) {
-    unresolved.push({ ...entry(o), why: await unresolvedWhy(j, o) });
+    const history = await j.planHistory(o.planDigest);
+    const why = unresolvedWhy(history?.operations.find((x) => x.id === o.id));
+    unresolved.push({ ...entry(o), why });
   }
-  const ctx = { recoveryMode: inst.recoveryMode, frozen: frozenMachines(events) };
+  const ctx = { recoveryMode: inst.recoveryMode, frozen: new Set(await j.frozenMachines()) };
   return {
     epoch: inst.epoch,
     recoveryMode: inst.recoveryMode,

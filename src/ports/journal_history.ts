@@ -86,6 +86,16 @@ export interface TransitionEntry {
   readonly reason: string;
 }
 
+/** A takeover of an operation (a new owner generation), from the timeline. */
+export interface TakeoverEntry {
+  readonly seq: number;
+  readonly atMs: number;
+  /** `owner/gen@epoch` before and after. */
+  readonly from: string;
+  readonly to: string;
+  readonly stateAfter: string;
+}
+
 /** A recovery-admin decision or a cancellation. */
 export interface RecoveryEntry {
   readonly kind: string;
@@ -102,6 +112,8 @@ export interface OperationHistory {
   readonly machine: string;
   readonly state: OperationState;
   readonly createdAtMs: number;
+  /** When the current owner took it (its commitment, or the last takeover). */
+  readonly ownerSinceMs: number;
   readonly phases: readonly PhaseEntry[];
   /** By attempt number. */
   readonly attempts: readonly AttemptEntry[];
@@ -109,6 +121,8 @@ export interface OperationHistory {
   readonly observations: readonly ObservationEntry[];
   /** By timeline order. */
   readonly transitions: readonly TransitionEntry[];
+  /** By timeline order. */
+  readonly takeovers: readonly TakeoverEntry[];
   readonly recoveries: readonly RecoveryEntry[];
 }
 
@@ -229,4 +243,8 @@ export interface JournalHistory {
   listPlans(): Promise<PlanEntry[]>;
   /** Every name → digest binding. */
   nameBindings(): Promise<NameBinding[]>;
+  /** Machines whose scope gate is frozen now. */
+  frozenMachines(): Promise<string[]>;
+  /** Every observation of `machine` (all plans and purposes), by basis: the settle floor's reads. */
+  machineObservations(machine: string): Promise<ObservationEntry[]>;
 }

@@ -17,14 +17,16 @@ import type {
   EvidenceCheckEntry,
   HealthRoundEntry,
   NameBinding,
+  ObservationEntry,
   OperationHistory,
   PlanEntry,
   PlanHistory,
   RefusalEntry,
   SlotHolding,
+  TakeoverEntry,
   TransitionEntry,
 } from "../../ports/journal_history.ts";
-import type { EventTable, JournalDB, PlanTable } from "./schema.ts";
+import type { EventTable, JournalDB, ObservationTable, PlanTable } from "./schema.ts";
 
 /** Reads the history of plan `digest`; undefined when the journal never recorded it. */
 export function readPlanHistory(
@@ -75,6 +77,7 @@ export function readPlanHistory(
       ).orderBy("seq").execute();
 
     const transitions = new Map<string, TransitionEntry[]>();
+    const takeovers = new Map<string, TakeoverEntry[]>();
     const stateMoves = new Map<string, { atMs: number; to: string }[]>();
     for (const e of events) {
       if (!e.operation_id) continue;
@@ -86,7 +89,16 @@ export function readPlanHistory(
         : undefined;
       if (typeof to !== "string") continue;
       push(stateMoves, e.operation_id, { atMs: e.at_ms, to });
-      if (e.kind !== "transition") continue;
+      if (e.kind === "ownership") {
+        push(takeovers, e.operation_id, {
+          seq: e.seq,
+          atMs: e.at_ms,
+          from: str(b["from"]),
+          to: str(b["to"]),
+          stateAfter: to,
+        });
+        continue;
+      }
       push(transitions, e.operation_id, {
         seq: e.seq,
         atMs: e.at_ms,
@@ -102,6 +114,7 @@ export function readPlanHistory(
       machine: o.machine,
       state: o.state as OperationState,
       createdAtMs: o.created_at_ms,
+      ownerSinceMs: o.owner_since_ms,
       phases: phases.filter((x) => x.operation_id === o.id).map((x) => ({
         phase: x.phase as Phase,
         kind: x.kind === "intent" ? "intent" : "fact",
@@ -127,20 +140,9 @@ export function readPlanHistory(
           ? a.accounted_by
           : null,
       })),
-      observations: observations.filter((x) => x.machine === o.machine).map((x) => ({
-        id: x.id,
-        purpose: x.purpose as ObservationPurpose,
-        operationId: x.operation_id,
-        basis: x.basis,
-        revision: x.revision,
-        digest: x.digest,
-        objectUid: x.object_uid,
-        resourceVersion: x.resource_version,
-        observedAtMs: x.observed_at_ms,
-        summary: x.summary,
-        ...(x.machine_identity !== null ? { machineIdentity: x.machine_identity } : {}),
-      })),
+      observations: observations.filter((x) => x.machine === o.machine).map(observationEntry),
       transitions: transitions.get(o.id) ?? [],
+      takeovers: takeovers.get(o.id) ?? [],
       recoveries: recoveries.filter((r) => r.operation_id === o.id).map((r) => ({
         kind: r.kind,
         actor: r.actor,
@@ -241,6 +243,39 @@ export function readPlanHistory(
       slot,
     };
   });
+}
+
+/** Machines whose scope gate is frozen now. */
+export async function readFrozenMachines(db: Kysely<JournalDB>): Promise<string[]> {
+  const rows = await db.selectFrom("machines").select("machine").where("frozen", "=", 1)
+    .orderBy("machine").execute();
+  return rows.map((r) => r.machine);
+}
+
+/** Every observation of one machine, by basis. */
+export async function readMachineObservations(
+  db: Kysely<JournalDB>,
+  machine: string,
+): Promise<ObservationEntry[]> {
+  const rows = await db.selectFrom("observations").selectAll().where("machine", "=", machine)
+    .orderBy("basis").execute();
+  return rows.map(observationEntry);
+}
+
+function observationEntry(x: ObservationTable): ObservationEntry {
+  return {
+    id: x.id,
+    purpose: x.purpose as ObservationPurpose,
+    operationId: x.operation_id,
+    basis: x.basis,
+    revision: x.revision,
+    digest: x.digest,
+    objectUid: x.object_uid,
+    resourceVersion: x.resource_version,
+    observedAtMs: x.observed_at_ms,
+    summary: x.summary,
+    ...(x.machine_identity !== null ? { machineIdentity: x.machine_identity } : {}),
+  };
 }
 
 /** Every recorded plan, by first sighting. */

@@ -6,7 +6,12 @@
 import type { Kysely, Transaction } from "kysely";
 import type { CancelGround } from "../../domain/operation.ts";
 import type { IdSource } from "../../ports/clock.ts";
-import type { NameBinding, PlanEntry, PlanHistory } from "../../ports/journal_history.ts";
+import type {
+  NameBinding,
+  ObservationEntry,
+  PlanEntry,
+  PlanHistory,
+} from "../../ports/journal_history.ts";
 import type {
   Actor,
   AttemptInput,
@@ -35,7 +40,13 @@ import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./acco
 import { attemptTx, commitTx, loadForAttempt, recordRefusalTx } from "./commitment.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
-import { readNameBindings, readPlanHistory, readPlans } from "./history.ts";
+import {
+  readFrozenMachines,
+  readMachineObservations,
+  readNameBindings,
+  readPlanHistory,
+  readPlans,
+} from "./history.ts";
 import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
 import { connect, journalUrl, prepare, serialise } from "./open.ts";
 import {
@@ -538,6 +549,14 @@ class LibsqlJournal implements Journal {
 
   nameBindings(): Promise<NameBinding[]> {
     return readNameBindings(this.#db);
+  }
+
+  frozenMachines(): Promise<string[]> {
+    return readFrozenMachines(this.#db);
+  }
+
+  machineObservations(machine: string): Promise<ObservationEntry[]> {
+    return readMachineObservations(this.#db, machine);
   }
 
   async exportAll(): Promise<Record<string, unknown[]>> {

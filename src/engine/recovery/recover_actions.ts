@@ -60,12 +60,9 @@ export async function gatherEvidence(
   if (parsed.plan.kind !== "TalosUpgrade") {
     refuse("RecoveryNotApplicable", `${parsed.plan.kind} operations are not recovered here`);
   }
-  const rows = await journal.exportAll();
-  const opRow = (rows["operations"] ?? []).find((r) => (r as { id: string }).id === op.id) as
-    | { owner_since_ms: number }
-    | undefined;
-  const reads = ((rows["observations"] ?? []) as { machine: string; observed_at_ms: number }[])
-    .filter((r) => r.machine === op.machine).map((r) => r.observed_at_ms);
+  const history = await journal.planHistory(op.planDigest);
+  const ownerSinceMs = history?.operations.find((o) => o.id === op.id)?.ownerSinceMs;
+  const reads = (await journal.machineObservations(op.machine)).map((r) => r.observedAtMs);
   const plan = parsed.plan;
   return {
     detail,
@@ -73,7 +70,7 @@ export async function gatherEvidence(
     planDigest: record.digest,
     facts: {
       operation: op,
-      ownerSinceMs: opRow?.owner_since_ms ?? op.createdAtMs,
+      ownerSinceMs: ownerSinceMs ?? op.createdAtMs,
       attempts: detail.attempts,
       phases: parsePhases(detail.phases),
       machineReadsMs: reads,
