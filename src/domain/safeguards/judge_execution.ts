@@ -118,24 +118,47 @@ function lastPostGate(c: Ctx, op: RecordedOperation, byMs = Infinity): RecordedR
  */
 function identityPerAttempt(c: Ctx): Judged {
   let n = 0;
-  const bad: string[] = [];
+  const bad: string[] = [], moved: string[] = [], unnamed: string[] = [];
   for (const o of c.ops) {
     const bound = c.stepOf.get(o.step)?.preDigest;
+    // The machine the commitment bound: its own evidence, the first identity read of the plan.
+    const committed = o.observations.find((x) => x.purpose === "evidence" && x.machineIdentity)
+      ?.machineIdentity;
     for (const a of o.attempts) {
       n++;
+      const at = `${o.machine} ${a.phase} #${a.number}`;
       const ev = o.observations.find((x) => x.id === a.evidenceId);
       const ok = ev !== undefined && ev.purpose === "evidence" && bound !== undefined &&
         ev.digest === bound && ev.observedAtMs <= a.sentAtMs;
-      if (!ok) bad.push(`${o.machine} ${a.phase} #${a.number}`);
+      if (!ok) bad.push(at);
+      else if (!ev.machineIdentity) unnamed.push(at);
+      else if (ev.machineIdentity !== committed) moved.push(`${at} (${ev.machineIdentity})`);
     }
   }
   if (n === 0) return notEvaluated("no attempt recorded: no identity was needed yet");
-  return bad.length
-    ? fail(`attempts without a matching identity observation before the send: ${bad.join(", ")}`)
-    : pass(
-      `each of ${n} attempts names an identity observation of its machine, taken before ` +
-        "the send, equal to the identity the plan binds",
+  if (bad.length) {
+    return fail(
+      `attempts without a matching identity observation before the send: ${bad.join(", ")}`,
     );
+  }
+  if (moved.length) {
+    return fail(
+      `attempts whose identity observation names another machine than the commitment's: ${
+        moved.join(", ")
+      }`,
+    );
+  }
+  if (unnamed.length) {
+    return notEvaluated(
+      `${unnamed.length} of ${n} attempts' identity observations name no ` +
+        "machine (UUID, node, address) seen on both sides",
+    );
+  }
+  return pass(
+    `each of ${n} attempts names an identity observation taken before the send that ` +
+      "shows the identity the plan binds and the same machine (UUID, node, address, read on both " +
+      "sides) as its commitment",
+  );
 }
 
 /**

@@ -32,6 +32,8 @@ export interface RecordedObservation {
   readonly digest: string;
   readonly observedAtMs: number;
   readonly summary: string;
+  /** `machine=<uuid> node=<name> address=<addr>` when both sides named one machine. */
+  readonly machineIdentity?: string;
 }
 
 export interface RecordedPhase {

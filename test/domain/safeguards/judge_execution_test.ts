@@ -56,14 +56,13 @@ Deno.test("the recorded rollout passes every journal-derived row on its records,
       "PhasesRecordedSeparately",
       "PostconditionsThenOwnedUncordon",
       "PostGateBeforeNextNode",
+      "InstallerImageExists",
     ] as const
   ) assertEquals([id, rows.get(id)?.verdict], [id, "pass"]);
   for (const id of ["ObjectStoreAndBrokerHealthy", "MetricsAndMqttHealthy"] as const) {
     assertEquals(rows.get(id)?.verdict, "not-evaluated");
     assert(rows.get(id)!.evidence.includes("no reader"), rows.get(id)!.evidence);
   }
-  assertEquals(rows.get("InstallerImageExists")?.verdict, "not-evaluated");
-  assert(rows.get("InstallerImageExists")!.evidence.startsWith("installer not resolved"));
   assert(rows.get("DisruptionBudgetsAudited")!.evidence.includes("drain-feasible"));
   assert(rows.get("DatabaseOperatorReady")!.evidence.includes("cnpg-instances-ready"));
 });
@@ -161,6 +160,18 @@ Deno.test("row 1 fails when an attempt's identity observation is missing, of ano
     "fail",
   );
   assertEquals(verdictOf(swap(() => ({ purpose: "health" })), "NodeIdentityBound"), "fail");
+  // The same identity digest but another machine (UUID) than the commitment bound fails.
+  const other = "machine=00000000-0000-0000-0000-000000000000 node=cp-1 address=10.5.0.9";
+  assertEquals(verdictOf(swap(() => ({ machineIdentity: other })), "NodeIdentityBound"), "fail");
+  // An identity observation that names no machine seen on both sides proves nothing.
+  const unnamed = withOp(h, "cp-1", (o) => ({
+    ...o,
+    observations: o.observations.map((x) => {
+      const { machineIdentity: _m, ...rest } = x;
+      return rest;
+    }),
+  }));
+  assertEquals(verdictOf(unnamed, "NodeIdentityBound"), "not-evaluated");
 });
 
 Deno.test("row 2 fails on a boot with another schematic or a completion that is not the bound postcondition", async () => {
@@ -294,11 +305,18 @@ Deno.test("row 10 passes only on a dispatch check before each commitment that re
     ...h,
     dispatchChecks: h.dispatchChecks.map((d) => ({
       ...d,
-      installers: d.installers.map((i) => ({ ...i, verdict, reason, digest, registry: "twin" })),
+      installers: d.installers.map((i) => ({
+        ...i,
+        verdict,
+        reason,
+        digest,
+        indexDigest: null,
+        registry: "twin",
+      })),
     })),
   });
-  // The recorded rollout ran without a registry: every hop is recorded as not resolved.
-  const none = judge(h).get("InstallerImageExists")!;
+  // Without a registry every hop is recorded as not resolved.
+  const none = judge(resolvedAs(null, "not-evaluated")).get("InstallerImageExists")!;
   assertEquals(none.verdict, "not-evaluated");
   assert(none.evidence.startsWith("installer not resolved"), none.evidence);
   assertEquals(verdictOf(resolvedAs(pinned, "pass"), "InstallerImageExists"), "pass");
