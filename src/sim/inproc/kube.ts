@@ -187,7 +187,8 @@ export class InprocKube implements Kube {
     }
   }
 
-  #list(ref: KubeResourceRef, opts: KubeListOptions): KubeList<KubeObject> {
+  /** A LIST, paged as ClientNodeKube pages it (`limit`: only the first page, as for a watch's start). */
+  #list(ref: KubeResourceRef, opts: KubeListOptions, limit?: number): KubeList<KubeObject> {
     const what = `GET ${path(ref, opts.namespace)}`;
     const refused = this.#request("list", undefined);
     if (refused) throw httpError(refused.code, refused.body, what);
@@ -200,8 +201,10 @@ export class InprocKube implements Kube {
       );
     }
     const match = this.#filter(t, ref, opts, what);
-    const items = this.#o.store.list(t, ref.namespaced ? opts.namespace : undefined)
-      .filter(match).map((o) => wire(o) as KubeObject);
+    const matching = this.#o.store.list(t, ref.namespaced ? opts.namespace : undefined)
+      .filter(match);
+    const items = (limit !== undefined ? matching.slice(0, limit) : matching)
+      .map((o) => wire(o) as KubeObject);
     const pages = Math.max(1, Math.ceil(items.length / (this.#o.pageSize ?? 500)));
     for (let page = 2; page <= pages; page++) {
       const more = this.#request("list", undefined);
@@ -323,7 +326,7 @@ export class InprocKube implements Kube {
     let from: string;
     try {
       // "Omitted = from now": ClientNodeKube lists one item for the collection's version.
-      from = opts.resourceVersion ?? this.#list(ref, { ...opts }).resourceVersion;
+      from = opts.resourceVersion ?? this.#list(ref, { ...opts }, 1).resourceVersion;
     } catch (e) {
       return Promise.reject(e);
     }
