@@ -45,7 +45,8 @@ is unreadable and holds the plan (fill the cache with 'cairn evidence check MANI
                         (repeatable; e.g. a twin's loopback registry). Each hop's installer is
                         resolved for the plan's platform and must match its pinned digest.
 
-Exit codes: 0 ready for approval; 1 refused or held.`,
+Exit codes: 0 ready for approval (every plan-time safeguard row evaluated and passing); 1 not
+ready, refused or held (the report names the rows).`,
   options: {
     kubeconfig: { type: "string" },
     talosconfig: { type: "string" },

@@ -3,6 +3,7 @@ import { renderExecutionReport } from "../../src/report/render_execution.ts";
 import { renderPreviewReport } from "../../src/report/render_preview.ts";
 import type { ExecutionReportModel, PreviewReportModel } from "../../src/report/model.ts";
 import { SAFEGUARDS } from "../../src/domain/safeguards/table.ts";
+import { executionVerdict } from "../../src/domain/safeguards/verdict.ts";
 import { checkMarkdown } from "./_markdown_check.ts";
 import { executionModel, HOSTILE, previewModel } from "./_fixtures.ts";
 
@@ -207,4 +208,43 @@ Deno.test("every read pinned source says where its bytes came from; the summary 
   ok(md.includes("| pass | cache entry; where its bytes came from was not recorded |"));
   const onlyFetched = renderPreviewReport({ ...m, sourceChecks: [fetched!] });
   ok(onlyFetched.includes("1 of 1 pinned sources match their recorded SHA-256.\n"));
+});
+
+Deno.test("the execution headline follows the rows: completed operations with a FAIL row are SAFEGUARD FAILED naming the row", () => {
+  const m = executionModel();
+  const rows = m.safeguards.map((s) =>
+    s.id === "SingleRolloutSlot"
+      ? { ...s, verdict: "fail" as const, evidence: "cp-1 committed while worker-4 held the slot" }
+      : s.verdict === "unreadable"
+      ? { ...s, verdict: "pass" as const }
+      : s
+  );
+  const md = renderExecutionReport({
+    ...m,
+    outcome: "completed",
+    ...executionVerdict("completed", rows),
+    safeguards: rows,
+  });
+  ok(
+    md.includes(
+      "**Verdict: SAFEGUARD FAILED: every node step completed, but the journal shows a safeguard " +
+        "that did not hold: row 6 failed.**",
+    ),
+    md.slice(0, 400),
+  );
+  ok(
+    md.includes(
+      "- Row 6 `SingleRolloutSlot` **FAIL**: cp-1 committed while worker-4 held the slot",
+    ),
+  );
+  const clean = rows.map((s) =>
+    s.id === "SingleRolloutSlot" ? { ...s, verdict: "pass" as const } : s
+  );
+  const ok7 = renderExecutionReport({
+    ...m,
+    outcome: "completed",
+    ...executionVerdict("completed", clean),
+    safeguards: clean,
+  });
+  ok(ok7.includes("**Verdict: COMPLETED: every node step is accounted for"), ok7.slice(0, 300));
 });
