@@ -48,7 +48,11 @@ import { type CertPair, mintPki, type Pki } from "./pki.ts";
 import { type KubeletReport, type NodeStatusSink, TalosCluster } from "./talos/model.ts";
 import { startTalosSim, type TalosSimServer } from "./talos/server.ts";
 import { renderTalosconfig } from "./talos/talosconfig_writer.ts";
-import { buildInstallerContent, pinnedReferences } from "./registry/installer_images.ts";
+import {
+  buildInstallerContent,
+  pinnedReferences,
+  registryHolds,
+} from "./registry/installer_images.ts";
 import { type RegistrySim, startRegistrySim } from "./registry/server.ts";
 
 /** What the twin needs from the Kubernetes simulator. */
@@ -183,7 +187,14 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
   const clock = new SimClock(Date.parse(desc.spec.startTime));
   const faults = new FaultSchedule();
   const sink = new ForwardingSink();
-  const cluster = new TalosCluster(desc, { clock, faults, sink, seed: opts.seed ?? 1 });
+  const installers = buildInstallerContent(desc.spec.installerImages);
+  const cluster = new TalosCluster(desc, {
+    clock,
+    faults,
+    sink,
+    seed: opts.seed ?? 1,
+    registryHas: (ref) => registryHolds(installers, ref),
+  });
   const pki = opts.pkiCacheDir
     ? cachedPki(join(opts.pkiCacheDir, "talos"), ["admin", "operator", "reader"], mintTalosPki)
     : mintTalosPki(join(opts.stateDir, "talos-pki"));
@@ -205,7 +216,6 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
     })
     : undefined;
   sink.target = kube;
-  const installers = buildInstallerContent(desc.spec.installerImages);
   const registry = await startRegistrySim(installers);
   // The kubelet reports what the machine booted: start both sides from the same facts.
   for (const n of cluster.nodes.values()) {

@@ -20,6 +20,7 @@ import { startScheduler } from "../kube/scheduler.ts";
 import { Store } from "../kube/store.ts";
 import { startWorkloadStatus } from "../kube/workload_status.ts";
 import { type NodeStatusSink, TalosCluster } from "../talos/model.ts";
+import { buildInstallerContent, registryHolds } from "../registry/installer_images.ts";
 import { InprocKube } from "./kube.ts";
 import { InprocTalos } from "./talos.ts";
 import { VirtualTime } from "./time.ts";
@@ -76,7 +77,14 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
       controllers.setNodeReady(name, true);
     },
   };
-  const cluster = new TalosCluster(desc, { clock: sim, faults, sink, seed: o.seed ?? 1 });
+  const installers = buildInstallerContent(desc.spec.installerImages);
+  const cluster = new TalosCluster(desc, {
+    clock: sim,
+    faults,
+    sink,
+    seed: o.seed ?? 1,
+    registryHas: (ref) => registryHolds(installers, ref),
+  });
   // The kubelet reports what the machine booted: start both sides from the same facts.
   for (const n of cluster.nodes.values()) {
     controllers.setNodeInfo(n.name, nodeInfoFacts(n.kubeletReport()));

@@ -144,3 +144,30 @@ export function pinnedReferences(c: RegistryContent): string[] {
   }
   return out.sort();
 }
+
+/**
+ * Whether `content` holds `ref`: undefined when the reference's registry host is not one the
+ * content serves; otherwise the repository must exist, the tag (if any) name an index, and the
+ * digest (if any) be a manifest of that repository — of the tag's index, when both are given.
+ */
+export function registryHolds(content: RegistryContent, ref: string): boolean | undefined {
+  let r;
+  try {
+    r = parseImageReference(ref);
+  } catch {
+    return undefined;
+  }
+  const repos = content.get(r.registry);
+  if (!repos) return undefined;
+  const repo = repos.get(r.repository);
+  if (!repo) return false;
+  const index = r.tag !== undefined ? repo.tags.get(r.tag) : undefined;
+  if (r.tag !== undefined && index === undefined) return false;
+  if (r.digest === undefined) return true;
+  if (!repo.manifests.has(r.digest)) return false;
+  if (index === undefined || index === r.digest) return true;
+  const doc = JSON.parse(new TextDecoder().decode(repo.manifests.get(index)!.bytes)) as {
+    manifests?: Array<{ digest?: string }>;
+  };
+  return (doc.manifests ?? []).some((m) => m.digest === r.digest);
+}

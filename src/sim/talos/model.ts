@@ -148,6 +148,12 @@ export interface ModelContext {
   readonly faults: FaultSchedule;
   readonly rand: () => number;
   readonly sink: NodeStatusSink;
+  /**
+   * Whether the twin's registry holds an image reference: false when it serves the reference's
+   * registry host but not that repository, tag or digest; undefined for a host it does not model
+   * (such pulls are not judged). Absent: no registry.
+   */
+  readonly registryHas?: (ref: string) => boolean | undefined;
 }
 
 /** One Talos machine. */
@@ -273,9 +279,23 @@ export class TalosNode {
 
   pull(imageRef: string, ctrd: ContainerdRef): { alreadyPresent: boolean; ms: number } {
     validateContainerd(ctrd);
+    this.#requireInRegistry(imageRef);
     const key = `${ctrd.driver}/${ctrd.namespace}/${imageRef}`;
     const alreadyPresent = this.images.has(key);
     return { alreadyPresent, ms: alreadyPresent ? 0 : this.pullSeconds * 1000 };
+  }
+
+  /**
+   * A pull of an image the registry does not hold fails before anything is stored, as
+   * containerd's "failed to resolve reference … not found" (the twin answers NOT_FOUND).
+   */
+  #requireInRegistry(imageRef: string): void {
+    if (this.ctx.registryHas?.(imageRef) === false) {
+      throw new TalosSimError(
+        GRPC.NOT_FOUND,
+        `failed to pull image "${imageRef}": failed to resolve reference: not found`,
+      );
+    }
   }
 
   /** Records a pulled image (called when the pull's virtual time has passed). */
@@ -373,6 +393,7 @@ export class TalosNode {
   legacyUpgrade(imageRef: string): string {
     const ctrd = { driver: "CRI", namespace: "NS_SYSTEM" };
     parseInstallerRef(imageRef);
+    this.#requireInRegistry(imageRef);
     if (!this.isLocked()) this.finishPull(imageRef, ctrd);
     const { done } = this.startInstall(imageRef, ctrd, () => {});
     void done.then((code) => {

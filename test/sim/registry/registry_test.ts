@@ -118,3 +118,28 @@ Deno.test("a mirror is https, or plain http only on loopback", async () => {
     );
   }
 });
+
+Deno.test("Talos on the twin pulls only what its registry holds; a missing tag or digest is NOT_FOUND and nothing is stored", async () => {
+  const { startInprocTwin } = await import("../../../src/sim/inproc/cluster.ts");
+  const text = await Deno.readTextFile(new URL("fixtures/clusters/home-ops.yaml", ROOT));
+  const twin = startInprocTwin({ description: ClusterDescriptionSchema.parse(parse(text)) });
+  try {
+    const ref = await planInstaller();
+    const ctrd = { driver: "CRI", namespace: "NS_SYSTEM" } as const;
+    const o = { timeoutMs: 5_000 };
+    const missingTag = ref.replace(":v1.14.2@", ":v1.14.3@");
+    const missingDigest = ref.replace(/@sha256:[0-9a-f]{64}$/, "@sha256:" + "1".repeat(64));
+    const otherTag = ref.replace(":v1.14.2@", ":v1.13.9@"); // served tag, digest of another index
+    for (const bad of [missingTag, missingDigest, otherTag]) {
+      const r = await twin.talos.pull("10.5.0.6", bad, ctrd, o);
+      assertEquals([r.outcome, r.outcome === "ok" ? 0 : r.grpcCode], ["rejected", 5], bad);
+    }
+    assertEquals(twin.cluster.nodes.get("worker-1")!.images.size, 0);
+    // What it holds (and a host it does not stand in for, which is not judged) starts pulling.
+    const w1 = twin.cluster.nodes.get("worker-1")!;
+    assertEquals(w1.pull(ref, ctrd).ms > 0, true);
+    assertEquals(w1.pull("ghcr.io/x/installer:v1.14.2", ctrd).ms > 0, true);
+  } finally {
+    twin.stop();
+  }
+});
