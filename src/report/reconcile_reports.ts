@@ -31,20 +31,11 @@ import { renderExecutionReport } from "./render_execution.ts";
 import { renderPreviewReport } from "./render_preview.ts";
 import type { Component } from "./rollback_caveats.ts";
 import type { PlannedHop } from "../domain/safeguards/judge_execution.ts";
+import { judgePlanChecks } from "../domain/safeguards/judge_plan.ts";
 import { judgePreview } from "../domain/safeguards/judge_preview.ts";
 import { completeRows } from "../domain/safeguards/result.ts";
-import { isSafeguardId, type SafeguardId } from "../domain/safeguards/table.ts";
+import { isSafeguardId } from "../domain/safeguards/table.ts";
 import { previewVerdict } from "../domain/safeguards/verdict.ts";
-
-/** Plan-check reason codes behind each plan-time safeguard row. */
-const PLAN_ROWS: ReadonlyArray<readonly [SafeguardId, readonly string[]]> = [
-  ["NoDowngradeNoSkippedMinor", ["VersionDowngrade", "SkippedMinor", "VersionUnchanged"]],
-  ["LatestPatchBeforeMinor", ["MissingIntermediatePatch", "CatalogueStale", "CatalogueMissing"]],
-  ["KubeletInSupportWindow", ["KubeletOutsideWindow", "KubernetesUnsupported"]],
-  ["InstallerDigestResolved", ["InstallerImageMismatch"]],
-  ["ClientMatchesServer", ["RpcPathMismatch", "HopChainBroken"]],
-  ["RolloutOrdered", ["NodeListInvalid", "ParallelismUnsupported"]],
-];
 
 /** Creates the renderer. */
 export function reconcileReports(): ReportRenderer {
@@ -219,34 +210,9 @@ function signers(policy: PolicyVerdict): SignerEvidence[] {
   }));
 }
 
-/** Rows about Kubernetes upgrades, which a TalosUpgrade does not perform. */
-const KUBERNETES_ROWS: readonly SafeguardId[] = [
-  "KubernetesAfterUniformOs",
-  "KubernetesSkewChecked",
-  "BootstrapOwnershipChecked",
-  "DryRunWithoutPrePull",
-];
-
+/** The plan-check rows (judged in the domain from what the checks found). */
 function planSafeguards(facts: PlanFacts): SafeguardResult[] {
-  if (!facts.plan) return [];
-  const found = new Set(facts.problems.map((p) => p.reason as string));
-  const notApplicable = facts.plan.kind === "TalosUpgrade"
-    ? KUBERNETES_ROWS.map((id): SafeguardResult => ({
-      id,
-      verdict: "not-applicable",
-      evidence: "a TalosUpgrade changes no Kubernetes version or bootstrap manifest",
-    }))
-    : [];
-  return [...notApplicable, ...planRows(found)];
-}
-
-function planRows(found: ReadonlySet<string>): SafeguardResult[] {
-  return PLAN_ROWS.map(([id, reasons]): SafeguardResult => {
-    const hit = reasons.filter((r) => found.has(r));
-    return hit.length
-      ? { id, verdict: "fail", evidence: `plan checks found ${hit.join(", ")}`, reason: hit[0]! }
-      : { id, verdict: "pass", evidence: `plan checks found none of ${reasons.join(", ")}` };
-  });
+  return judgePlanChecks(facts.plan?.kind, new Set(facts.problems.map((p) => p.reason)));
 }
 
 function planHops(plan: Plan | undefined): PlannedHop[] {

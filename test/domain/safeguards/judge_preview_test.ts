@@ -3,6 +3,7 @@ import {
   judgePreview,
   judgeRunningSchematics,
 } from "../../../src/domain/safeguards/judge_preview.ts";
+import { judgePlanChecks } from "../../../src/domain/safeguards/judge_plan.ts";
 
 const A = "a".repeat(64), B = "b".repeat(64);
 
@@ -38,4 +39,20 @@ Deno.test("judgePreview() marks rows placed only at E/O as judged during executi
     assertEquals(r.verdict, "not-evaluated", id);
     assert(r.evidence.includes("during execution"), r.evidence);
   }
+});
+
+Deno.test("plan-check rows pass only when the checks ran and found none of their reasons", () => {
+  assertEquals(judgePlanChecks(undefined, new Set()), []);
+  const rows = new Map(
+    judgePlanChecks("TalosUpgrade", new Set(["SkippedMinor"])).map((r) => [r.id, r]),
+  );
+  assertEquals(rows.get("NoDowngradeNoSkippedMinor")?.verdict, "fail");
+  assertEquals(rows.get("NoDowngradeNoSkippedMinor")?.reason, "SkippedMinor");
+  assertEquals(rows.get("LatestPatchBeforeMinor")?.verdict, "pass");
+  assertEquals(rows.get("KubernetesSkewChecked")?.verdict, "not-applicable");
+  const k8s = judgePlanChecks("KubernetesUpgrade", new Set());
+  assert(
+    !k8s.some((r) => r.verdict === "not-applicable"),
+    "Kubernetes rows apply to a KubernetesUpgrade",
+  );
 });
