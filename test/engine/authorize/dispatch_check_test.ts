@@ -254,3 +254,15 @@ Deno.test("boundHealthPolicy() gives the bound policy only when its digest match
   const gone = await boundHealthPolicy(f.subject.plan, f.ports.files);
   assertEquals(gone.ok ? "ok" : gone.reason, "HealthPolicyMissing");
 });
+
+Deno.test("dispatch check holds on a catalogue that went stale since approval (CatalogueStale)", async () => {
+  const f = await fixture((t) =>
+    t.replace("expires: 2026-12-20T00:00:00Z", "expires: 2027-01-31T00:00:00Z")
+  );
+  const later = Date.parse("2026-12-25T00:00:00Z"); // the snapshot of 2026-11-20 is 35 days old
+  const r = await checkAtDispatch(f.subject, {
+    ...f.ports,
+    clock: { now: () => later, sleep: () => Promise.resolve() },
+  }, "worker-1");
+  assertEquals([r.verdict, reasons(r)], ["held", ["CatalogueStale"]]);
+});
