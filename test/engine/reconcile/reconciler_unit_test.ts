@@ -241,7 +241,7 @@ Deno.test("reconciler (in process): a merged plan signed for prod-eu whose bound
   const w = await startLoopWorld();
   try {
     const attack = w.planText.replace("cluster: home-ops", "cluster: prod-eu").replace(
-      /(healthPolicy:\n    path: .*\n    sha256: )[0-9a-f]{64}/,
+      /(healthPolicy:\n {4}path: .*\n {4}sha256: )[0-9a-f]{64}/,
       `$1${"ab".repeat(32)}`,
     );
     assert(attack.includes("cluster: prod-eu") && attack.includes("ab".repeat(32)));
