@@ -148,3 +148,21 @@ Deno.test("cairn apply refuses a --health-policy whose digest is not the bound o
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cairn rehearse refuses a plan whose pinned installer digest is not what the registry serves", async () => {
+  // Same reference and platform, another pinned digest: the twin's registry resolves the real one.
+  const text = (await Deno.readTextFile(join(ROOT, "plans/talos-v1.14.2.yaml")))
+    .replace("name: talos-v1.14.2", "name: talos-skip")
+    .replace(/(installer:\n\s+image: [^@\n]+@sha256:)[0-9a-f]{64}/, `$1${"cd".repeat(32)}`);
+  assert(text.includes("cd".repeat(32)));
+  const { dir, plan } = await repoWithPlan(text);
+  try {
+    const r = await cairn(["rehearse", plan, "--journal", `file:${join(dir, "rehearsal.db")}`]);
+    assertEquals(r.code, 1, r.stderr);
+    assert(/worker-1\s+not-committed\s+InstallerDigestMismatch: /.test(r.stdout), r.stdout);
+    assert(r.stdout.includes(`sha256:${"cd".repeat(32)}`), "names the pinned digest");
+    assert(r.stdout.includes("rollout refused"), r.stdout);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
