@@ -21,7 +21,7 @@ import { sha256Hex } from "../domain/plan/digest.ts";
 import type { BoundEvidenceInput, EvidenceChecker, EvidenceReading } from "../ports/reconcile.ts";
 import { evidenceReadingRows, evidenceReasonLines } from "../report/evidence_reading.ts";
 import type { EvidenceRows } from "../report/from_evidence.ts";
-import type { ReasonLine } from "../report/model.ts";
+import type { ReasonNote } from "../domain/reasons.ts";
 
 /** Where the evidence cache lives unless configured: under the repository root or state dir. */
 export const DEFAULT_EVIDENCE_CACHE = ".cache/evidence";
@@ -90,7 +90,7 @@ export function cacheEvidenceChecker(cacheDir: string): EvidenceChecker {
 /** Report rows of a bound manifest, with a reason line for every row that did not pass. */
 export interface EvidenceReport extends EvidenceRows {
   readonly reading: EvidenceReading;
-  readonly reasons: readonly ReasonLine[];
+  readonly reasons: readonly ReasonNote[];
 }
 
 /** Runs the offline check and maps it to report rows (via `evidenceOutcomeRows`). */

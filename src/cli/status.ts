@@ -2,7 +2,7 @@
  * `cairn status`: what is running, waiting and unresolved, and why, read from the journal
  * (the system of record) through its typed read models rather than from a live reconciler.
  */
-import { holdsScope, type OperationState } from "../domain/operation.ts";
+import { holdsScope, isInFlight, type OperationState } from "../domain/operation.ts";
 import type { Journal, OperationRecord } from "../ports/journal.ts";
 import type { OperationHistory, PlanEntry } from "../ports/journal_history.ts";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./command.ts";
@@ -42,7 +42,6 @@ export interface StatusReport {
   readonly waiting: readonly WaitingEntry[];
 }
 
-const RUNNING: readonly OperationState[] = ["committed", "sending", "verifying"];
 const LIVE_PLAN = new Set(["proposed", "approved", "committed"]);
 
 /** Why an unresolved operation is unresolved, from its typed history (never from event JSON). */
@@ -123,7 +122,7 @@ export async function buildStatus(j: Journal): Promise<StatusReport> {
   return {
     epoch: inst.epoch,
     recoveryMode: inst.recoveryMode,
-    running: ops.filter((o) => RUNNING.includes(o.state)).map(entry),
+    running: ops.filter((o) => isInFlight(o.state)).map(entry),
     unresolved,
     waiting: [...plans.values()].filter((p) => LIVE_PLAN.has(p.state))
       .flatMap((p) => waitingFor(p, ops, ctx)),

@@ -34,7 +34,11 @@ export const HOLDING_STATES: readonly OperationState[] = [
   "unresolved",
 ];
 
-/** States a takeover moves to `unresolved` (an `unresolved` operation keeps its state). */
+/**
+ * The in-flight states: the operation is between its commitment and a settled state. A takeover
+ * moves them to `unresolved` (an `unresolved` operation keeps its state); reports and status show
+ * them as running, and a move between them is not a report milestone.
+ */
 export const IN_FLIGHT_STATES: readonly OperationState[] = ["committed", "sending", "verifying"];
 
 /** A state or `null` for "no operation yet". */
@@ -87,6 +91,11 @@ export function canTransition(from: FromState, to: OperationState): boolean {
  */
 export function isTerminal(state: OperationState): boolean {
   return TERMINAL_STATES.includes(state);
+}
+
+/** True for `committed`, `sending` and `verifying` (see {@link IN_FLIGHT_STATES}). */
+export function isInFlight(state: OperationState): boolean {
+  return IN_FLIGHT_STATES.includes(state);
 }
 
 /** True while the operation holds its machine scope and rollout slot. */
@@ -166,6 +175,17 @@ export const PHASES = [
   "uncordon",
   "post-gate",
 ] as const;
+
+/**
+ * How the rollout of a plan ended: every node `completed`; `halted` at a node that did not
+ * complete (its operation says why); `refused` before a commitment because a check re-run at
+ * dispatch found contrary evidence (nothing was sent); or `stopped` between node steps by a stop
+ * signal, to be resumed (never rerun) by the next start.
+ */
+export const ROLLOUT_ENDS = ["completed", "halted", "refused", "stopped"] as const;
+
+/** One way a rollout ended. */
+export type RolloutEnd = (typeof ROLLOUT_ENDS)[number];
 
 /** One phase name. */
 export type Phase = (typeof PHASES)[number];

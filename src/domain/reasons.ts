@@ -1387,10 +1387,25 @@ export const REASONS = [
     meaning:
       "The completion observation was unreadable: the operation stays unresolved, scope held.",
   },
+  {
+    code: "RecoveryClassified",
+    area: "recovery",
+    retry: "never",
+    meaning:
+      "A recovery-admin classified an unresolved, fully accounted operation on a fresh completion observation (completed or failed); the transition's note carries the observation.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */
 export type Reason = (typeof REASONS)[number]["code"];
+
+/** A reason code with its message and, when known, where: how reports, previews and the loop say why. */
+export interface ReasonNote {
+  readonly reason: Reason;
+  readonly message: string;
+  /** `file:line:column`, an object reference, or a node name. */
+  readonly where?: string;
+}
 
 const BY_CODE: ReadonlyMap<string, ReasonInfo> = new Map(REASONS.map((r) => [r.code, r]));
 

@@ -19,6 +19,7 @@ import type {
 } from "../domain/operation.ts";
 import type { IdSource } from "./clock.ts";
 import type { JournalHistory } from "./journal_history.ts";
+import type { Verdict } from "../domain/verdict.ts";
 
 /** Who acted: a controller instance or a human with a role. */
 export interface Actor {
@@ -228,7 +229,7 @@ export interface HealthResultInput {
    * group/version and kind), so reports map it to the safeguard row it evaluates.
    */
   readonly reader?: string;
-  readonly outcome: "pass" | "fail" | "unreadable";
+  readonly outcome: Verdict;
   readonly reason: string;
   readonly objectUid?: string;
   readonly resourceVersion?: string;
@@ -254,7 +255,7 @@ export interface EvidenceCheckInput {
   readonly planDigest: string;
   readonly manifestPath: string;
   readonly manifestSha256: string;
-  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly verdict: Verdict;
   /** Per-tuple and per-assertion verdicts, already free of secret-looking content. */
   readonly detail: Readonly<Record<string, unknown>>;
   readonly actor: Actor;

@@ -6,6 +6,7 @@
  */
 import type { OperationState, Phase, ResponseClass } from "../domain/operation.ts";
 import type { ObservationPurpose, PlanState, StepBinding } from "./journal.ts";
+import type { Verdict } from "../domain/verdict.ts";
 
 /** The plan record as bound in the journal. */
 export interface PlanEntry {
@@ -134,7 +135,7 @@ export interface HealthResultEntry {
    * <Kind>`, …); null in journals written before readers were recorded.
    */
   readonly reader: string | null;
-  readonly outcome: "pass" | "fail" | "unreadable";
+  readonly outcome: Verdict;
   readonly reason: string;
   readonly objectUid: string | null;
   readonly resourceVersion: string | null;
@@ -149,7 +150,7 @@ export interface HealthRoundEntry {
   readonly operationId: string | null;
   readonly startedAtMs: number;
   readonly finishedAtMs: number;
-  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly verdict: Verdict;
   readonly results: readonly HealthResultEntry[];
 }
 
@@ -171,7 +172,7 @@ export interface EvidenceCheckEntry {
   readonly atMs: number;
   readonly manifestPath: string;
   readonly manifestSha256: string;
-  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly verdict: Verdict;
   readonly detail: Readonly<Record<string, unknown>>;
 }
 

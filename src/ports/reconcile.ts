@@ -7,21 +7,15 @@ import type { Problem } from "../domain/errors.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { EvidenceOutcome } from "../domain/evidence/result.ts";
 import type { InstallerRecord } from "../domain/safeguards/judge_installer.ts";
-import type { OperationState } from "../domain/operation.ts";
-import type { Reason } from "../domain/reasons.ts";
+import type { OperationState, RolloutEnd } from "../domain/operation.ts";
+import type { Reason, ReasonNote } from "../domain/reasons.ts";
 import type { Plan } from "../domain/plan/schema.ts";
 import type { ParsedPlan } from "../domain/plan/parse.ts";
 import type { AllowedSigners } from "../domain/trust/allowed_signers.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type { PlanHistory } from "./journal_history.ts";
 import type { BoundFileSource } from "./dispatch.ts";
-
-/** A reason with its message and, when known, where. */
-export interface ReasonNote {
-  readonly reason: string;
-  readonly message: string;
-  readonly where?: string;
-}
+import type { Verdict } from "../domain/verdict.ts";
 
 /** Everything the loop established about one plan file at one commit. */
 export interface PlanFacts {
@@ -87,14 +81,14 @@ export interface EvidenceChecker {
 /** One read-only check of the live preview (node version, drain planning). */
 export interface LiveCheck {
   readonly name: string;
-  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly verdict: Verdict;
   readonly detail: string;
 }
 
 /** A safeguard row the live preview evaluated (`id` is a safeguard table id). */
 export interface LiveSafeguard {
   readonly id: string;
-  readonly verdict: "pass" | "fail" | "unreadable" | "not-applicable";
+  readonly verdict: Verdict | "not-applicable";
   readonly evidence: string;
   readonly reason?: string;
 }
@@ -103,12 +97,12 @@ export interface LiveSafeguard {
 export interface LiveHealthRound {
   readonly startedAt: number;
   readonly endedAt: number;
-  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly verdict: Verdict;
   readonly results: ReadonlyArray<{
     readonly binding: string;
     /** The reader label (`readerLabel`), which maps the result to its safeguard row. */
     readonly reader?: string;
-    readonly verdict: "pass" | "fail" | "unreadable";
+    readonly verdict: Verdict;
     readonly reason?: string;
     readonly evidence: string;
   }>;
@@ -156,7 +150,7 @@ export interface PreviewFacts {
 /** How an execution ended, as far as the loop knows (absent while running). */
 export interface ExecutionEnd {
   /** `refused`: a check re-run at dispatch found contrary evidence; nothing was sent. */
-  readonly state: "completed" | "halted" | "refused" | "stopped";
+  readonly state: RolloutEnd;
   readonly reasons: readonly ReasonNote[];
 }
 

@@ -6,7 +6,7 @@
  */
 import type { EvidenceReading } from "../ports/reconcile.ts";
 import { evidenceOutcomeRows, type EvidenceRows } from "./from_evidence.ts";
-import type { ReasonLine } from "./model.ts";
+import type { Reason, ReasonNote } from "../domain/reasons.ts";
 
 /** Rows of a reading; the placeholder when the check could not run. */
 export function evidenceReadingRows(r: EvidenceReading): EvidenceRows {
@@ -29,7 +29,7 @@ export function evidenceReadingRows(r: EvidenceReading): EvidenceRows {
  * Reason lines for the evidence rows that did not pass, one per reason code naming its rows (a
  * held or refused preview says why without repeating the table).
  */
-export function evidenceReasonLines(r: EvidenceReading): ReasonLine[] {
+export function evidenceReasonLines(r: EvidenceReading): ReasonNote[] {
   if (r.status === "unread") return [{ reason: r.reason, message: r.message, where: r.file }];
   if (r.outcome.status === "refused") {
     return [{
@@ -39,8 +39,8 @@ export function evidenceReasonLines(r: EvidenceReading): ReasonLine[] {
     }];
   }
   const rows = evidenceReadingRows(r);
-  const byReason = new Map<string, string[]>();
-  const add = (reason: string, what: string) =>
+  const byReason = new Map<Reason, string[]>();
+  const add = (reason: Reason, what: string) =>
     byReason.set(reason, [...(byReason.get(reason) ?? []), what]);
   for (const s of rows.sourceChecks) {
     if (s.verdict !== "pass") add(s.reason ?? "EvidenceHashMismatch", `${s.verdict} ${s.path}`);

@@ -12,7 +12,8 @@ import type {
   SourceVerdict,
 } from "../domain/evidence/result.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
-import type { AssertionResult, CheckVerdict, SourceCheck } from "./model.ts";
+import type { AssertionResult, SourceCheck } from "./model.ts";
+import type { Verdict } from "../domain/verdict.ts";
 
 /** The evidence section of a report. */
 export interface EvidenceRows {
@@ -25,7 +26,7 @@ const UNREAD = new Set(["EvidenceFileMissing", "EvidenceFetchFailed"]);
 
 function sourceRow(v: SourceVerdict, provenance?: SourceProvenance): SourceCheck {
   const actual = v.cachedSha256 ?? v.fetchedSha256;
-  const verdict: CheckVerdict = v.verdict === "pass"
+  const verdict: Verdict = v.verdict === "pass"
     ? "pass"
     : UNREAD.has(v.reason ?? "")
     ? "unreadable"
@@ -43,7 +44,7 @@ function sourceRow(v: SourceVerdict, provenance?: SourceProvenance): SourceCheck
 }
 
 function assertionRow(a: AssertionVerdict, unread: ReadonlySet<string>): AssertionResult {
-  const verdict: CheckVerdict = a.verdict === "pass"
+  const verdict: Verdict = a.verdict === "pass"
     ? "pass"
     : unread.has(a.source)
     ? "unreadable"
@@ -52,7 +53,7 @@ function assertionRow(a: AssertionVerdict, unread: ReadonlySet<string>): Asserti
 }
 
 function controlRow(c: ControlVerdict): AssertionResult {
-  const verdict: CheckVerdict = c.verdict === "pass"
+  const verdict: Verdict = c.verdict === "pass"
     ? "pass"
     : c.observed === "not-run"
     ? "unreadable"

@@ -4,7 +4,8 @@
  * report bytes). The rows are judged in the domain (`domain/safeguards/`); this module lays out
  * the timeline and accounting and takes the headline the rows allow.
  */
-import { type Phase, PHASES } from "../domain/operation.ts";
+import type { ExecutionEnd } from "../ports/reconcile.ts";
+import { isInFlight, type Phase, PHASES } from "../domain/operation.ts";
 import { judgeExecution, type PlannedHop } from "../domain/safeguards/judge_execution.ts";
 import { completeRows } from "../domain/safeguards/result.ts";
 import { executionVerdict } from "../domain/safeguards/verdict.ts";
@@ -19,23 +20,16 @@ import type {
   PhaseOutcome,
   PhaseSpan,
   PlanIdentity,
-  ReasonLine,
   RecoveryDecision,
   SafeguardResult,
 } from "./model.ts";
+import { isReason, type ReasonNote } from "../domain/reasons.ts";
 import type { Component } from "./rollback_caveats.ts";
 
 /** A node of the plan, in plan order. */
 export interface PlanNode {
   readonly name: string;
   readonly role: "worker" | "controlplane";
-}
-
-/** What the reconciler knows about how the executor ended (absent while it runs). */
-export interface ExecutorEnd {
-  /** `refused`: a check re-run at dispatch found contrary evidence; nothing was sent. */
-  readonly state: "completed" | "halted" | "refused" | "stopped";
-  readonly reasons: readonly ReasonLine[];
 }
 
 /** Inputs of {@link executionReportFromJournal}. */
@@ -48,7 +42,7 @@ export interface ExecutionReportInput {
   readonly hops: readonly PlannedHop[];
   readonly head: JournalHead;
   readonly generatedAt: number;
-  readonly end?: ExecutorEnd;
+  readonly end?: ExecutionEnd;
   /** Plan-time safeguard rows (from checks); journal-derived rows override them. */
   readonly planSafeguards?: readonly SafeguardResult[];
   readonly components?: readonly Component[];
@@ -181,7 +175,7 @@ function nodeTimeline(
   if (!op) return { node: n.name, role: n.role, state: "pending", phases: [] };
   const moments = [...phaseMoments(op, rounds)]
     .sort((a, b) => a[1].first - b[1].first || PHASES.indexOf(a[0]) - PHASES.indexOf(b[0]));
-  const live = ["committed", "sending", "verifying"].includes(op.state);
+  const live = isInFlight(op.state);
   const spans = moments.map(([phase, t], i): PhaseSpan => {
     const next = moments[i + 1];
     const isLast = next === undefined;
@@ -246,7 +240,7 @@ function recoveries(ops: readonly OperationHistory[]): RecoveryDecision[] {
   ).sort((a, b) => a.at - b.at);
 }
 
-function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutorEnd): ExecutionOutcome {
+function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutionEnd): ExecutionOutcome {
   const states = new Set(nodes.map((n) => n.state));
   if (states.has("unresolved")) return "unresolved";
   if (states.has("failed")) return "failed";
@@ -261,15 +255,18 @@ function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutorEnd): Ex
   return "running";
 }
 
-function outcomeReasons(nodes: readonly NodeTimeline[], end?: ExecutorEnd): ReasonLine[] {
-  const lines: ReasonLine[] = [];
+function outcomeReasons(nodes: readonly NodeTimeline[], end?: ExecutionEnd): ReasonNote[] {
+  const lines: ReasonNote[] = [];
   for (const n of nodes) {
     if (n.state === "unresolved" || n.state === "failed" || n.state === "rejected") {
-      // Executor transition reasons read `<ReasonCode>: <detail>`.
+      // Transition notes read `<ReasonCode>: <detail>`; a word outside the catalogue is not
+      // shown as a reason code (the whole note becomes the message).
       const m = /^([A-Z][A-Za-z0-9]+): ([^]*)$/.exec(n.note ?? "");
+      const code = m?.[1];
+      const known = code !== undefined && isReason(code);
       lines.push({
-        reason: m?.[1] ?? "ExecutionHalted",
-        message: m?.[2] ?? n.note ?? `operation is ${n.state}`,
+        reason: known ? code : "ExecutionHalted",
+        message: (known ? m?.[2] : n.note) ?? `operation is ${n.state}`,
         where: n.node,
       });
     }

@@ -13,20 +13,13 @@ import type {
   RowGaps,
 } from "../domain/safeguards/verdict.ts";
 import type { Component } from "./rollback_caveats.ts";
+import type { Verdict } from "../domain/verdict.ts";
+import type { Reason, ReasonNote } from "../domain/reasons.ts";
 
 /** Outcome of one read-only check. A timed-out or unavailable read is `unreadable`, never `fail`. */
-export type CheckVerdict = "pass" | "fail" | "unreadable";
 
 /** A safeguard row's verdict; `not-applicable` needs evidence saying why. */
 export type SafeguardVerdict = RowVerdict;
-
-/** A reason code with its human message (and where, when known). */
-export interface ReasonLine {
-  readonly reason: string;
-  readonly message: string;
-  /** `file:line:column`, an object reference, or a node name. */
-  readonly where?: string;
-}
 
 /** One signature found beside the plan. */
 export interface SignerEvidence {
@@ -67,8 +60,8 @@ export interface SourceCheck {
   readonly expectedSha256: string;
   /** Absent when the source could not be read. */
   readonly actualSha256?: string;
-  readonly verdict: CheckVerdict;
-  readonly reason?: string;
+  readonly verdict: Verdict;
+  readonly reason?: Reason;
   /** Where the bytes came from (fetched from the upstream, a mirror, a local stand-in, cache). */
   readonly provenance?: SourceProvenance;
 }
@@ -76,14 +69,14 @@ export interface SourceCheck {
 /** A call-path or documentation assertion over the pinned sources. */
 export interface AssertionResult {
   readonly name: string;
-  readonly verdict: CheckVerdict;
+  readonly verdict: Verdict;
   readonly detail: string;
 }
 
 /** One binding's result within a health round. */
 export interface HealthCheckResult {
   readonly binding: string;
-  readonly verdict: CheckVerdict;
+  readonly verdict: Verdict;
   readonly reason?: string;
   /** Observation basis and object identity/version, already free of secrets. */
   readonly evidence: string;
@@ -96,7 +89,7 @@ export interface HealthRound {
   readonly node?: string;
   readonly startedAt: number;
   readonly endedAt: number;
-  readonly verdict: CheckVerdict;
+  readonly verdict: Verdict;
   readonly results: readonly HealthCheckResult[];
 }
 
@@ -167,7 +160,7 @@ interface ReportCommon {
   readonly plan: PlanIdentity;
   /** Epoch ms the reconciler stamps (from its clock); the only "now" a renderer sees. */
   readonly generatedAt: number;
-  readonly reasons: readonly ReasonLine[];
+  readonly reasons: readonly ReasonNote[];
   readonly safeguards: readonly SafeguardResult[];
   readonly sourceChecks: readonly SourceCheck[];
   readonly assertions: readonly AssertionResult[];

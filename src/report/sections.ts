@@ -6,12 +6,12 @@ import type {
   HealthRound,
   JournalHead,
   PlanIdentity,
-  ReasonLine,
   RenderLimits,
   SafeguardResult,
   SafeguardVerdict,
   SourceCheck,
 } from "./model.ts";
+import type { ReasonNote } from "../domain/reasons.ts";
 import type { RowGap, RowGaps } from "../domain/safeguards/verdict.ts";
 import {
   provenanceSummary,
@@ -76,7 +76,7 @@ export function verdictWord(v: SafeguardVerdict | "missing"): string {
 }
 
 /** The reasons behind a verdict, as a list. */
-export function reasonList(reasons: readonly ReasonLine[], lim: RenderLimits): string[] {
+export function reasonList(reasons: readonly ReasonNote[], lim: RenderLimits): string[] {
   const p = pick(reasons, lim.tableRows, () => true);
   return [
     ...p.shown.map((r) => {

@@ -176,7 +176,7 @@ export function executionModel(count = 7): ExecutionReportModel {
     outcome: "unresolved",
     ...executionVerdict("unresolved", safeguards()),
     reasons: [{
-      reason: "AttemptUnaccounted",
+      reason: "RebootResponseLost",
       message: "the reboot request to the last node has no response",
       where: names.at(-1)![0],
     }],
@@ -201,7 +201,7 @@ export function executionModel(count = 7): ExecutionReportModel {
         path: "kubernetes/manifests/inventory.go",
         expectedSha256: "b".repeat(64),
         verdict: "unreadable",
-        reason: "SourceUnreadable",
+        reason: "EvidenceFileMissing",
       },
     ],
     assertions: [{
@@ -220,7 +220,7 @@ export function executionModel(count = 7): ExecutionReportModel {
       decision: "hold scope; observe boot identity",
       actor: "cairn",
       evidence: "boot ID unchanged; version v1.13.9",
-      reason: "AttemptUnaccounted",
+      reason: "RebootResponseLost",
     }],
     journal: { headHash: "c0ffee".repeat(10) + "abcd", eventCount: 412 },
   };

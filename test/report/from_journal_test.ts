@@ -123,3 +123,36 @@ Deno.test("executionReportFromJournal() turns an operation left unresolved into 
   assert(md.includes("UNRESOLVED"));
   assertEquals(checkMarkdown(md), []);
 });
+
+Deno.test("executionReportFromJournal() never shows a word outside the reason catalogue as a reason code", async () => {
+  const { history, head, count } = await recorded();
+  const odd: PlanHistory = {
+    ...history,
+    operations: history.operations.map((o) =>
+      o.machine !== "cp-3" ? o : {
+        ...o,
+        state: "unresolved",
+        transitions: [...o.transitions, {
+          seq: 1e6,
+          atMs: 0,
+          from: "verifying",
+          to: "unresolved",
+          reason: "NotACatalogueCode: written by something else",
+        }],
+      }
+    ),
+  };
+  const m = executionReportFromJournal({
+    history: odd,
+    identity: identity(history.plan.digest),
+    nodes: NODES,
+    hops: HOPS,
+    head: { headHash: head, eventCount: count },
+    generatedAt: Date.UTC(2026, 11, 1, 10),
+  });
+  assertEquals(m.reasons[0], {
+    reason: "ExecutionHalted",
+    message: "NotACatalogueCode: written by something else",
+    where: "cp-3",
+  });
+});

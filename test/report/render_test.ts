@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { renderExecutionReport } from "../../src/report/render_execution.ts";
 import { renderPreviewReport } from "../../src/report/render_preview.ts";
+import type { Reason } from "../../src/domain/reasons.ts";
 import type { ExecutionReportModel, PreviewReportModel } from "../../src/report/model.ts";
 import { SAFEGUARDS } from "../../src/domain/safeguards/table.ts";
 import { executionVerdict } from "../../src/domain/safeguards/verdict.ts";
@@ -93,7 +94,7 @@ function hostileExecution(): ExecutionReportModel {
         keyFingerprint: h(i + 6),
       })),
     },
-    reasons: [{ reason: h(1), message: h(2), where: h(3) }],
+    reasons: [{ reason: h(1) as Reason, message: h(2), where: h(3) }],
     safeguards: m.safeguards.map((s, i) => ({ ...s, evidence: h(i), reason: h(i + 1) })),
     sourceChecks: m.sourceChecks.map((c, i) => ({
       ...c,

@@ -3,7 +3,7 @@
  * of refusals.
  */
 import { sql, type Transaction } from "kysely";
-import { refusalUnsettlesCommitted } from "../../domain/operation.ts";
+import { HOLDING_STATES, refusalUnsettlesCommitted } from "../../domain/operation.ts";
 import type {
   AttemptInput,
   AttemptRecord,
@@ -17,8 +17,6 @@ import { type Ctx, machineEvent } from "./context.ts";
 import { appendEvent } from "./hash_chain.ts";
 import { fail, loadOperation, loadPlan, toAttempt, tokenText, toOperation } from "./rows.ts";
 import type { InstallationTable, JournalDB, OperationTable, PlanTable } from "./schema.ts";
-
-const HOLDING = ["committed", "sending", "verifying", "unresolved"] as const;
 
 /** Comparisons 0–6, then the `committed` operation at generation 1 in the current epoch. */
 export async function commitTx(
@@ -38,10 +36,12 @@ export async function commitTx(
   const auth = await checkAuthority(tx, { plan, stepKey: input.step, evidenceId, nowMs, inst });
   if ("refused" in auth) return auth.refused;
   const scope = await tx.selectFrom("operations").select("id")
-    .where("machine", "=", auth.step.machine).where("state", "in", HOLDING).executeTakeFirst();
+    .where("machine", "=", auth.step.machine).where("state", "in", [...HOLDING_STATES])
+    .executeTakeFirst();
   if (scope) return refuse("scope-held", `operation ${scope.id} holds ${auth.step.machine}`);
   const slot = await tx.selectFrom("operations").select("id")
-    .where("cluster", "=", auth.plan.cluster).where("state", "in", HOLDING).executeTakeFirst();
+    .where("cluster", "=", auth.plan.cluster).where("state", "in", [...HOLDING_STATES])
+    .executeTakeFirst();
   if (slot) return refuse("slot-held", `operation ${slot.id} holds the rollout slot`);
   await ctx.point("commit:checked");
   const row = {

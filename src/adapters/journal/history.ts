@@ -27,6 +27,7 @@ import type {
   TransitionEntry,
 } from "../../ports/journal_history.ts";
 import type { EventTable, JournalDB, ObservationTable, PlanTable } from "./schema.ts";
+import { isVerdict, type Verdict } from "../../domain/verdict.ts";
 
 /** Reads the history of plan `digest`; undefined when the journal never recorded it. */
 export function readPlanHistory(
@@ -333,6 +334,7 @@ function str(v: unknown): string {
   return typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
 }
 
-function verdict(v: string): "pass" | "fail" | "unreadable" {
-  return v === "pass" || v === "fail" ? v : "unreadable";
+/** A stored verdict; anything else reads as unreadable (never as a pass). */
+function verdict(v: string): Verdict {
+  return isVerdict(v) ? v : "unreadable";
 }

@@ -1,6 +1,6 @@
 /** Takeover, no-attempt cancellation and recovery mode: the acts that move ownership or epochs. */
 import { sql } from "kysely";
-import type { CancelGround } from "../../domain/operation.ts";
+import { type CancelGround, HOLDING_STATES } from "../../domain/operation.ts";
 import type { Actor, OperationRecord, TakeoverInput } from "../../ports/journal.ts";
 import { type Ctx, machineEvent, move } from "./context.ts";
 import { appendEvent } from "./hash_chain.ts";
@@ -115,7 +115,7 @@ export async function enterRecoveryTx(
     .execute();
   const next: Ctx = { ...ctx, inst: { ...ctx.inst, epoch, recovery_mode: 1 } };
   const live = await ctx.tx.selectFrom("operations").selectAll()
-    .where("state", "in", ["committed", "sending", "verifying", "unresolved"]).execute();
+    .where("state", "in", [...HOLDING_STATES]).execute();
   for (const op of live) {
     const r = await takeoverTx(next, {
       operationId: op.id,
@@ -151,7 +151,7 @@ export async function releaseScopeTx(
   if (a.actor.role !== "recovery-admin") fail("RoleNotPermitted", "recovery-admin only");
   if (!ctx.inst.recovery_mode) fail("TransitionIllegal", "the journal is not in recovery mode");
   const held = await ctx.tx.selectFrom("operations").select("id").where("machine", "=", a.machine)
-    .where("state", "in", ["committed", "sending", "verifying", "unresolved"]).executeTakeFirst();
+    .where("state", "in", [...HOLDING_STATES]).executeTakeFirst();
   if (held) fail("TransitionIllegal", `operation ${held.id} still holds ${a.machine}`);
   await ctx.tx.insertInto("recovery_scopes")
     .values({ machine: a.machine, epoch: ctx.inst.epoch, state: "released", at_ms: a.nowMs })

@@ -1,7 +1,8 @@
 import type { Reason } from "../reasons.ts";
+import type { Verdict } from "../verdict.ts";
 
-/** The three outcomes a reader may report. `unreadable` is never a pass and never a failure. */
-export type Verdict = "pass" | "fail" | "unreadable";
+/** The three outcomes a reader may report (declared once, in `domain/verdict.ts`). */
+export type { Verdict };
 
 /** A Kubernetes object as the API returns it (unstructured JSON), structurally typed. */
 export type KubeObjectLike = Readonly<Record<string, unknown>> & {

@@ -8,12 +8,13 @@ import { type InstallerRecord, judgeInstallers } from "./judge_installer.ts";
 import { HEALTH_ROWS, READERLESS_ROWS, rowOfReader } from "./reader_rows.ts";
 import { type Judged, type RowResult, rowResult } from "./result.ts";
 import { type SafeguardId, SAFEGUARDS } from "./table.ts";
+import type { Verdict } from "../verdict.ts";
 
 /** One result of the preview's health round. */
 export interface PreviewResult {
   readonly binding: string;
   readonly reader: string | null;
-  readonly outcome: "pass" | "fail" | "unreadable";
+  readonly outcome: Verdict;
 }
 
 /** What the preview saw. */
@@ -21,7 +22,7 @@ export interface PreviewRecord {
   /** Whether the preview reached the cluster at all. */
   readonly connected: boolean;
   readonly rounds: ReadonlyArray<{
-    readonly verdict: "pass" | "fail" | "unreadable";
+    readonly verdict: Verdict;
     readonly results: readonly PreviewResult[];
   }>;
   /** Rows the live checks judged directly (identity, drain planning, the round's verdict). */

@@ -1,3 +1,4 @@
+import type { Verdict } from "../verdict.ts";
 /**
  * The recorded facts the execution rows are judged from, as the judgement needs them. The
  * journal's read model (`ports/journal_history.ts`) satisfies these shapes; the domain declares
@@ -57,7 +58,7 @@ export interface RecordedOperation {
 export interface RecordedResult {
   readonly binding: string;
   readonly reader: string | null;
-  readonly outcome: "pass" | "fail" | "unreadable";
+  readonly outcome: Verdict;
   readonly observedAtMs: number;
 }
 
@@ -67,7 +68,7 @@ export interface RecordedRound {
   readonly operationId: string | null;
   readonly startedAtMs: number;
   readonly finishedAtMs: number;
-  readonly verdict: "pass" | "fail" | "unreadable";
+  readonly verdict: Verdict;
   readonly results: readonly RecordedResult[];
 }
 

@@ -5,9 +5,10 @@
  * `not-applicable` carries the evidence that the safeguard cannot apply to this plan.
  */
 import { type SafeguardId, SAFEGUARDS } from "./table.ts";
+import type { Verdict } from "../verdict.ts";
 
 /** A safeguard row's verdict. */
-export type RowVerdict = "pass" | "fail" | "unreadable" | "not-evaluated" | "not-applicable";
+export type RowVerdict = Verdict | "not-evaluated" | "not-applicable";
 
 /** Every row verdict, in the order reports count them. */
 export const ROW_VERDICTS: readonly RowVerdict[] = [

@@ -9,6 +9,7 @@ import { parseHealthPolicy } from "../../domain/health/policy_parse.ts";
 import { type BoundFileLoad, checkBoundFiles } from "../../domain/plan/bound_files.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import type { Plan } from "../../domain/plan/schema.ts";
+import type { Reason } from "../../domain/reasons.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
 
 /** Reads one bound file and hashes it, in the shape `checkBoundFiles` takes. */
@@ -25,7 +26,7 @@ export async function loadBoundFile(files: BoundFileSource, path: string): Promi
 /** The plan's bound health policy, or why it cannot be used (with the plan check's reason). */
 export type BoundPolicy =
   | { readonly ok: true; readonly policy: HealthPolicy; readonly sha256: string }
-  | { readonly ok: false; readonly reason: string; readonly message: string };
+  | { readonly ok: false; readonly reason: Reason; readonly message: string };
 
 /** Resolves the policy the plan binds; never another file. */
 export async function boundHealthPolicy(plan: Plan, files: BoundFileSource): Promise<BoundPolicy> {

@@ -24,9 +24,11 @@ import type {
   ClusterIdentitySource,
   InstallerResolver,
 } from "../../ports/dispatch.ts";
-import type { ReasonNote, TrustRoot } from "../../ports/reconcile.ts";
+import type { TrustRoot } from "../../ports/reconcile.ts";
+import type { ReasonNote } from "../../domain/reasons.ts";
 import { loadBoundFile } from "./bound_policy.ts";
 import { type InstallerCheck, resolveInstallers } from "./installer_check.ts";
+import type { Verdict } from "../../domain/verdict.ts";
 
 /** The plan as it was bound: exact bytes, signatures and the approval policy it was held to. */
 export interface DispatchSubject {
@@ -51,9 +53,9 @@ export interface DispatchPorts {
 /** One check as the journal records it. */
 export interface DispatchCheckItem {
   readonly check: "plan" | "trust-root" | "cluster-identity" | "installer";
-  readonly verdict: "pass" | "fail" | "unreadable" | "not-evaluated";
+  readonly verdict: Verdict | "not-evaluated";
   readonly detail: string;
-  readonly reason?: string;
+  readonly reason?: Reason;
 }
 
 /** What the check established. `held` when something could not be read, never a pass. */

@@ -6,6 +6,7 @@
  * result, pass or not, is recorded on the journal's hash-chained timeline.
  */
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
+import type { Reason } from "../../domain/reasons.ts";
 import type { Journal } from "../../ports/journal.ts";
 import {
   checkAtDispatch,
@@ -24,7 +25,7 @@ export interface DispatchAuthority {
 
 /** Why a check did not pass, as one node outcome's reason and detail. */
 export interface DispatchStop {
-  readonly reason: string;
+  readonly reason: Reason;
   readonly detail: string;
   /** `refused`: contrary evidence; `held`: evidence could not be read. */
   readonly verdict: "refused" | "held";

@@ -1,4 +1,5 @@
 import type { Verdict } from "../../domain/health/types.ts";
+import type { Reason } from "../../domain/reasons.ts";
 
 /**
  * Why a node step stopped short of completion, and how the operation must be classified.
@@ -9,7 +10,7 @@ import type { Verdict } from "../../domain/health/types.ts";
  */
 export interface Halt {
   readonly classify: "unresolved" | "failed" | "stopped";
-  readonly reason: string;
+  readonly reason: Reason;
   readonly detail: string;
   /**
    * The bound health verdict the halt rests on, when a health round decided it; the completion
@@ -18,11 +19,11 @@ export interface Halt {
   readonly health?: Verdict;
 }
 
-export function unresolved(reason: string, detail: string): Halt {
+export function unresolved(reason: Reason, detail: string): Halt {
   return { classify: "unresolved", reason, detail };
 }
 
-export function failed(reason: string, detail: string): Halt {
+export function failed(reason: Reason, detail: string): Halt {
   return { classify: "failed", reason, detail };
 }
 

@@ -1,5 +1,6 @@
 import type { Phase, ResponseClass } from "../../domain/operation.ts";
 import type { PhaseDeadline } from "../../domain/plan/schema.ts";
+import type { Reason } from "../../domain/reasons.ts";
 import type { Refused } from "../../ports/journal.ts";
 import type { TalosFailure, TalosMutation } from "../../ports/talos.ts";
 import { requestDigest } from "./digests.ts";
@@ -18,7 +19,7 @@ export type MutationResult<T> =
   | {
     readonly kind: "refused";
     /** `AttemptRefused` (the journal's attempt transaction) or a `MachineIdentity…` reason. */
-    readonly reason: string;
+    readonly reason: Reason;
     readonly detail: string;
     /** The journal's refusal, when it was the journal that refused. */
     readonly refusal?: Refused;

@@ -1,5 +1,6 @@
 import { CairnError } from "../../domain/errors.ts";
-import type { OperationState } from "../../domain/operation.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import { isInFlight, type OperationState } from "../../domain/operation.ts";
 import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
@@ -19,7 +20,7 @@ export interface NodeOutcome {
   readonly node: string;
   readonly operationId: string | undefined;
   readonly state: OperationState | "not-committed" | "stopped";
-  readonly reason: string;
+  readonly reason: Reason;
   readonly detail: string;
   /** Set when the dispatch check refused (contrary evidence) rather than held. */
   readonly refused?: boolean;
@@ -227,7 +228,7 @@ async function readBootId(s: StepState): Promise<PhaseResult<string>> {
 }
 
 function verdictHalt(
-  what: string,
+  what: "Verification",
   r: { verdict: string; reason: string; message: string },
 ): PhaseResult<never> {
   const h: Halt = r.verdict === "fail"
@@ -279,7 +280,7 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
 async function settle(
   s: StepState,
   to: "completed" | "failed",
-  reason: string,
+  reason: Reason,
   detail: string,
   observationId: string,
 ): Promise<NodeOutcome> {
@@ -321,7 +322,7 @@ async function finish(s: StepState, h: Halt, hop: TalosHop): Promise<NodeOutcome
     }
   }
   const now = await s.deps.journal.getOperation(s.operationId);
-  if (now && (now.state === "committed" || now.state === "sending" || now.state === "verifying")) {
+  if (now && isInFlight(now.state)) {
     await transition(s, "unresolved", h.reason, h.detail);
   }
   s.deps.log.warn("operation unresolved", {
@@ -335,7 +336,7 @@ async function finish(s: StepState, h: Halt, hop: TalosHop): Promise<NodeOutcome
 async function transition(
   s: StepState,
   to: "verifying" | "completed" | "failed" | "unresolved",
-  reason: string,
+  reason: Reason,
   detail: string,
   observationId?: string,
 ): Promise<void> {
@@ -357,12 +358,12 @@ async function transition(
 function outcome(
   s: StepState,
   state: NodeOutcome["state"],
-  reason: string,
+  reason: Reason,
   detail: string,
 ): NodeOutcome {
   return { node: s.node, operationId: s.operationId, state, reason, detail };
 }
 
-function notCommitted(node: string, reason: string, detail: string): NodeOutcome {
+function notCommitted(node: string, reason: Reason, detail: string): NodeOutcome {
   return { node, operationId: undefined, state: "not-committed", reason, detail };
 }

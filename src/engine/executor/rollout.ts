@@ -1,4 +1,4 @@
-import { isTerminal } from "../../domain/operation.ts";
+import { isTerminal, type RolloutEnd } from "../../domain/operation.ts";
 import type { BoundPlan, ExecutorDeps } from "./deps.ts";
 import { controllerActor } from "./observe.ts";
 import { stepKey } from "./digests.ts";
@@ -7,7 +7,7 @@ import { type NodeOutcome, runNodeStep } from "./node_step.ts";
 /** How a rollout ended: every node completed, or the first node that did not. */
 export interface RolloutOutcome {
   /** `refused`: a dispatch check found contrary evidence before a commitment; nothing was sent. */
-  readonly state: "completed" | "halted" | "refused" | "stopped";
+  readonly state: RolloutEnd;
   readonly nodes: readonly NodeOutcome[];
 }
 

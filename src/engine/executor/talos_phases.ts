@@ -1,4 +1,5 @@
 import type { TalosHop } from "../../domain/plan/schema.ts";
+import type { Reason } from "../../domain/reasons.ts";
 import type { ContainerdInstance } from "../../ports/talos.ts";
 import type { StepState } from "./deps.ts";
 import { failed, halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
@@ -11,17 +12,20 @@ function deadlines(s: StepState) {
   return s.bound.plan.spec.phases.deadlines;
 }
 
+/** The reasons of a Talos phase whose response was not an acceptance: lost, or refused. */
+const NOT_ACCEPTED = {
+  pull: { lost: "PullResponseLost", refused: "PullRefused" },
+  install: { lost: "InstallResponseLost", refused: "InstallRefused" },
+  reboot: { lost: "RebootResponseLost", refused: "RebootRefused" },
+} as const satisfies Record<string, { lost: Reason; refused: Reason }>;
+
 /** Turns a non-accepted response into the halt its class demands. */
-function haltFor(phase: string, sent: Sent<unknown>): PhaseResult<never> {
+function haltFor(phase: keyof typeof NOT_ACCEPTED, sent: Sent<unknown>): PhaseResult<never> {
   const lost = sent.responseClass === "lost" || sent.responseClass === "transport-failure";
   return halt(unresolved(
-    lost ? `${capital(phase)}ResponseLost` : `${capital(phase)}Refused`,
+    NOT_ACCEPTED[phase][lost ? "lost" : "refused"],
     `${phase}: ${sent.responseClass}: ${sent.detail}`,
   ));
-}
-
-function capital(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 /** Pulls the installer by digest into the system containerd store. */

@@ -33,8 +33,8 @@ import type {
   LiveHealthRound,
   LivePreviewer,
   LiveSafeguard,
-  ReasonNote,
 } from "../../ports/reconcile.ts";
+import type { ReasonNote } from "../../domain/reasons.ts";
 import type { Talos } from "../../ports/talos.ts";
 
 /** The read side of a cluster connection. */
@@ -229,9 +229,11 @@ async function installers(
 /** The health round under the bound policy, or why there was none (never skipped silently). */
 async function boundRound(plan: TalosUpgradePlan, d: LivePreviewDeps, f: Findings) {
   const bound = plan.spec.healthPolicy;
-  const p = d.files
-    ? await boundHealthPolicy(plan, d.files)
-    : { ok: false as const, reason: "HealthPolicyMissing", message: "no repository was given" };
+  const p = d.files ? await boundHealthPolicy(plan, d.files) : {
+    ok: false as const,
+    reason: "HealthPolicyMissing" as const,
+    message: "no repository was given",
+  };
   if (p.ok) return await healthRound(plan, d, p.policy, f);
   const evidence = `no health round: the bound policy ${bound.path} (sha256 ${bound.sha256}) ` +
     `could not be used from ${d.files?.describe() ?? "(no repository)"}: ${p.message}`;

@@ -12,7 +12,8 @@ import type { Plan } from "../../domain/plan/schema.ts";
 import type { AllowedSigners } from "../../domain/trust/allowed_signers.ts";
 import { evaluatePolicy, type PolicyVerdict } from "../../domain/trust/policy.ts";
 import type { PlanFile, PlanSource } from "../../ports/plan_source.ts";
-import type { PlanFacts, ReasonNote } from "../../ports/reconcile.ts";
+import type { PlanFacts } from "../../ports/reconcile.ts";
+import type { ReasonNote } from "../../domain/reasons.ts";
 
 /** What assessing needs. */
 export interface AssessContext {

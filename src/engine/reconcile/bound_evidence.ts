@@ -6,7 +6,9 @@
  */
 import type { Plan } from "../../domain/plan/schema.ts";
 import type { PlanSource } from "../../ports/plan_source.ts";
-import type { EvidenceChecker, EvidenceReading, ReasonNote } from "../../ports/reconcile.ts";
+import type { EvidenceChecker, EvidenceReading } from "../../ports/reconcile.ts";
+import type { ReasonNote } from "../../domain/reasons.ts";
+import type { Verdict } from "../../domain/verdict.ts";
 
 /** The plan's `spec.evidence`, when its kind binds one. */
 export function boundManifest(
@@ -52,7 +54,7 @@ export function evidenceJournalEntry(
 ): {
   manifestPath: string;
   manifestSha256: string;
-  verdict: "pass" | "fail" | "unreadable";
+  verdict: Verdict;
   detail: Record<string, unknown>;
 } {
   const base = { manifestPath: bound.path, manifestSha256: bound.sha256 };

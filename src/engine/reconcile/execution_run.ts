@@ -3,12 +3,12 @@
  * commits `reports/<plan>/execution.md` at milestones only — a node's operation changing state
  * (a node done, a node unresolved) or the outcome changing — never every health round.
  */
+import { isInFlight } from "../../domain/operation.ts";
+import { isReason } from "../../domain/reasons.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { ExecutionEnd, ExecutionFacts, PlanFacts } from "../../ports/reconcile.ts";
 import type { ReportDocument } from "../../ports/report_sink.ts";
 import type { ExecutionRecord, ReconcilerDeps } from "./reconciler.ts";
-
-const IN_FLIGHT: ReadonlySet<string> = new Set(["committed", "sending", "verifying"]);
 
 type Publish = (docs: readonly ReportDocument[], message: string) => Promise<void>;
 
@@ -46,7 +46,7 @@ export class ExecutionRun {
       end = {
         state: "halted",
         reasons: [{
-          reason: typeof reason === "string" ? reason : "ExecutorError",
+          reason: typeof reason === "string" && isReason(reason) ? reason : "ExecutorError",
           message: e instanceof Error ? e.message : String(e),
         }],
       };
@@ -76,7 +76,7 @@ export class ExecutionRun {
     const outcome = this.#d.renderer.outcome(f);
     // In-flight moves (committed → sending → verifying) are not milestones; settled states are.
     const ops = (await this.#d.journal.listOperations())
-      .filter((o) => o.planDigest === this.#facts.digest && !IN_FLIGHT.has(o.state))
+      .filter((o) => o.planDigest === this.#facts.digest && !isInFlight(o.state))
       .map((o) => `${o.machine}=${o.state}`).sort().join(",");
     const signature = `${outcome}|${ops}|${end ? end.state : "live"}`;
     if (signature === this.#lastMilestone) return outcome;

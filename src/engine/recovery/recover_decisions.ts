@@ -31,6 +31,9 @@ import {
   takeOverFor,
 } from "./recover_actions.ts";
 
+/** The reason a recovery classification's transition note starts with. */
+const CLASSIFIED: Reason = "RecoveryClassified";
+
 /** What a recorded decision did. */
 export interface DecisionResult {
   readonly decision: "account" | "uncordon" | "classify";
@@ -208,7 +211,7 @@ export async function classifyOperation(
     token,
     to,
     observationId: obs.id,
-    reason: `RecoveryClassified: ${message}`.slice(0, 1000),
+    reason: `${CLASSIFIED}: ${message}`.slice(0, 1000),
     nowMs: c.clock.now(),
   });
   return {
