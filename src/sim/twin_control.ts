@@ -51,6 +51,8 @@ export interface TalosStatsSnapshot {
   readonly byNode: Readonly<Record<string, Readonly<Record<string, number>>>>;
   /** Mutating calls by the `node` target as sent. */
   readonly mutatingByTarget: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** Every call by the `node` target as sent. */
+  readonly targets: Readonly<Record<string, number>>;
 }
 
 export class TwinControl {

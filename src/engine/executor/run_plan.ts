@@ -202,7 +202,12 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     return stoppedBeforeStart(o.bound.plan, pre.stop);
   }
   const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
-  const evidence = new ClusterEvidence(o.cluster.kube, o.cluster.talos, o.clock);
+  const evidence = new ClusterEvidence(
+    o.cluster.kube,
+    o.cluster.talos,
+    o.clock,
+    new Map(o.bound.plan.spec.nodes.map((n) => [n.name, n.address])),
+  );
   const health = journalHealthGate({
     clock: o.clock,
     ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),

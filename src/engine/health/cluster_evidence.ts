@@ -18,9 +18,16 @@ export class ClusterEvidence implements HealthEvidence {
     kube: ListWatch,
     talos: Pick<Talos, "version" | "serviceList" | "etcdMembers" | "etcdStatus"> | undefined,
     private readonly clock: Clock,
+    /**
+     * Declared addresses by node name (the plan's inventory): where Talos reads for those nodes
+     * go. Other nodes are read at the InternalIP their Node object reports, else by name.
+     */
+    private readonly addresses: ReadonlyMap<string, string> = new Map(),
   ) {
     this.kube = new KubeEvidence(kube, clock);
-    this.talos = talos ? new TalosEvidence(talos, clock, (b) => this.#nodesFor(b)) : undefined;
+    this.talos = talos
+      ? new TalosEvidence(talos, clock, (b) => this.#nodesFor(b), (n) => this.#targetOf(n))
+      : undefined;
   }
 
   async prepare(b: Binding, deadlineMs: number, signal: AbortSignal): Promise<void> {
@@ -39,6 +46,16 @@ export class ClusterEvidence implements HealthEvidence {
 
   stop(): void {
     this.kube.stop();
+  }
+
+  #targetOf(name: string): string {
+    const declared = this.addresses.get(name);
+    if (declared !== undefined) return declared;
+    const node = (this.kube.view().resource("v1/Node")?.items ?? [])
+      .find((n) => n.metadata?.name === name);
+    const addresses = (node?.status as { addresses?: Array<{ type?: string; address?: string }> })
+      ?.addresses ?? [];
+    return addresses.find((a) => a.type === "InternalIP" && a.address)?.address ?? name;
   }
 
   #nodesFor(b: Binding): string[] {

@@ -18,6 +18,8 @@ export class TalosEvidence {
     private readonly clock: Clock,
     /** Node names for bindings without explicit names (the Kubernetes cache resolves them). */
     private readonly nodesFor: (b: Binding) => readonly string[],
+    /** The Talos `node` target of a node name (its address); default the name itself. */
+    private readonly targetOf: (node: string) => string = (n) => n,
   ) {}
 
   async prepare(b: Binding, deadlineMs: number, signal: AbortSignal): Promise<void> {
@@ -34,14 +36,15 @@ export class TalosEvidence {
 
   async #readNode(b: Binding, node: string, deadlineMs: number, signal: AbortSignal) {
     const opts = { timeoutMs: Math.max(0, deadlineMs - this.clock.now()), signal };
+    const target = this.targetOf(node);
     const prev = this.#obs.get(node);
     try {
       const next: TalosNodeObservation = { node, observedAtMs: this.clock.now() };
       let o = { ...(prev?.error ? {} : prev), ...next } as TalosNodeObservation;
       if (b.reader === "node-versions") {
-        o = { ...o, version: (await this.talos.version(node, opts)).tag };
+        o = { ...o, version: (await this.talos.version(target, opts)).tag };
       } else if (b.reader === "talos-services") {
-        const list = await this.talos.serviceList(node, opts);
+        const list = await this.talos.serviceList(target, opts);
         o = {
           ...o,
           services: list.map((s) => ({
@@ -52,8 +55,8 @@ export class TalosEvidence {
         };
       } else {
         const [members, status] = await Promise.all([
-          this.talos.etcdMembers(node, opts),
-          this.talos.etcdStatus(node, opts),
+          this.talos.etcdMembers(target, opts),
+          this.talos.etcdStatus(target, opts),
         ]);
         o = {
           ...o,

@@ -336,7 +336,12 @@ async function healthRound(
   f: Findings,
 ) {
   const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
-  const evidence = new ClusterEvidence(d.cluster.kube, d.cluster.talos, d.clock);
+  const evidence = new ClusterEvidence(
+    d.cluster.kube,
+    d.cluster.talos,
+    d.clock,
+    new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
+  );
   let out: RoundOutcome;
   try {
     out = await collectRound({ clock: d.clock, evidence }, policy, { intervalMs: 30_000 });

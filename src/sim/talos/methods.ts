@@ -62,6 +62,8 @@ export class TalosStats {
   byNode: Record<string, Record<string, number>> = {};
   /** Mutating calls by the `node` target as sent (an address, a hostname, or `(endpoint)`). */
   mutatingByTarget: Record<string, Record<string, number>> = {};
+  /** Every call by the `node` target as sent. */
+  targets: Record<string, number> = {};
   denied = 0;
   totalCalls = 0;
   totalMutating = 0;
@@ -81,6 +83,7 @@ export class TalosStats {
     const short = method.replace(/^\/machine\./, "");
     this.totalCalls++;
     this.calls[short] = (this.calls[short] ?? 0) + 1;
+    this.targets[target] = (this.targets[target] ?? 0) + 1;
     const perNode = (this.byNode[node] ??= {});
     perNode[short] = (perNode[short] ?? 0) + 1;
     if (mutating) {
@@ -103,6 +106,7 @@ export class TalosStats {
     this.mutating = {};
     this.byNode = {};
     this.mutatingByTarget = {};
+    this.targets = {};
     this.denied = 0;
     this.totalCalls = 0;
     this.totalMutating = 0;
@@ -119,6 +123,7 @@ export class TalosStats {
       mutating: this.mutating,
       byNode: this.byNode,
       mutatingByTarget: this.mutatingByTarget,
+      targets: this.targets,
     };
   }
 }

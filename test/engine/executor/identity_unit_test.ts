@@ -125,6 +125,9 @@ Deno.test("in process: a normal step sends every Talos mutation to the plan's ad
       "10.5.0.6",
       "10.5.0.7",
     ]);
+    // Reads too (gate and verification health rounds, identity, boot): addresses, never names.
+    const names = Object.keys(w.twin.talos.stats.targets).filter((t) => !/^10\.5\.0\.\d+$/.test(t));
+    assertEquals(names, []);
   } finally {
     await close();
   }
