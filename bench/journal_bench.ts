@@ -4,6 +4,10 @@
  * single-row INSERT+COMMIT transactions on the same kind of file through the same client stack,
  * measured in the same run. Goal: ratio ≥ 0.5 (fencing costs at most half of durability).
  *
+ * A fenced attempt is two round trips (issue 18): one SELECT reading every comparison's inputs
+ * and the timeline head, then one write batch (BEGIN IMMEDIATE … COMMIT) whose UPDATE compares
+ * owner, generation, epoch and state (src/adapters/journal/attempt.ts).
+ *
  * Usage: deno run -A bench/journal_bench.ts [N]
  */
 import { createClient } from "@libsql/client";
@@ -141,7 +145,7 @@ try {
   const fence = N / (tf / 1000);
   console.log(`journal bench (N=${N}, file journal on the working directory's disk, WAL + FULL)`);
   console.log(`  bare INSERT+COMMIT:          ${base.toFixed(0)} tx/s`);
-  console.log(`  fenced attempt transaction:  ${fence.toFixed(0)} tx/s`);
+  console.log(`  fenced attempt transaction:  ${fence.toFixed(0)} tx/s (1 read + 1 write batch)`);
   console.log(`  ratio fenced/bare:           ${(fence / base).toFixed(2)} (goal ≥ 0.5)`);
 } finally {
   await Deno.remove(dir, { recursive: true });

@@ -130,10 +130,24 @@ export async function checkAuthority(
 ): Promise<{ refused: Refused } | { step: StepBinding; plan: PlanTable }> {
   const r1 = checkApproval(a.plan, a.inst, a.nowMs);
   if (r1 || !a.plan) return { refused: r1 ?? refuse("plan-unknown", "no plan") };
+  const row = a.preloaded ?? await readAuthority(tx, a.plan, a.evidenceId, a.inst.epoch);
+  return judgeAuthority({ ...a, row });
+}
+
+/** Comparisons 1, 2, 3 and 6 on an authority row already read (no I/O). */
+export function judgeAuthority(a: {
+  plan: PlanTable | undefined;
+  stepKey: string;
+  inst: InstallationTable;
+  nowMs: number;
+  row: AuthorityRow;
+}): { refused: Refused } | { step: StepBinding; plan: PlanTable } {
+  const r1 = checkApproval(a.plan, a.inst, a.nowMs);
+  if (r1 || !a.plan) return { refused: r1 ?? refuse("plan-unknown", "no plan") };
   const plan = a.plan;
   const step = (JSON.parse(plan.steps_json) as StepBinding[]).find((s) => s.step === a.stepKey);
   if (!step) return { refused: refuse("binding-changed", `plan has no step ${a.stepKey}`) };
-  const row = a.preloaded ?? await readAuthority(tx, plan, a.evidenceId, a.inst.epoch);
+  const row = a.row;
   if (row.bound_digest !== plan.digest) {
     const bound = row.bound_digest ?? "none";
     return { refused: refuse("binding-changed", `plan name ${plan.name} is bound to ${bound}`) };

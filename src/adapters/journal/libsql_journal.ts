@@ -3,6 +3,7 @@
  * (`BEGIN IMMEDIATE`), serialised within this process; refusals are recorded afterwards in a
  * transaction of their own so that the refused transaction leaves nothing behind.
  */
+import type { Client } from "@libsql/client";
 import type { Kysely, Transaction } from "kysely";
 import type { CancelGround } from "../../domain/operation.ts";
 import type { IdSource } from "../../ports/clock.ts";
@@ -15,6 +16,7 @@ import type {
 import type {
   Actor,
   AttemptInput,
+  AttemptRecord,
   ChainCheck,
   CommitInput,
   DispatchCheckInput,
@@ -32,12 +34,14 @@ import type {
   PlanRecord,
   PlanRecordInput,
   RecoveryDecisionInput,
+  Refused,
   ResponseInput,
   TakeoverInput,
   TransitionInput,
 } from "../../ports/journal.ts";
 import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./accounting.ts";
-import { attemptTx, commitTx, loadForAttempt, recordRefusalTx } from "./commitment.ts";
+import { attemptBatched, attemptTx, loadForAttempt } from "./attempt.ts";
+import { commitTx, recordRefusalTx } from "./commitment.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
 import {
@@ -48,7 +52,7 @@ import {
   readPlans,
 } from "./history.ts";
 import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
-import { connect, journalUrl, prepare, serialise } from "./open.ts";
+import { connect, connectWithClient, journalUrl, prepare, serialise } from "./open.ts";
 import {
   cancelTx,
   enterRecoveryTx,
@@ -78,7 +82,7 @@ export { cryptoIdSource } from "./ids.ts";
  */
 export async function openJournal(opts: OpenJournalOptions): Promise<Journal> {
   const url = journalUrl(opts.url);
-  const db = await connect(url);
+  const { db, client } = await connectWithClient(url);
   try {
     await prepare(db, { url, migrate: opts.migrate ?? true, ids: opts.ids, nowMs: opts.nowMs });
   } catch (e) {
@@ -87,22 +91,29 @@ export async function openJournal(opts: OpenJournalOptions): Promise<Journal> {
   }
   // `:memory:` databases are private to their client; file journals share one queue per file.
   const key = url === ":memory:" ? `memory:${++memoryCount}` : url;
-  return new LibsqlJournal(db, { key, ids: opts.ids, point: opts.writePoint });
+  return new LibsqlJournal(db, client, { key, ids: opts.ids, point: opts.writePoint });
 }
 
 let memoryCount = 0;
 
+/** Batched attempts tried before an interactive transaction (only another process's writes race). */
+const ATTEMPT_BATCH_TRIES = 3;
+
 class LibsqlJournal implements Journal {
   readonly #db: Kysely<JournalDB>;
+  /** The same connection as `#db`, for single-call write batches. */
+  readonly #client: Client;
   readonly #ids: IdSource;
   readonly #point: (name: string) => Promise<void>;
   readonly #key: string;
 
   constructor(
     db: Kysely<JournalDB>,
+    client: Client,
     a: { key: string; ids: IdSource; point: ((name: string) => Promise<void>) | undefined },
   ) {
     this.#db = db;
+    this.#client = client;
     this.#key = a.key;
     const { ids, point } = a;
     this.#ids = ids;
@@ -329,10 +340,7 @@ class LibsqlJournal implements Journal {
   }
 
   async beginAttempt(input: AttemptInput) {
-    const r = await this.#run(async (tx) => {
-      const { inst, ...loaded } = await loadForAttempt(tx, input.operationId, input.evidenceId);
-      return await attemptTx({ tx, inst, ids: this.#ids, point: this.#point }, input, loaded);
-    });
+    const r = await serialise(this.#key, () => this.#attempt(input));
     if (r.ok) await this.#point("attempt:after-commit");
     else {
       const actor = tokenText(input.token);
@@ -348,6 +356,33 @@ class LibsqlJournal implements Journal {
       );
     }
     return r;
+  }
+
+  /**
+   * The attempt transaction in two round trips when nothing contends (`attemptBatched`); a
+   * refusal, or a journal that keeps moving under it, is decided in an interactive write
+   * transaction instead. Runs inside this process's write queue.
+   */
+  async #attempt(input: AttemptInput): Promise<{ ok: true; attempt: AttemptRecord } | Refused> {
+    const batched = {
+      db: this.#db,
+      client: this.#client,
+      newId: this.#ids.newId,
+      point: this.#point,
+    };
+    for (let i = 0; i < ATTEMPT_BATCH_TRIES; i++) {
+      const b = await attemptBatched(batched, input);
+      if (b.kind === "done") return { ok: true, attempt: b.attempt };
+      if (b.kind === "decide-under-lock") break;
+    }
+    return await this.#db.transaction().execute(async (tx) => {
+      const read = await loadForAttempt(tx, input.operationId, input.evidenceId);
+      return await attemptTx(
+        { tx, inst: read.inst, ids: this.#ids, point: this.#point },
+        input,
+        read,
+      );
+    });
   }
 
   recordResponse(input: ResponseInput): Promise<OperationRecord> {

@@ -1,5 +1,5 @@
 /** Opening a libSQL journal: client, dialect, pragmas, migrations, first epoch. */
-import { createClient } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { LibsqlDialect } from "@libsql/kysely-libsql";
 import { Kysely, sql } from "kysely";
 import type { IdSource } from "../../ports/clock.ts";
@@ -46,7 +46,14 @@ export function serialise<T>(key: string, fn: () => Promise<T>): Promise<T> {
  * connection keeps per-connection pragmas in force and serialises this process's writers.
  */
 export async function connect(url: string): Promise<Kysely<JournalDB>> {
-  let client;
+  return (await connectWithClient(url)).db;
+}
+
+/** `connect`, also handing back the libSQL client (for single-call write batches). */
+export async function connectWithClient(
+  url: string,
+): Promise<{ db: Kysely<JournalDB>; client: Client }> {
+  let client: Client;
   try {
     client = createClient({ url, concurrency: 1, timeout: BUSY_TIMEOUT_MS });
   } catch (e) {
@@ -58,7 +65,7 @@ export async function connect(url: string): Promise<Kysely<JournalDB>> {
     await sql`PRAGMA synchronous = FULL`.execute(db);
   }
   await sql`PRAGMA foreign_keys = ON`.execute(db).catch(() => undefined);
-  return db;
+  return { db, client };
 }
 
 /** Migrates (or checks) the schema and mints the first epoch of a new journal. */

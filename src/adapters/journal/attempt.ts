@@ -1,0 +1,333 @@
+/**
+ * The attempt transaction (docs/operation-model.md, ER §3.3): comparisons 1–3, 6, 8 and 9 on one
+ * consistent read, then comparison 7 (owner, generation, epoch, state) inside the conditional
+ * UPDATE, then the attempt row and its timeline event.
+ *
+ * Two ways to run it, deciding the same thing with the same SQL:
+ * - `attemptBatched`, the hot path, costs two round trips: one SELECT reads everything the
+ *   comparisons need plus the timeline's head; one write batch (BEGIN IMMEDIATE … COMMIT inside
+ *   the client) runs the fenced UPDATE, then inserts the attempt, advances the machine counter and
+ *   appends the event only if the UPDATE matched. The event takes the sequence number after the
+ *   head that was read: every journal act appends an event, so if anything was written between the
+ *   read and the batch the insert collides, the whole batch rolls back, and the read is repeated.
+ *   What the comparisons saw is therefore exactly what the batch commits on.
+ * - `attemptTx`, the interactive transaction, used for refusals (decided and named under the
+ *   write lock) and whenever the batch cannot be used.
+ */
+import type { Client, InArgs, InStatement } from "@libsql/client";
+import { type Kysely, sql } from "kysely";
+import type { AttemptInput, AttemptRecord, OwnerToken, Refused } from "../../ports/journal.ts";
+import { authorityColumns, type AuthorityRow, judgeAuthority, refuse } from "./comparisons.ts";
+import { type Ctx, machineEvent } from "./context.ts";
+import { canonicalJson, GENESIS_HASH, rowHash } from "./hash_chain.ts";
+import { fail, toAttempt, tokenText } from "./rows.ts";
+import type {
+  EventTable,
+  InstallationTable,
+  JournalDB,
+  OperationTable,
+  PlanTable,
+} from "./schema.ts";
+
+const PLAN_COLUMNS = [
+  "digest",
+  "name",
+  "kind",
+  "cluster",
+  "state",
+  "approval_epoch",
+  "approved_at_ms",
+  "expires_at_ms",
+  "max_attempts",
+  "max_evidence_age_ms",
+  "first_seen_commit",
+  "first_seen_at_ms",
+  "steps_json",
+] as const satisfies readonly (keyof PlanTable)[];
+
+/** Timeline kinds that void a safe-to-retry classification recorded before them (comparison 8). */
+const RECLASSIFYING = ["response", "ownership", "classification", "accounting"] as const;
+
+/** Everything an attempt is decided on, read by one statement. */
+export interface AttemptRead {
+  readonly inst: InstallationTable;
+  readonly op: OperationTable;
+  readonly plan: PlanTable | undefined;
+  readonly authority: AuthorityRow;
+  /** The first reclassifying event after the safe-to-retry classification, if any. */
+  readonly later: { seq: number; kind: string } | null;
+  /** The timeline's head and the machine's revision counter, as of this read. */
+  readonly head: { seq: number; hash: string } | null;
+  readonly machineRevision: number | null;
+}
+
+/** Installation, operation, plan, comparison 1–3/6/8 inputs and the chain head: one SELECT. */
+export async function loadForAttempt(
+  db: Kysely<JournalDB>,
+  operationId: string,
+  evidenceId: string,
+): Promise<AttemptRead> {
+  const planJson = sql.raw(PLAN_COLUMNS.map((c) => `'${c}', p.${c}`).join(", "));
+  const kinds = sql.join(RECLASSIFYING.map((k) => sql.lit(k)));
+  const r = await sql<
+    OperationTable & AuthorityRow & {
+      inst: string;
+      plan: string | null;
+      later_seq: number | null;
+      later_kind: string | null;
+      head_seq: number | null;
+      head_hash: string | null;
+      machine_rev: number | null;
+    }
+  >`
+    SELECT o.*,
+      json_object('id', i.id, 'epoch', i.epoch, 'recovery_mode', i.recovery_mode,
+        'created_at_ms', i.created_at_ms) AS inst,
+      (SELECT json_object(${planJson}) FROM plans p WHERE p.digest = o.plan_digest) AS plan,
+      ${authorityColumns(sql.ref("pl.name"), sql.ref("i.epoch"))},
+      CASE WHEN o.safe_retry_revision IS NULL THEN NULL ELSE
+        (SELECT l.seq FROM events l WHERE l.machine = o.machine
+          AND l.revision > o.safe_retry_revision AND l.kind IN (${kinds}) LIMIT 1) END AS later_seq,
+      CASE WHEN o.safe_retry_revision IS NULL THEN NULL ELSE
+        (SELECT l.kind FROM events l WHERE l.machine = o.machine
+          AND l.revision > o.safe_retry_revision AND l.kind IN (${kinds}) LIMIT 1) END
+        AS later_kind,
+      (SELECT seq FROM events ORDER BY seq DESC LIMIT 1) AS head_seq,
+      (SELECT hash FROM events ORDER BY seq DESC LIMIT 1) AS head_hash,
+      (SELECT revision_counter FROM machines m2 WHERE m2.machine = o.machine) AS machine_rev
+    FROM operations o
+      JOIN installation i ON i.id = 1
+      LEFT JOIN plans pl ON pl.digest = o.plan_digest
+      LEFT JOIN observations e ON e.id = ${evidenceId}
+    WHERE o.id = ${operationId}`.execute(db);
+  const row = r.rows[0] ?? fail("OperationNotFound", `no operation ${operationId} in the journal`);
+  const { inst, plan, later_seq, later_kind, head_seq, head_hash, machine_rev, ...rest } = row;
+  const { bound_digest, ev_id, ev_machine, ev_purpose, ev_plan, ev_digest, ev_at, ...rest2 } = rest;
+  const { newer_id, frozen, scope_state, ...op } = rest2;
+  return {
+    inst: JSON.parse(inst) as InstallationTable,
+    op,
+    // the plan's bytes and signatures are not needed to decide an attempt
+    plan: plan === null ? undefined : { bytes: "", signatures: "", ...JSON.parse(plan) },
+    authority: {
+      bound_digest,
+      ev_id,
+      ev_machine,
+      ev_purpose,
+      ev_plan,
+      ev_digest,
+      ev_at,
+      newer_id,
+      frozen,
+      scope_state,
+    },
+    later: later_seq === null || later_kind === null ? null : { seq: later_seq, kind: later_kind },
+    head: head_seq === null || head_hash === null ? null : { seq: head_seq, hash: head_hash },
+    machineRevision: machine_rev,
+  };
+}
+
+/** Comparisons 1–3, 6, 9 and 8 on what was read; the plan when they all pass. */
+function judgeAttempt(input: AttemptInput, read: AttemptRead): Refused | { plan: PlanTable } {
+  if (input.transportDeadlineMs > input.verificationDeadlineMs) {
+    throw new RangeError("the transport deadline must not be after the verification deadline");
+  }
+  const { op, inst } = read;
+  const t = input.token;
+  const auth = judgeAuthority({
+    plan: read.plan,
+    stepKey: op.step,
+    inst,
+    nowMs: input.nowMs,
+    row: read.authority,
+  });
+  // A caller from a superseded epoch is told so rather than which authority it lacks; the epoch
+  // itself is compared by the UPDATE, which alone admits an attempt.
+  if ("refused" in auth) return t.epoch !== inst.epoch ? epochRefusal(t) : auth.refused;
+  if (op.attempts_used >= auth.plan.max_attempts) {
+    return refuse("attempts-exhausted", `${op.attempts_used} of ${auth.plan.max_attempts} used`);
+  }
+  if (op.state === "unresolved" && op.safe_retry_revision !== null && read.later) {
+    const { kind, seq } = read.later;
+    return refuse("reclassified", `${kind} (event ${seq}) after the class`);
+  }
+  return { plan: auth.plan };
+}
+
+/**
+ * Comparison 7: owner, generation, epoch and state are checked by the UPDATE itself, each on its
+ * own (a restore can rewind generations so that only the epoch tells a stale token apart). A
+ * phase continuation from `sending` (every earlier attempt accepted) is not a state transition.
+ */
+function fencedUpdate(op: OperationTable, t: OwnerToken, maxAttempts: number) {
+  return sql`UPDATE operations SET state = 'sending', attempts_used = attempts_used + 1,
+      safe_retry_revision = NULL, safe_retry_gen = NULL
+    WHERE id = ${op.id} AND owner = ${t.owner} AND owner_gen = ${t.gen}
+      AND owner_epoch = ${t.epoch}
+      AND owner_epoch = (SELECT epoch FROM installation WHERE id = 1)
+      AND attempts_used < ${maxAttempts}
+      AND (state = 'committed'
+        OR (state = 'unresolved' AND safe_retry_revision IS NOT NULL
+          AND safe_retry_gen = owner_gen)
+        OR (state = 'sending' AND NOT EXISTS (SELECT 1 FROM attempts a
+          WHERE a.operation_id = operations.id
+            AND (accounted_by IS NULL OR response_class IS NOT 'accepted'))))`;
+}
+
+function attemptRow(id: string, input: AttemptInput, op: OperationTable) {
+  const t = input.token;
+  return {
+    id,
+    operation_id: op.id,
+    number: op.attempts_used + 1,
+    phase: input.phase,
+    request_digest: input.requestDigest,
+    route: input.route,
+    owner: t.owner,
+    owner_gen: t.gen,
+    owner_epoch: t.epoch,
+    evidence_id: input.evidenceId,
+    sent_at_ms: input.nowMs,
+    transport_deadline_ms: input.transportDeadlineMs,
+    verification_deadline_ms: input.verificationDeadlineMs,
+    class_revision: op.state === "unresolved" ? op.safe_retry_revision : null,
+    response_class: null,
+    response_detail: null,
+    response_at_ms: null,
+    accounted_by: null,
+    accounted_revision: null,
+  };
+}
+
+function attemptEventBody(row: ReturnType<typeof attemptRow>, from: string) {
+  return { attempt: row.id, number: row.number, phase: row.phase, from, to: "sending" };
+}
+
+/** The interactive attempt transaction (the caller runs it under `BEGIN IMMEDIATE`). */
+export async function attemptTx(
+  ctx: Ctx,
+  input: AttemptInput,
+  read: AttemptRead,
+): Promise<{ ok: true; attempt: AttemptRecord } | Refused> {
+  const judged = judgeAttempt(input, read);
+  if ("ok" in judged) return judged;
+  const { op, inst } = read;
+  const t = input.token;
+  const r = await fencedUpdate(op, t, judged.plan.max_attempts).execute(ctx.tx);
+  if (r.numAffectedRows !== 1n) return fenceRefusal(op, t, inst);
+  await ctx.point("attempt:operation-updated");
+  const row = attemptRow(ctx.ids.newId("att"), input, op);
+  await ctx.tx.insertInto("attempts").values(row).execute();
+  await ctx.point("attempt:attempt-inserted");
+  await machineEvent(ctx, {
+    machine: op.machine,
+    kind: "attempt",
+    operationId: op.id,
+    actor: tokenText(t),
+    body: attemptEventBody(row, op.state),
+    nowMs: input.nowMs,
+  });
+  await ctx.point("attempt:before-commit");
+  return { ok: true, attempt: toAttempt(row) };
+}
+
+/**
+ * What the batched path concluded: the attempt is recorded; or a comparison refused (on the read
+ * or in the UPDATE) and the caller decides it again under the write lock (`attemptTx`), so a
+ * refusal is always decided and named on current state; or the journal moved between the read
+ * and the batch, which rolled back, and the read is repeated.
+ */
+export type BatchedAttempt =
+  | { readonly kind: "done"; readonly attempt: AttemptRecord }
+  | { readonly kind: "decide-under-lock" }
+  | { readonly kind: "raced" };
+
+/** The two-round-trip attempt transaction (see the module comment). */
+export async function attemptBatched(
+  a: {
+    db: Kysely<JournalDB>;
+    client: Client;
+    newId: (prefix: string) => string;
+    point: (name: string) => Promise<void>;
+  },
+  input: AttemptInput,
+): Promise<BatchedAttempt> {
+  const read = await loadForAttempt(a.db, input.operationId, input.evidenceId);
+  const judged = judgeAttempt(input, read);
+  if ("ok" in judged || read.machineRevision === null) return { kind: "decide-under-lock" };
+  const { op, inst } = read;
+  const t = input.token;
+  const row = attemptRow(a.newId("att"), input, op);
+  const revision = read.machineRevision + 1;
+  const event: Omit<EventTable, "hash"> = {
+    seq: (read.head?.seq ?? 0) + 1,
+    at_ms: input.nowMs,
+    kind: "attempt",
+    machine: op.machine,
+    revision,
+    operation_id: op.id,
+    epoch: inst.epoch,
+    actor: tokenText(t),
+    body: canonicalJson(attemptEventBody(row, op.state)),
+    prev_hash: read.head?.hash ?? GENESIS_HASH,
+  };
+  const hash = await rowHash(event);
+  const written = sql`EXISTS (SELECT 1 FROM attempts WHERE id = ${row.id})`;
+  const cols = Object.keys(row) as (keyof typeof row)[];
+  const statements = [
+    fencedUpdate(op, t, judged.plan.max_attempts),
+    // The rest happens only when the fenced UPDATE matched (changes() is that UPDATE's count).
+    sql`INSERT INTO attempts (${sql.join(cols.map((c) => sql.ref(c)))})
+      SELECT ${sql.join(cols.map((c) => sql`${row[c]}`))} WHERE changes() = 1`,
+    sql`UPDATE machines SET revision_counter = ${revision}
+      WHERE machine = ${op.machine} AND revision_counter = ${read.machineRevision} AND ${written}`,
+    // seq is the primary key: taken by any act since the read, it aborts the whole batch.
+    sql`INSERT INTO events (seq, at_ms, kind, machine, revision, operation_id, epoch, actor, body,
+        prev_hash, hash)
+      SELECT ${event.seq}, ${event.at_ms}, ${event.kind}, ${event.machine}, ${event.revision},
+        ${event.operation_id}, ${event.epoch}, ${event.actor}, ${event.body}, ${event.prev_hash},
+        ${hash} WHERE ${written}`,
+  ].map((q): InStatement => {
+    const c = q.compile(a.db);
+    return { sql: c.sql, args: c.parameters as InArgs };
+  });
+  // The batch is the commit: a crash before it leaves nothing, after it everything.
+  await a.point("attempt:before-commit");
+  let results;
+  try {
+    results = await a.client.batch(statements, "write");
+  } catch (e) {
+    // A sequence number (or attempt number) taken since the read: another process wrote.
+    if ((e as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT")) return { kind: "raced" };
+    throw e;
+  }
+  // The fence refused on current state: decide and name it again under the write lock.
+  if (results[0]!.rowsAffected !== 1) return { kind: "decide-under-lock" };
+  if (results[2]!.rowsAffected !== 1 || results[3]!.rowsAffected !== 1) {
+    fail(
+      "Internal",
+      `attempt ${row.id}: the machine counter or the timeline moved under the batch`,
+    );
+  }
+  return { kind: "done", attempt: toAttempt(row) };
+}
+
+function epochRefusal(t: OwnerToken): Refused {
+  return refuse("epoch-superseded", `epoch ${t.epoch} is not current`);
+}
+
+/** Why the fenced UPDATE matched no row (read only to name the cause; it decided nothing). */
+function fenceRefusal(
+  op: { owner: string; owner_gen: number; owner_epoch: string; state: string },
+  t: OwnerToken,
+  inst: InstallationTable,
+): Refused {
+  if (t.epoch !== inst.epoch) return epochRefusal(t);
+  if (op.owner !== t.owner || op.owner_gen !== t.gen || op.owner_epoch !== t.epoch) {
+    return refuse(
+      "fence-mismatch",
+      `owner is ${op.owner}/${op.owner_gen}@${op.owner_epoch}, not ${tokenText(t)}`,
+    );
+  }
+  return refuse("state-not-attemptable", `operation is ${op.state} and not classified for retry`);
+}
