@@ -31,6 +31,12 @@ function kubectl(w: InprocWorld): InprocKube {
   });
 }
 
+/** What Talos calls for `node` are addressed to: its name or the plan's declared address. */
+function talosTargets(w: InprocWorld, node: string): string[] {
+  const n = w.bound.plan.spec.nodes.find((x) => x.name === node)!;
+  return [node, ...(n.address ? [n.address] : [])];
+}
+
 async function operationOf(w: InprocWorld, node: string) {
   return (await w.operations()).find((d) => d.operation.machine === node);
 }
@@ -76,9 +82,10 @@ Deno.test("executor: a node cordoned by someone else after the gate is recorded 
     // Between the gate and the cordon phase (while the image is pulled), an operator cordons.
     const other = kubectl(w);
     const pull = w.twin.talos.pull.bind(w.twin.talos);
+    const targets = talosTargets(w, "worker-1");
     w.twin.talos.pull = async (...args: Parameters<typeof pull>) => {
       const r = await pull(...args);
-      if (args[0] === "worker-1") {
+      if (targets.includes(args[0])) {
         const n = (await other.getNode("worker-1"))!;
         assert((await other.cordon("worker-1", n.resourceVersion)).kind === "applied");
       }
@@ -185,10 +192,11 @@ Deno.test("executor: a node that booted the old version but cannot be read at co
   try {
     // Once the boot is observed, the node's version can no longer be read.
     const version = w.twin.talos.version.bind(w.twin.talos);
+    const targets = talosTargets(w, "worker-1");
     let booted = false;
     const recordPhase = w.journal.recordPhase.bind(w.journal);
     w.twin.talos.version = (node, opts) =>
-      booted && node === "worker-1"
+      booted && targets.includes(node)
         ? Promise.reject(new Error("apid unreachable"))
         : version(node, opts);
     (w.journal as { recordPhase: Journal["recordPhase"] }).recordPhase = async (input) => {
