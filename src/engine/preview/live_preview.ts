@@ -36,6 +36,14 @@ import type {
 } from "../../ports/reconcile.ts";
 import type { ReasonNote } from "../../domain/reasons.ts";
 import type { Talos } from "../../ports/talos.ts";
+import {
+  identityRecord,
+  judgeIdentity,
+  SYSTEM_INFORMATION,
+  uuidFromNode,
+  uuidFromSystemInformation,
+  type UuidReading,
+} from "../../domain/machine_identity.ts";
 
 /** The read side of a cluster connection. */
 export interface LiveCluster {
@@ -63,6 +71,7 @@ const UNREADABLE: ReadonlySet<string> = new Set([
   "GateUnreadable",
   "HealthPolicyMissing",
   "ClusterIdentityUnreadable",
+  "MachineIdentityUnreadable",
   "RegistryUnreadable",
 ]);
 
@@ -83,6 +92,7 @@ export type LiveStep = (plan: TalosUpgradePlan, d: LivePreviewDeps, f: Findings)
 const STEPS: readonly LiveStep[] = [
   (plan, d, f) => clusterIdentity(plan, d.cluster, f),
   (plan, d, f) => nodeVersions(plan, d.cluster, f),
+  (plan, d, f) => machineIdentities(plan, d.cluster, f),
   (plan, d, f) => runningSchematics(plan, d.cluster, f),
   (plan, d, f) => drainPlanning(plan, d.cluster, f),
   (plan, d, f) => installers(plan, d.installers, f),
@@ -148,8 +158,9 @@ export async function runGuarded(
   return {
     ...f,
     refused: f.reasons.some((r) => !UNREADABLE.has(r.reason)),
-    reads: `it read the cluster's identity and the Talos Version of ${plan.spec.nodes.length} ` +
-      `node(s), listed pods per node` +
+    reads: `it read the cluster's identity, the Talos Version and each machine's identity ` +
+      `(Node systemUUID, Talos SystemInformation at the declared address) of ` +
+      `${plan.spec.nodes.length} node(s), listed pods per node` +
       (d.installers ? `, resolved ${plan.spec.hops.length} installer reference(s)` : "") +
       (rounds ? " and ran one health round (get/list/watch only, not recorded)" : ""),
     writes: {
@@ -243,7 +254,7 @@ async function boundRound(plan: TalosUpgradePlan, d: LivePreviewDeps, f: Finding
 
 async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
   const from = plan.spec.hops[0]!.from;
-  let bad = 0, unreadable = 0;
+  let unreadable = 0;
   for (const n of plan.spec.nodes) {
     let tag: string;
     try {
@@ -254,7 +265,6 @@ async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Fin
       continue;
     }
     const ok = tag === from;
-    if (!ok) bad++;
     const detail = `${n.name} runs ${tag}, plan expects ${from}`;
     f.checks.push({
       name: `${n.name} runs the first hop's source version`,
@@ -264,10 +274,46 @@ async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Fin
     if (!ok) f.reasons.push({ reason: "NodeVersionUnexpected", message: detail, where: n.name });
   }
   if (unreadable > 0) f.held = true;
+}
+
+/**
+ * Row 1: each plan node is one machine at its declared address — the Kubernetes Node's
+ * `systemUUID` equals the SMBIOS UUID Talos reports at the plan's address (the same judgement the
+ * executor binds at commitment, with nothing committed yet). Another machine at an address
+ * refuses the plan; an identity that cannot be read holds it.
+ */
+async function machineIdentities(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
+  let mismatched = 0, unreadable = 0;
+  const machines: string[] = [];
+  for (const n of plan.spec.nodes) {
+    const kube = await cluster.kube.getNode(n.name, { timeoutMs: 10_000 }).then(
+      (node): UuidReading =>
+        node ? uuidFromNode(node.systemUUID) : { ok: false, error: `node ${n.name} not found` },
+      (e): UuidReading => ({ ok: false, error: String(e) }),
+    );
+    const talos = await cluster.talos.resource(n.address, SYSTEM_INFORMATION, { timeoutMs: 10_000 })
+      .then(
+        (r) => uuidFromSystemInformation(r.yamlSpec),
+        (e): UuidReading => ({ ok: false, error: String(e) }),
+      );
+    const v = judgeIdentity({ node: n.name, address: n.address, kube, talos });
+    if (v.ok) {
+      machines.push(identityRecord(v.identity));
+      continue;
+    }
+    if (v.reason === "MachineIdentityUnreadable") unreadable++;
+    else mismatched++;
+    f.reasons.push({ reason: v.reason, message: v.detail, where: n.name });
+  }
+  if (unreadable > 0) f.held = true;
   f.safeguards.push({
     id: "NodeIdentityBound",
-    verdict: unreadable > 0 ? "unreadable" : bad > 0 ? "fail" : "pass",
-    evidence: `${plan.spec.nodes.length} node(s) read through apid: ${bad} on another version`,
+    verdict: unreadable > 0 ? "unreadable" : mismatched > 0 ? "fail" : "pass",
+    evidence: mismatched + unreadable === 0
+      ? `${machines.length} node(s), each one machine on both sides at its declared address ` +
+        `(Node systemUUID = Talos SystemInformation uuid): ${machines.join("; ")}`
+      : `${mismatched} node(s) with another machine at the declared address, ${unreadable} ` +
+        "unreadable",
   });
 }
 
