@@ -461,6 +461,13 @@ export const REASONS = [
       "A git call of an evidence fetch outlived its deadline or the fetch's budget and was killed; the file is unread, never a pass.",
   },
   {
+    code: "EvidenceCacheUnsafe",
+    area: "evidence",
+    retry: "never",
+    meaning:
+      "An evidence cache entry, or a directory on its path, is a symbolic link, not a regular file or directory, or over the size cap; it is neither read nor written (a cache inside someone else's checkout cannot redirect cairn).",
+  },
+  {
     code: "EvidenceRepoUrlInvalid",
     area: "evidence",
     retry: "never",

@@ -9,7 +9,7 @@
  * every git call has a deadline after which its whole process group is killed (a silent server
  * must not hang `evidence check --fetch`).
  */
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { CairnError } from "../../domain/errors.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import { parseProvenance, type SourceProvenance } from "../../domain/evidence/provenance.ts";
@@ -63,20 +63,100 @@ export function cachePath(cacheDir: string, f: PinnedFile): string {
   return join(cacheDir, repoSlug(f.repo), f.revision, ...f.path.split("/"));
 }
 
-/** Reads a cache entry, or undefined when there is none. */
+/** Largest cache entry read (a pinned source file; upstream files are far smaller). */
+export const MAX_CACHED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads a cache entry, or undefined when there is none. The cache may sit inside a checkout
+ * someone else wrote (`.cache/evidence` of a pull request): a link anywhere below the cache
+ * directory, a non-regular entry or one over {@link MAX_CACHED_BYTES} is refused
+ * (`EvidenceCacheUnsafe`), never followed or read.
+ */
 export async function readCached(cacheDir: string, f: PinnedFile): Promise<Uint8Array | undefined> {
+  const entry = await cacheEntry(cacheDir, cacheComponents(f), false);
+  if (!entry.exists) return undefined;
+  return await readCapped(entry.path, MAX_CACHED_BYTES);
+}
+
+function cacheComponents(f: PinnedFile): string[] {
+  return [repoSlug(f.repo), f.revision, ...f.path.split("/")];
+}
+
+/**
+ * Walks `components` below `cacheDir` with `lstat`, never following a link: every directory on
+ * the way must be a real directory (created when `create`), and the entry, if present, a
+ * regular file. Anything else throws `EvidenceCacheUnsafe`.
+ */
+async function cacheEntry(
+  cacheDir: string,
+  components: readonly string[],
+  create: boolean,
+): Promise<{ path: string; exists: boolean }> {
+  let path = cacheDir;
+  for (const [i, name] of components.entries()) {
+    path = join(path, name);
+    let info: Deno.FileInfo | undefined;
+    try {
+      info = await Deno.lstat(path);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    const last = i === components.length - 1;
+    if (!info) {
+      if (last) return { path, exists: false };
+      if (!create) return { path: join(path, ...components.slice(i + 1)), exists: false };
+      await Deno.mkdir(path);
+      continue;
+    }
+    const shown = components.slice(0, i + 1).join("/");
+    if (info.isSymlink) throw unsafeCache(`${shown} is a symbolic link`);
+    if (last ? !info.isFile : !info.isDirectory) {
+      throw unsafeCache(`${shown} is not a ${last ? "regular file" : "directory"}`);
+    }
+  }
+  return { path, exists: true };
+}
+
+async function readCapped(path: string, maxBytes: number): Promise<Uint8Array> {
+  const file = await Deno.open(path, { read: true });
   try {
-    return await Deno.readFile(cachePath(cacheDir, f));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw e;
+    const info = await file.stat();
+    if (!info.isFile || info.size > maxBytes) {
+      throw unsafeCache(`cache entry is ${info.size} bytes, over the cap of ${maxBytes}`);
+    }
+    const buffer = new Uint8Array(maxBytes + 1);
+    let total = 0;
+    while (total < buffer.length) {
+      const n = await file.read(buffer.subarray(total));
+      if (n === null) break;
+      total += n;
+    }
+    if (total > maxBytes) throw unsafeCache(`cache entry holds more than ${maxBytes} bytes`);
+    return buffer.slice(0, total);
+  } finally {
+    file.close();
   }
 }
 
+/** Replaces an entry without writing through whatever might sit at its path. */
+async function writeEntry(path: string, exists: boolean, bytes: Uint8Array): Promise<void> {
+  if (exists) await Deno.remove(path);
+  // createNew (O_EXCL) never follows a link planted between the check and the write.
+  await Deno.writeFile(path, bytes, { createNew: true });
+}
+
+function unsafeCache(detail: string): CairnError {
+  return new CairnError({
+    reason: "EvidenceCacheUnsafe",
+    message: `evidence cache: ${detail}; it is neither read nor written`,
+  });
+}
+
 /** Where a cache entry's recorded provenance lives (a tree of its own: no slug starts with "."). */
-function provenancePath(cacheDir: string, f: PinnedFile): string {
-  return join(cacheDir, ".provenance", repoSlug(f.repo), f.revision, ...f.path.split("/")) +
-    ".json";
+function provenanceComponents(f: PinnedFile): string[] {
+  const parts = [".provenance", repoSlug(f.repo), f.revision, ...f.path.split("/")];
+  parts[parts.length - 1] += ".json";
+  return parts;
 }
 
 /** Records where a cache entry's bytes came from. */
@@ -85,15 +165,18 @@ export async function writeProvenance(
   f: PinnedFile,
   p: SourceProvenance,
 ): Promise<void> {
-  const path = provenancePath(cacheDir, f);
-  await Deno.mkdir(dirname(path), { recursive: true });
-  await Deno.writeTextFile(path, JSON.stringify(p) + "\n");
+  await Deno.mkdir(cacheDir, { recursive: true });
+  const entry = await cacheEntry(cacheDir, provenanceComponents(f), true);
+  await writeEntry(entry.path, entry.exists, new TextEncoder().encode(JSON.stringify(p) + "\n"));
 }
 
 /** Reads a cache entry's recorded provenance; `unrecorded` when there is none. */
 export async function readProvenance(cacheDir: string, f: PinnedFile): Promise<SourceProvenance> {
   try {
-    return parseProvenance(JSON.parse(await Deno.readTextFile(provenancePath(cacheDir, f))));
+    const entry = await cacheEntry(cacheDir, provenanceComponents(f), false);
+    if (!entry.exists) return { kind: "unrecorded" };
+    const text = new TextDecoder().decode(await readCapped(entry.path, 64 * 1024));
+    return parseProvenance(JSON.parse(text));
   } catch {
     return { kind: "unrecorded" };
   }
@@ -105,9 +188,9 @@ export async function writeCached(
   f: PinnedFile,
   bytes: Uint8Array,
 ): Promise<void> {
-  const p = cachePath(cacheDir, f);
-  await Deno.mkdir(dirname(p), { recursive: true });
-  await Deno.writeFile(p, bytes);
+  await Deno.mkdir(cacheDir, { recursive: true });
+  const entry = await cacheEntry(cacheDir, cacheComponents(f), true);
+  await writeEntry(entry.path, entry.exists, bytes);
 }
 
 /**

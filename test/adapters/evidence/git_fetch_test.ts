@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   cachePath,
   fetchPinnedFile,
+  MAX_CACHED_BYTES,
   readCached,
   readProvenance,
   repoSlug,
@@ -236,6 +237,40 @@ Deno.test("fetchPinnedFile() reports the URL git really fetched from: an instead
       classifyFetch(LOGICAL.talos, f.revision, repos.urls.talos),
     );
     assertEquals((await readProvenance(cache, logical)).kind, "local-stand-in");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the evidence cache never follows a link: a planted entry or directory link is refused, neither read nor written through", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const cache = join(root, "cache");
+    const outside = join(root, "outside");
+    await Deno.mkdir(outside);
+    const f = {
+      repo: "https://github.com/siderolabs/talos.git",
+      revision: "a".repeat(40),
+      path: "x/y.go",
+    };
+    const unsafe = (e: unknown) => e instanceof CairnError && e.reason === "EvidenceCacheUnsafe";
+    // The entry itself is a link to /dev/zero: refused, not read forever.
+    await Deno.mkdir(join(cache, "github.com_siderolabs_talos.git", "a".repeat(40), "x"), {
+      recursive: true,
+    });
+    await Deno.symlink("/dev/zero", cachePath(cache, f));
+    await rejects(readCached(cache, f), unsafe);
+    await rejects(writeCached(cache, f, new Uint8Array([1])), unsafe);
+    // A directory on the way is a link out of the cache: the write does not land outside.
+    await Deno.remove(join(cache, "github.com_siderolabs_talos.git"), { recursive: true });
+    await Deno.symlink(outside, join(cache, "github.com_siderolabs_talos.git"));
+    await rejects(writeCached(cache, f, new TextEncoder().encode("pwned")), unsafe);
+    await rejects(readCached(cache, f), unsafe);
+    assertEquals([...Deno.readDirSync(outside)], [], "nothing was written through the link");
+    // An oversized entry is refused on its size.
+    await Deno.remove(join(cache, "github.com_siderolabs_talos.git"));
+    await writeCached(cache, f, new Uint8Array(MAX_CACHED_BYTES + 1));
+    await rejects(readCached(cache, f), unsafe);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
