@@ -136,3 +136,10 @@ export function judgeIdentity(
 export function identityRecord(i: MachineIdentity): string {
   return `machine=${i.machineUuid} node=${i.node} address=${i.address}`;
 }
+
+/** Reads back an {@link identityRecord}; undefined for anything else. */
+export function parseIdentityRecord(text: string): MachineIdentity | undefined {
+  const m = /^machine=(\S+) node=(\S+) address=(\S+)$/.exec(text);
+  const uuid = m ? normalizeUuid(m[1]!) : undefined;
+  return m && uuid ? { machineUuid: uuid, node: m[2]!, address: m[3]! } : undefined;
+}

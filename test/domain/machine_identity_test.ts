@@ -2,8 +2,10 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {
   type IdentityObservation,
+  identityRecord,
   judgeIdentity,
   normalizeUuid,
+  parseIdentityRecord,
   uuidFromNode,
   uuidFromSystemInformation,
 } from "../../src/domain/machine_identity.ts";
@@ -61,4 +63,10 @@ Deno.test("UUID readings: case-insensitive, and placeholder UUIDs identify nothi
   });
   assertEquals(uuidFromSystemInformation("manufacturer: x\n").ok, false);
   assertEquals(uuidFromSystemInformation(": : :").ok, false);
+});
+
+Deno.test("identity records read back as written, and nothing else reads as one", () => {
+  assertEquals(parseIdentityRecord(identityRecord(committed)), committed);
+  assertEquals(parseIdentityRecord(`machine=${A} node=worker-1`), undefined);
+  assertEquals(parseIdentityRecord("machine=not-a-uuid node=a address=b"), undefined);
 });

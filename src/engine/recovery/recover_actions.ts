@@ -26,6 +26,8 @@ import { digestOf, identityText } from "../executor/digests.ts";
 import {
   identityRecord,
   judgeIdentity,
+  type MachineIdentity,
+  parseIdentityRecord,
   SYSTEM_INFORMATION,
   uuidFromNode,
   uuidFromSystemInformation,
@@ -38,6 +40,11 @@ export interface RecoveryEvidence {
   readonly detail: OperationDetail;
   readonly plan: TalosUpgradePlan;
   readonly planDigest: string;
+  /**
+   * The machine the commitment bound (its evidence's recorded identity); absent for operations
+   * committed before the journal recorded identities.
+   */
+  readonly boundIdentity?: MachineIdentity;
 }
 
 function refuse(reason: Reason, message: string): never {
@@ -61,13 +68,22 @@ export async function gatherEvidence(
     refuse("RecoveryNotApplicable", `${parsed.plan.kind} operations are not recovered here`);
   }
   const history = await journal.planHistory(op.planDigest);
-  const ownerSinceMs = history?.operations.find((o) => o.id === op.id)?.ownerSinceMs;
+  const opHistory = history?.operations.find((o) => o.id === op.id);
+  const ownerSinceMs = opHistory?.ownerSinceMs;
+  // The commitment's evidence: the last evidence read of the machine before the operation existed.
+  const commitEvidence = (opHistory?.observations ?? []).filter((x) =>
+    x.purpose === "evidence" && x.operationId === null && x.observedAtMs <= op.createdAtMs
+  ).at(-1);
+  const boundIdentity = commitEvidence?.machineIdentity
+    ? parseIdentityRecord(commitEvidence.machineIdentity)
+    : undefined;
   const reads = (await journal.machineObservations(op.machine)).map((r) => r.observedAtMs);
   const plan = parsed.plan;
   return {
     detail,
     plan,
     planDigest: record.digest,
+    ...(boundIdentity ? { boundIdentity } : {}),
     facts: {
       operation: op,
       ownerSinceMs: ownerSinceMs ?? op.createdAtMs,
@@ -166,8 +182,9 @@ export interface RecoveryCluster {
  * A recovery observation: the node's resourceVersion at the start of the read, the Talos
  * version and SMBIOS UUID at the plan's address, then the resourceVersion again at the end;
  * recorded with purpose `recovery`. It carries the plan's identity digest only when the Node and
- * Talos at that address name one machine. A node that cannot be read is not a successful read
- * and records nothing.
+ * Talos at that address name one machine — the machine the commitment bound, when the journal
+ * recorded it (a replaced machine is never classified on). A node that cannot be read is not a
+ * successful read and records nothing.
  */
 export async function recoveryObservation(
   journal: Journal,
@@ -193,7 +210,7 @@ export async function recoveryObservation(
     address,
     kube: uuidFromNode(end.systemUUID),
     talos: talosUuid,
-  });
+  }, o.e.boundIdentity);
   const digest = verdict.ok
     ? await digestOf(
       identityText(o.e.plan.metadata.cluster, { name: end.name, role, address }),

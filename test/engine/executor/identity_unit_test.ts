@@ -132,3 +132,32 @@ Deno.test("in process: a normal step sends every Talos mutation to the plan's ad
     await close();
   }
 });
+
+Deno.test("in process: recovery reads the machine against the identity the commitment bound", async () => {
+  const { gatherEvidence, recoveryObservation } = await import(
+    "../../../src/engine/recovery/recover_actions.ts"
+  );
+  const { w, close } = await world({ afterCommit: [REIMAGED] });
+  try {
+    await w.run();
+    const [d] = await w.operations();
+    const e = await gatherEvidence(w.journal, {
+      operationId: d!.operation.id,
+      settleFloorMs: 30_000,
+      nowMs: w.twin.clock.now(),
+    });
+    const committed = e.boundIdentity!;
+    assertEquals([committed.node, committed.address], ["worker-1", "10.5.0.6"]);
+    const now = (await w.twin.kube.getNode("worker-1"))!.systemUUID;
+    assertEquals(committed.machineUuid !== now, true, "the machine was replaced");
+    const obs = await recoveryObservation(w.journal, {
+      kube: w.twin.kube,
+      talos: w.twin.talos,
+      clock: w.twin.clock,
+      callTimeoutMs: (ms) => ms,
+    }, { e, actor: { identity: "alice", role: "recovery-admin" } });
+    assertEquals(obs.summary.includes("MachineIdentityMismatch"), true, obs.summary);
+  } finally {
+    await close();
+  }
+});
