@@ -24,8 +24,8 @@ export interface InprocRolloutOptions {
   readonly planFile: string;
   /**
    * What the dispatch check reads besides the plan bytes (the bound files — the health policy
-   * that gates comes from there —, trust root, installers); signatures default to none and
-   * required approvals to 1.
+   * that gates comes from there —, trust root, installers); signatures default to none,
+   * required approvals to 1 and installers to the in-process twin's registry.
    */
   readonly authority:
     & Omit<AuthorityInputs, "bytes" | "signatures" | "requiredApprovals">
@@ -116,6 +116,8 @@ export async function startInprocRollout(o: InprocRolloutOptions): Promise<Inpro
           bytes: o.planBytes,
           signatures: "",
           requiredApprovals: 1,
+          // Installers resolve against the twin's registry, as in rehearsals and the demo.
+          installers: twin.registry.resolver,
           ...o.authority,
         },
         ...inprocExecutionTiming(twin),

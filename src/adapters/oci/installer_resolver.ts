@@ -13,6 +13,8 @@ export interface RegistryResolverOptions {
   readonly mirrors?: Readonly<Record<string, string>>;
   /** Wall-clock bound of one resolution. */
   readonly timeoutMs: number;
+  /** The HTTP client (default the global `fetch`). */
+  readonly fetch?: typeof fetch;
 }
 
 /** Resolves installer references through the distribution API. */
@@ -27,6 +29,7 @@ export function registryInstallerResolver(o: RegistryResolverOptions): Installer
         const r = await resolveImage(reference, platform, {
           mirrors,
           signal: AbortSignal.timeout(o.timeoutMs),
+          ...(o.fetch ? { fetch: o.fetch } : {}),
         });
         return {
           ok: true,

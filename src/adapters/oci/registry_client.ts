@@ -32,6 +32,8 @@ export interface RegistryClientOptions {
    */
   readonly mirrors?: Readonly<Record<string, string>>;
   readonly signal?: AbortSignal;
+  /** The HTTP client (default the global `fetch`; the in-process twin answers without a socket). */
+  readonly fetch?: typeof fetch;
 }
 
 /** A reference resolved for one platform. */
@@ -103,12 +105,14 @@ class RegistryClient {
   readonly #base: string;
   readonly #repo: string;
   readonly #signal: AbortSignal | undefined;
+  readonly #fetch: typeof fetch;
   #token: string | undefined;
 
   constructor(ref: ImageReference, opts: RegistryClientOptions) {
     const mirror = opts.mirrors?.[ref.registry];
     this.#repo = ref.repository;
     this.#signal = opts.signal;
+    this.#fetch = opts.fetch ?? fetch;
     if (mirror !== undefined) {
       this.#base = `${mirrorBase(mirror, ref.registry)}/v2/${ref.repository}`;
       return;
@@ -171,7 +175,7 @@ class RegistryClient {
     if (this.#token) headers["authorization"] = `Bearer ${this.#token}`;
     let res: Response;
     try {
-      res = await fetch(this.#base + path, {
+      res = await this.#fetch(this.#base + path, {
         headers,
         ...(this.#signal ? { signal: this.#signal } : {}),
       });
@@ -197,7 +201,7 @@ class RegistryClient {
     url.searchParams.set("scope", params["scope"] ?? `repository:${this.#repo}:pull`);
     let res: Response;
     try {
-      res = await fetch(url, this.#signal ? { signal: this.#signal } : {});
+      res = await this.#fetch(url, this.#signal ? { signal: this.#signal } : {});
     } catch (e) {
       throw unreadable(`token service: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -6,6 +6,9 @@
  * the cluster description, the seed and the faults armed, so the executor and the reconciler can
  * be unit-tested, and seeds replayed, at in-memory speed.
  *
+ * The description's installer images are served by the same registry model (`registry.ts`), so
+ * the dispatch check can resolve installers in process as it does against the socket twin.
+ *
  * Use the socket twin (`sim/twin.ts`) where the wire matters: the real adapters' HTTP, gRPC,
  * TLS and reconnection behaviour, kubectl/talosctl, the demo and rehearsals.
  */
@@ -22,6 +25,7 @@ import { startWorkloadStatus } from "../kube/workload_status.ts";
 import { type NodeStatusSink, TalosCluster } from "../talos/model.ts";
 import { buildInstallerContent, registryHolds } from "../registry/installer_images.ts";
 import { InprocKube } from "./kube.ts";
+import { type InprocRegistry, inprocRegistry } from "./registry.ts";
 import { InprocTalos } from "./talos.ts";
 import { VirtualTime } from "./time.ts";
 
@@ -53,6 +57,8 @@ export interface InprocTwin {
   readonly cluster: TalosCluster;
   readonly kube: InprocKube;
   readonly talos: InprocTalos;
+  /** The OCI registry serving the description's installer images, and a resolver over it. */
+  readonly registry: InprocRegistry;
   /** Stops the operators (CNPG, workload status, scheduler) and cuts open watches. */
   stop(): void;
 }
@@ -115,6 +121,7 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
     cluster,
     kube,
     talos,
+    registry: inprocRegistry(installers),
     stop() {
       stopCnpg();
       stopWorkloads();

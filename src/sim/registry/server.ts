@@ -30,7 +30,8 @@ export interface RegistrySim {
   stop(): Promise<void>;
 }
 
-function byName(content: RegistryContent): Map<string, Repository> {
+/** Repositories by name across every declared host (one listener serves them all). */
+export function byName(content: RegistryContent): Map<string, Repository> {
   const out = new Map<string, Repository>();
   for (const [host, repos] of content) {
     for (const [name, repo] of repos) {
@@ -43,61 +44,92 @@ function byName(content: RegistryContent): Map<string, Repository> {
   return out;
 }
 
-function error(res: ServerResponse, status: number, code: string, message: string): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ errors: [{ code, message, detail: null }] }));
+/** What the registry answers to one request, before any transport. */
+export interface RegistryAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Absent for HEAD. */
+  readonly body?: Uint8Array | string;
 }
 
-function send(req: IncomingMessage, res: ServerResponse, c: Content): void {
-  res.writeHead(200, {
-    "content-type": c.mediaType,
-    "content-length": String(c.bytes.length),
-    "docker-content-digest": c.digest,
-  });
-  res.end(req.method === "HEAD" ? undefined : c.bytes);
+function error(status: number, code: string, message: string): RegistryAnswer {
+  return {
+    status,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ errors: [{ code, message, detail: null }] }),
+  };
+}
+
+function content(method: string, c: Content): RegistryAnswer {
+  return {
+    status: 200,
+    headers: {
+      "content-type": c.mediaType,
+      "content-length": String(c.bytes.length),
+      "docker-content-digest": c.digest,
+    },
+    ...(method === "HEAD" ? {} : { body: c.bytes }),
+  };
+}
+
+/**
+ * Answers one request of the pull side of the distribution API (the socket registry and the
+ * in-process twin share it), counting it in `stats`.
+ */
+export function registryAnswer(
+  repos: ReadonlyMap<string, Repository>,
+  stats: RegistryStats,
+  method: string,
+  path: string,
+): RegistryAnswer {
+  stats.requests++;
+  if (method !== "GET" && method !== "HEAD") {
+    stats.refusedWrites++;
+    return error(405, "UNSUPPORTED", "the twin's registry is read-only");
+  }
+  if (path === "/v2/" || path === "/v2") {
+    return {
+      status: 200,
+      headers: { "content-type": "application/json" },
+      ...(method === "HEAD" ? {} : { body: "{}" }),
+    };
+  }
+  const m = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/.exec(path);
+  const repo = m ? repos.get(m[1]!) : undefined;
+  if (!m || !repo) {
+    stats.notFound++;
+    return error(404, "NAME_UNKNOWN", `repository ${m?.[1] ?? path} is not known`);
+  }
+  const [, , kind, ref] = m as unknown as [string, string, string, string];
+  if (kind === "manifests") {
+    stats.manifests++;
+    const c = repo.manifests.get(repo.tags.get(ref) ?? ref);
+    if (c) return content(method, c);
+    stats.notFound++;
+    return error(404, "MANIFEST_UNKNOWN", `manifest ${ref} is not known`);
+  }
+  stats.blobs++;
+  const b = repo.blobs.get(ref);
+  if (b) return content(method, b);
+  stats.notFound++;
+  return error(404, "BLOB_UNKNOWN", `blob ${ref} is not known`);
+}
+
+/** A fresh set of counters. */
+export function registryStats(): RegistryStats {
+  return { requests: 0, manifests: 0, blobs: 0, notFound: 0, refusedWrites: 0 };
 }
 
 /** Starts the registry on 127.0.0.1 and resolves once it listens. */
 export function startRegistrySim(content: RegistryContent, port = 0): Promise<RegistrySim> {
   const repos = byName(content);
-  const stats: RegistryStats = {
-    requests: 0,
-    manifests: 0,
-    blobs: 0,
-    notFound: 0,
-    refusedWrites: 0,
-  };
+  const stats = registryStats();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    stats.requests++;
     res.setHeader("docker-distribution-api-version", "registry/2.0");
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      stats.refusedWrites++;
-      return error(res, 405, "UNSUPPORTED", "the twin's registry is read-only");
-    }
     const path = new URL(req.url ?? "/", "http://registry").pathname;
-    if (path === "/v2/" || path === "/v2") {
-      res.writeHead(200, { "content-type": "application/json" });
-      return res.end(req.method === "HEAD" ? undefined : "{}");
-    }
-    const m = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/.exec(path);
-    const repo = m ? repos.get(m[1]!) : undefined;
-    if (!m || !repo) {
-      stats.notFound++;
-      return error(res, 404, "NAME_UNKNOWN", `repository ${m?.[1] ?? path} is not known`);
-    }
-    const [, , kind, ref] = m as unknown as [string, string, string, string];
-    if (kind === "manifests") {
-      stats.manifests++;
-      const c = repo.manifests.get(repo.tags.get(ref) ?? ref);
-      if (c) return send(req, res, c);
-      stats.notFound++;
-      return error(res, 404, "MANIFEST_UNKNOWN", `manifest ${ref} is not known`);
-    }
-    stats.blobs++;
-    const b = repo.blobs.get(ref);
-    if (b) return send(req, res, b);
-    stats.notFound++;
-    return error(res, 404, "BLOB_UNKNOWN", `blob ${ref} is not known`);
+    const a = registryAnswer(repos, stats, req.method ?? "GET", path);
+    res.writeHead(a.status, a.headers);
+    res.end(a.body);
   };
   const server: Server = createServer(handle);
   return new Promise((resolve) =>
