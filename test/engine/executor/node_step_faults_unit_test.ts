@@ -88,7 +88,11 @@ Deno.test("node step (in process): a lost reboot response is unresolved, never c
 });
 
 Deno.test("node step (in process): a budget that tightens mid-drain holds the step unresolved, the PDB named, the node left cordoned", async () => {
-  const w = await startInprocWorld({ nodes: W1 });
+  // A 300 s drain bound (the longest grace on worker-1) keeps the test fast.
+  const w = await startInprocWorld({
+    nodes: W1,
+    editPlan: (t) => t.replace("drainTimeoutSeconds: 600", "drainTimeoutSeconds: 300"),
+  });
   try {
     const pdbs = w.twin.controllers.pdbs;
     // Right after cairn's cordon, an operator tightens echo's budget: both replicas must stay.
