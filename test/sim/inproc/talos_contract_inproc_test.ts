@@ -9,7 +9,7 @@ import { parse } from "yaml";
 import { ClusterDescriptionSchema } from "../../../src/sim/cluster_description.ts";
 import { startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
 import { InprocTalos } from "../../../src/sim/inproc/talos.ts";
-import type { TalosNodeSnapshot } from "../../../src/sim/twin_control.ts";
+import type { TalosNodeSnapshot, TalosStatsSnapshot } from "../../../src/sim/twin_control.ts";
 import { TALOS_CONTRACT, type TalosContractEnv } from "../../contract/talos_contract.ts";
 import { ROOT } from "../../_helpers/twin_world.ts";
 
@@ -39,7 +39,8 @@ async function withInproc(fn: (env: TalosContractEnv) => Promise<void>) {
         arm: (f) => Promise.resolve(twin.faults.arm(f)),
         node: (name) =>
           Promise.resolve(twin.cluster.nodes.get(name)!.snapshot() as unknown as TalosNodeSnapshot),
-        stats: () => Promise.resolve({ talos: twin.talos.stats.toJSON() as never }),
+        stats: () =>
+          Promise.resolve({ talos: twin.talos.stats.toJSON() as unknown as TalosStatsSnapshot }),
         waitForCalls: (method, atLeast) => twin.talos.stats.waitForCalls(method, atLeast),
       },
     });
