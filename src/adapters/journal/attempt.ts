@@ -1,5 +1,5 @@
 /**
- * The attempt transaction (docs/operation-model.md, ER §3.3): comparisons 1–3, 6, 8 and 9 on one
+ * The attempt transaction (docs/operation-model.md#comparisons): comparisons 1–3, 6, 8 and 9 on one
  * consistent read, then comparison 7 (owner, generation, epoch, state) inside the conditional
  * UPDATE, then the attempt row and its timeline event.
  *
