@@ -35,7 +35,11 @@
  * machine kinds at `talos.install` (install-invalid, install-fails {exitCode}, install-lock-held
  * {durationMs}), `talos.boot` (no-return-from-reboot, boots-old-version) and `talos.service`
  * (service-unhealthy {service, durationMs}); the machine kinds are also honoured when armed at
- * `talos.LifecycleService.Upgrade` / `talos.Reboot`.
+ * `talos.LifecycleService.Upgrade` / `talos.Reboot`. Identity kinds take effect when armed:
+ * `talos.route` (address-reused {by}: the target's address answers from machine `by`) and
+ * `talos.machine` (machine-reimaged: a replacement with the same name and address). COSI reads
+ * take unavailable / deadline-exceeded at `talos.cosi.Get` ({type} limits them to one resource
+ * type).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";

@@ -49,24 +49,28 @@ export async function observeEvidence(
   const actor = controllerActor(owner);
   const timeoutMs = s.deps.callTimeoutMs(transportMs);
   const basis = await journal.startObservation(s.node, actor, clock.now());
-  let node: KubeNode | undefined;
-  let kubeReading: UuidReading;
-  try {
-    // A read past its deadline is unreadable, never a match.
-    node = await kube.getNode(s.node, { timeoutMs });
-    kubeReading = node
-      ? uuidFromNode(node.systemUUID)
-      : { ok: false, error: `node ${s.node} not found` };
-  } catch (e) {
-    kubeReading = { ok: false, error: e instanceof Error ? e.message : String(e) };
-  }
-  let talosReading: UuidReading;
-  try {
-    const r = await talos.resource(s.address, SYSTEM_INFORMATION, { timeoutMs });
-    talosReading = uuidFromSystemInformation(r.yamlSpec);
-  } catch (e) {
-    talosReading = { ok: false, error: e instanceof Error ? e.message : String(e) };
-  }
+  const failed = (e: unknown): UuidReading => ({
+    ok: false,
+    error: e instanceof Error ? e.message : String(e),
+  });
+  // Both sides at once, each bounded by the same phase time; a read past its deadline is
+  // unreadable, never a match.
+  type KubeRead = { node?: KubeNode; reading: UuidReading };
+  const [kubeRead, talosReading] = await Promise.all([
+    kube.getNode(s.node, { timeoutMs }).then(
+      (n): KubeRead => ({
+        ...(n ? { node: n } : {}),
+        reading: n ? uuidFromNode(n.systemUUID) : { ok: false, error: `node ${s.node} not found` },
+      }),
+      (e): KubeRead => ({ reading: failed(e) }),
+    ),
+    talos.resource(s.address, SYSTEM_INFORMATION, { timeoutMs }).then(
+      (r) => uuidFromSystemInformation(r.yamlSpec),
+      (e) => failed(e),
+    ),
+  ]);
+  const node = kubeRead.node;
+  const kubeReading = kubeRead.reading;
   const verdict = judgeIdentity(
     { node: s.node, address: s.address, kube: kubeReading, talos: talosReading },
     s.committed,
