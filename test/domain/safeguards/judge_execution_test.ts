@@ -213,12 +213,12 @@ Deno.test("row 11 fails on a round that passed over a failing result, read outsi
   assertEquals(verdictOf(skipped, "HealthReadFreshEachRound"), "fail");
 });
 
-Deno.test("row 12 fails on an accounting response after the transport deadline or inconsistent deadlines", async () => {
+Deno.test("row 12 fails on an accounting response after the verification deadline or inconsistent deadlines", async () => {
   const h = await base();
   const late = withOp(h, "cp-2", (o) => ({
     ...o,
     attempts: o.attempts.map((a, k) =>
-      k === 0 ? { ...a, response: { ...a.response!, atMs: a.transportDeadlineMs + 1 } } : a
+      k === 0 ? { ...a, response: { ...a.response!, atMs: a.verificationDeadlineMs + 1 } } : a
     ),
   }));
   assertEquals(verdictOf(late, "CallsBoundedByRemainingTime"), "fail");
