@@ -30,7 +30,7 @@ Deno.test("e2e: a merged plan for prod-eu whose bound policy digest matches no f
       "cluster: home-ops",
       "cluster: prod-eu",
     )
-      .replace(/(healthPolicy:\n    path: .*\n    sha256: )[0-9a-f]{64}/, `$1${"ab".repeat(32)}`);
+      .replace(/(healthPolicy:\n {4}path: .*\n {4}sha256: )[0-9a-f]{64}/, `$1${"ab".repeat(32)}`);
     await w.wt.commit({
       "plans/talos-prod-eu.yaml": attack,
       "plans/talos-prod-eu.yaml.sig": await w.sign(attack, ["alice", "bob"]),

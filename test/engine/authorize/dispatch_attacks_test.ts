@@ -82,11 +82,12 @@ Deno.test("a plan for another cluster is refused before any mutation (ClusterIde
 
 Deno.test("removing a signer while the plan runs stops it before the next node's commitment", async () => {
   const p = await people();
-  let journal: Journal | undefined;
+  // Filled once the world exists; the trust root's loader reads it later.
+  const seen: { journal?: Journal } = {};
   // The trust root loses bob once the first node has completed (an operator edits the file).
   const trust = {
     load: async () => {
-      const ops = journal ? await journal.listOperations() : [];
+      const ops = seen.journal ? await seen.journal.listOperations() : [];
       if (ops.some((o) => o.state === "completed")) {
         p.text.value = p.alice.allowedSignersLine + "\n";
       }
@@ -100,7 +101,7 @@ Deno.test("removing a signer while the plan runs stops it before the next node's
     nodes: ["worker-1", "worker-2"],
     authority: { trust, signatures },
   });
-  journal = w.journal;
+  seen.journal = w.journal;
   try {
     const out = await w.run();
     assertEquals(out.nodes.map((n) => [n.node, n.state]), [
@@ -124,7 +125,8 @@ Deno.test("removing a signer while the plan runs stops it before the next node's
 
 Deno.test("a bound file changed after approval stops the rollout before the next node", async () => {
   const real = workingTreeBoundFiles(PLAN_FILE);
-  let journal: Journal | undefined;
+  // Filled once the world exists; the trust root's loader reads it later.
+  const seen: { journal?: Journal } = {};
   // The health policy on disk changes once worker-1 completed (someone edits it after approval).
   const files: BoundFileSource = {
     describe: () => "working tree, edited mid-run",
@@ -137,7 +139,7 @@ Deno.test("a bound file changed after approval stops the rollout before the next
     },
   };
   const w = await startInprocWorld({ nodes: ["worker-1", "worker-2"], authority: { files } });
-  journal = w.journal;
+  seen.journal = w.journal;
   try {
     const out = await w.run();
     assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
