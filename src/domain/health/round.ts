@@ -92,7 +92,7 @@ export interface JournalResultRow {
   /** The reader label (`readerLabel`): which safeguard row the result evaluates. */
   readonly reader: string;
   readonly outcome: Verdict;
-  readonly reason: string;
+  readonly reason: Reason;
   readonly objectUid?: string;
   readonly resourceVersion?: string;
   readonly observedAtMs: number;

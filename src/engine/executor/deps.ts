@@ -5,6 +5,7 @@ import type { Talos } from "../../ports/talos.ts";
 import type { Logger } from "../../ports/logger.ts";
 import type { Verdict } from "../../domain/health/types.ts";
 import type { OperationState, Phase, ResponseClass } from "../../domain/operation.ts";
+import type { Reason } from "../../domain/reasons.ts";
 import type { HealthTarget } from "../../domain/health/types.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { DispatchAuthority } from "./dispatch_gate.ts";
@@ -17,7 +18,7 @@ export type RoundPurpose = "gate" | "verify" | "post-gate" | "preview";
 export interface RoundVerdict {
   readonly verdict: Verdict;
   readonly roundId: string;
-  readonly reason: string;
+  readonly reason: Reason;
   readonly message: string;
 }
 

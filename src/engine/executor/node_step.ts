@@ -229,7 +229,7 @@ async function readBootId(s: StepState): Promise<PhaseResult<string>> {
 
 function verdictHalt(
   what: "Verification",
-  r: { verdict: string; reason: string; message: string },
+  r: { verdict: string; reason: Reason; message: string },
 ): PhaseResult<never> {
   const h: Halt = r.verdict === "fail"
     ? {

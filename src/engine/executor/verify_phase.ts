@@ -1,6 +1,7 @@
 import type { KubeNode } from "../../ports/kube.ts";
 import type { TalosHop } from "../../domain/plan/schema.ts";
 import type { Verdict } from "../../domain/health/types.ts";
+import type { Reason } from "../../domain/reasons.ts";
 import type { PostconditionReading } from "../../domain/operation.ts";
 import type { RoundPurpose, StepState } from "./deps.ts";
 import { digestOf, postconditionText } from "./digests.ts";
@@ -95,7 +96,7 @@ export async function roundsUntilPass(
   purpose: RoundPurpose,
   operationOwnedCordon: boolean,
   readers?: readonly string[],
-): Promise<{ verdict: Verdict; reason: string; message: string }> {
+): Promise<{ verdict: Verdict; reason: Reason; message: string }> {
   const { clock, health, pollIntervalMs } = s.deps;
   const deadline = clock.now() +
     s.bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000;
