@@ -126,13 +126,14 @@ Deno.test("removing a signer while the plan runs stops it before the next node's
 Deno.test("a bound file changed after approval stops the rollout before the next node", async () => {
   const real = workingTreeBoundFiles(PLAN_FILE);
   // Filled once the world exists; the trust root's loader reads it later.
-  const seen: { journal?: Journal } = {};
+  // Filled once the world exists; the bound-file reader reads it later.
   // The health policy on disk changes once worker-1 completed (someone edits it after approval).
   const files: BoundFileSource = {
     describe: () => "working tree, edited mid-run",
     read: async (path) => {
       const r = await real.read(path);
-      const done = journal && (await journal.listOperations()).some((o) => o.state === "completed");
+      const done = seen.journal &&
+        (await seen.journal.listOperations()).some((o) => o.state === "completed");
       if (!done || path !== "policies/home-ops.yaml" || r.status !== "read") return r;
       const edited = new TextDecoder().decode(r.bytes) + "# loosened after approval\n";
       return { status: "read", bytes: new TextEncoder().encode(edited) };
