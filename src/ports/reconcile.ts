@@ -170,6 +170,8 @@ export interface ReportRenderer {
   execution(f: ExecutionFacts): string;
   /** Outcome word of an execution report (`running`, `completed`, `unresolved`, …). */
   outcome(f: ExecutionFacts): string;
+  /** The preview's verdict as its rows allow it (`ready`, `not-ready`, `refused`, `held`). */
+  previewVerdict(f: PreviewFacts): string;
 }
 
 /** Input to bind an approved plan (name → digest) in the journal. */

@@ -43,6 +43,7 @@ export function reconcileReports(): ReportRenderer {
     preview: (f) => renderPreviewReport(previewModel(f)),
     execution: (f) => renderExecutionReport(executionModel(f)),
     outcome: (f) => executionModel(f).outcome,
+    previewVerdict: (f) => previewModel(f).verdict,
   };
 }
 

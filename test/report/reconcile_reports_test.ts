@@ -6,7 +6,7 @@ import { sha256Hex } from "../../src/domain/plan/digest.ts";
 import { evidenceRefusal } from "../../src/engine/reconcile/bound_evidence.ts";
 import { previewVerdict } from "../../src/engine/reconcile/reconciler.ts";
 import type { LiveFindings, PlanFacts } from "../../src/ports/reconcile.ts";
-import { previewModel } from "../../src/report/reconcile_reports.ts";
+import { previewModel, reconcileReports } from "../../src/report/reconcile_reports.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
 
 const MANIFEST = "evidence/upgrade-order.yaml";
@@ -86,4 +86,14 @@ Deno.test("previewVerdict() refuses on a changed manifest or a refusing live fin
   assertEquals(previewVerdict(f, { ...LIVE, refused: true }), "refused");
   assertEquals(previewVerdict(f, { ...LIVE, held: true }), "held");
   assertEquals(previewVerdict(f, LIVE), "ready");
+});
+
+Deno.test("the renderer's preview verdict is the one the rows allow: the checks' ready is not READY while a P row is not evaluated", async () => {
+  const f = await facts();
+  assertEquals(previewVerdict(f, LIVE), "ready");
+  const r = reconcileReports();
+  const v = r.previewVerdict({ facts: f, verdict: "ready", generatedAt: 0, live: LIVE });
+  assertEquals(v, "not-ready");
+  const md = r.preview({ facts: f, verdict: "ready", generatedAt: 0, live: LIVE });
+  assert(md.includes("**Verdict: NOT READY"), md.slice(0, 300));
 });

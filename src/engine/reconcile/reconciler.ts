@@ -270,11 +270,18 @@ export class Reconciler {
       const files = branchFiles(this.#d.source, b.branch, () => b.commit);
       const live = a.parsed ? await this.#live(a.parsed, files) : undefined;
       const verdict = previewVerdict(a.facts, live);
+      const generatedAt = this.#d.clock.now();
       this.#d.log.info("plan previewed", {
         planName: file.name,
         branch: b.branch,
         commit: b.commit,
-        verdict,
+        // What the report says: the checks' verdict held back by any P row that did not pass.
+        verdict: this.#d.renderer.previewVerdict({
+          facts: a.facts,
+          verdict,
+          generatedAt,
+          ...(live ? { live } : {}),
+        }),
       });
       await this.#publishPreview(
         a.facts,
