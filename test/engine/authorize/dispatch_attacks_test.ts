@@ -125,8 +125,8 @@ Deno.test("removing a signer while the plan runs stops it before the next node's
 
 Deno.test("a bound file changed after approval stops the rollout before the next node", async () => {
   const real = workingTreeBoundFiles(PLAN_FILE);
-  // Filled once the world exists; the trust root's loader reads it later.
   // Filled once the world exists; the bound-file reader reads it later.
+  const seen: { journal?: Journal } = {};
   // The health policy on disk changes once worker-1 completed (someone edits it after approval).
   const files: BoundFileSource = {
     describe: () => "working tree, edited mid-run",
