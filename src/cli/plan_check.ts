@@ -166,7 +166,8 @@ export async function checkPlanFile(
   return { file, ok: problems.length === 0, ...meta, problems };
 }
 
-function parseNow(text: string | undefined): number | undefined {
+/** Parses `--now` (RFC 3339 with offset); `undefined` when not given. */
+export function parseNow(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text)
     ? Date.parse(text)

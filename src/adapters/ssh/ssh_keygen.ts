@@ -78,20 +78,6 @@ export async function signBytes(message: Uint8Array, opts: SignOptions): Promise
   return r.stdout;
 }
 
-/**
- * Signs the plan file's exact bytes and appends the armored signature to `<plan>.sig`, so
- * several reviewers' signatures accumulate in one file. Returns the signature path.
- */
-export async function signPlanFile(planPath: string, opts: SignOptions): Promise<string> {
-  const bytes = await Deno.readFile(planPath);
-  const armored = await signBytes(bytes, opts);
-  const sigPath = `${planPath}.sig`;
-  await Deno.writeTextFile(sigPath, armored.endsWith("\n") ? armored : `${armored}\n`, {
-    append: true,
-  });
-  return sigPath;
-}
-
 /** Options for {@link sshKeygenVerify}. */
 export interface VerifyOptions {
   readonly allowedSigners: string;
