@@ -116,6 +116,38 @@ function lastPostGate(c: Ctx, op: RecordedOperation, byMs = Infinity): RecordedR
  * Row 1: the journal admits an attempt only on an identity observation it names; each one must be
  * an `evidence` read of that machine, showing the identity the plan binds, taken before the send.
  */
+/**
+ * With no attempt admitted, the row holds only if an identity re-observation on an operation
+ * refused the first send because another machine was at the address (the guard fired, nothing
+ * went out); an unreadable identity proves nothing either way.
+ */
+function noAttempt(c: Ctx): Judged {
+  // A re-observation after the commitment's own evidence (the first that named a machine).
+  const refusals = (reason: string) =>
+    c.ops.flatMap((o) => {
+      const committed = o.observations.find((x) => x.purpose === "evidence" && x.machineIdentity);
+      return o.observations.filter((x) =>
+        committed !== undefined && x.purpose === "evidence" && x.basis > committed.basis &&
+        x.digest.startsWith(`${reason}:`)
+      ).map(() => o.machine);
+    });
+  const mismatched = refusals("MachineIdentityMismatch");
+  if (mismatched.length) {
+    return pass(
+      `no attempt was admitted: the identity re-observed before the first send named another ` +
+        `machine than the commitment's on ${[...new Set(mismatched)].join(", ")}; nothing was sent`,
+    );
+  }
+  const unreadable = refusals("MachineIdentityUnreadable");
+  return notEvaluated(
+    unreadable.length
+      ? `no attempt was admitted: the machine identity of ${
+        [...new Set(unreadable)].join(", ")
+      } could not be read before the first send`
+      : "no attempt recorded: no identity was needed yet",
+  );
+}
+
 function identityPerAttempt(c: Ctx): Judged {
   let n = 0;
   const bad: string[] = [], moved: string[] = [], unnamed: string[] = [];
@@ -135,7 +167,7 @@ function identityPerAttempt(c: Ctx): Judged {
       else if (ev.machineIdentity !== committed) moved.push(`${at} (${ev.machineIdentity})`);
     }
   }
-  if (n === 0) return notEvaluated("no attempt recorded: no identity was needed yet");
+  if (n === 0) return noAttempt(c);
   if (bad.length) {
     return fail(
       `attempts without a matching identity observation before the send: ${bad.join(", ")}`,

@@ -174,6 +174,35 @@ Deno.test("row 1 fails when an attempt's identity observation is missing, of ano
   assertEquals(verdictOf(unnamed, "NodeIdentityBound"), "not-evaluated");
 });
 
+Deno.test("row 1 with no attempt: held by an identity refusal before the first send, else not evaluated", async () => {
+  const h = await base();
+  const none: PlanHistory = { ...h, operations: h.operations.map((o) => ({ ...o, attempts: [] })) };
+  assertEquals(verdictOf(none, "NodeIdentityBound"), "not-evaluated");
+  const refusedWith = (reason: string) =>
+    withOp(none, "worker-1", (o) => ({
+      ...o,
+      observations: [...o.observations, {
+        id: "obs_refused",
+        purpose: "evidence" as const,
+        operationId: o.id,
+        basis: 1_000_000,
+        revision: 1_000_000,
+        digest: `${reason}:worker-1 at 10.5.0.6 is now machine …`,
+        objectUid: "",
+        resourceVersion: "",
+        observedAtMs: o.createdAtMs + 1,
+        summary: reason,
+      }],
+    }));
+  const held = judge(refusedWith("MachineIdentityMismatch")).get("NodeIdentityBound")!;
+  assertEquals(held.verdict, "pass");
+  assert(held.evidence.includes("worker-1"), held.evidence);
+  assertEquals(
+    verdictOf(refusedWith("MachineIdentityUnreadable"), "NodeIdentityBound"),
+    "not-evaluated",
+  );
+});
+
 Deno.test("row 2 fails on a boot with another schematic or a completion that is not the bound postcondition", async () => {
   const h = await base();
   const boot = withOp(h, "worker-4", (o) => ({

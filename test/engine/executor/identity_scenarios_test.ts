@@ -128,6 +128,13 @@ Deno.test("machine replaced and re-imaged after the commitment: unresolved befor
     const md = await report(s, out);
     assert(md.includes("MachineIdentityMismatch"));
     assert(/UNRESOLVED/.test(md));
+    // Row 1 held: the re-observation refused the first send to another machine.
+    assert(
+      md.includes(
+        "| 1 | One node chosen by declared inventory; address and client derived from it | P/E/O | pass |",
+      ),
+      md.split("\n").filter((l) => l.startsWith("| 1 |")).join("\n"),
+    );
   } finally {
     await s.stop();
   }
