@@ -8,11 +8,10 @@ import type { ExecutionEnd } from "../ports/reconcile.ts";
 import { isInFlight, type Phase, PHASES } from "../domain/operation.ts";
 import { judgeExecution, type PlannedHop } from "../domain/safeguards/judge_execution.ts";
 import { completeRows } from "../domain/safeguards/result.ts";
-import { executionVerdict } from "../domain/safeguards/verdict.ts";
+import { executionVerdict, operationsOutcome } from "../domain/safeguards/verdict.ts";
 import type { OperationHistory, PlanHistory } from "../ports/journal_history.ts";
 import type {
   AttemptAccount,
-  ExecutionOutcome,
   ExecutionReportModel,
   HealthRound,
   JournalHead,
@@ -69,7 +68,7 @@ export function executionReportFromJournal(input: ExecutionReportInput): Executi
   const rounds = planRounds(h?.healthRounds ?? [], ops);
   const nodes = input.nodes.map((n) => nodeTimeline(n, ops, rounds));
   const attempts = attemptAccounts(ops);
-  const outcome = executionOutcome(nodes, input.end);
+  const outcome = operationsOutcome(nodes.map((n) => n.state), input.end?.state);
   const lastAt = lastActivity(nodes, rounds, startedAt);
   const judged = h
     ? judgeExecution({ ...EMPTY, ...h, operations: ops, hops: input.hops })
@@ -238,21 +237,6 @@ function recoveries(ops: readonly OperationHistory[]): RecoveryDecision[] {
       evidence: r.explanation ? `${r.evidence} (${r.explanation})` : r.evidence,
     }))
   ).sort((a, b) => a.at - b.at);
-}
-
-function executionOutcome(nodes: readonly NodeTimeline[], end?: ExecutionEnd): ExecutionOutcome {
-  const states = new Set(nodes.map((n) => n.state));
-  if (states.has("unresolved")) return "unresolved";
-  if (states.has("failed")) return "failed";
-  if (states.has("rejected")) return "rejected";
-  if (states.has("cancelled")) return "cancelled";
-  if (nodes.length > 0 && nodes.every((n) => n.state === "completed")) return "completed";
-  // Halted before creating an operation (a gate that never passed): nothing failed, nothing was
-  // sent for that node; the rollout is held, and saying "failed" would claim more than we saw.
-  if (end?.state === "halted") return "held";
-  // Refused at dispatch (plan-level, or before a later node): nothing was sent for that node.
-  if (end?.state === "refused") return "refused";
-  return "running";
 }
 
 function outcomeReasons(nodes: readonly NodeTimeline[], end?: ExecutionEnd): ReasonNote[] {

@@ -3,6 +3,7 @@
  * operation completed AND every applicable row passed; a preview is `ready` only when every
  * P-placed row was evaluated and passed. Anything else names the rows that stand in the way.
  */
+import type { RolloutEnd } from "../operation.ts";
 import type { RowResult } from "./result.ts";
 import { rowNumber, rowOf, type SafeguardId } from "./table.ts";
 
@@ -54,6 +55,27 @@ export type OperationsOutcome =
   | "unresolved"
   | "rejected"
   | "cancelled";
+
+/**
+ * How a plan's operations stand, from each plan node's operation state (`pending`: none yet) and
+ * how the executor ended, if it did. Any unresolved operation makes the whole unresolved; a halt
+ * before the next commitment is `held` (nothing was sent for that node, so not `failed`).
+ */
+export function operationsOutcome(
+  states: readonly string[],
+  ended?: RolloutEnd,
+): OperationsOutcome {
+  const has = (s: string) => states.includes(s);
+  if (has("unresolved")) return "unresolved";
+  if (has("failed")) return "failed";
+  if (has("rejected")) return "rejected";
+  if (has("cancelled")) return "cancelled";
+  if (states.length > 0 && states.every((s) => s === "completed")) return "completed";
+  if (ended === "halted") return "held";
+  // Refused at dispatch (plan-level, or before a later node): nothing was sent for that node.
+  if (ended === "refused") return "refused";
+  return "running";
+}
 
 /**
  * The execution's verdict: the operations' outcome, except that `completed` operations with a

@@ -9,6 +9,7 @@ import {
   executionVerdict,
   isPlanPlaced,
   type OperationsOutcome,
+  operationsOutcome,
   previewVerdict,
 } from "../../../src/domain/safeguards/verdict.ts";
 import { seededRandom } from "../../../src/sim/seeded_random.ts";
@@ -107,4 +108,14 @@ Deno.test("a not-evaluated E-only row does not hold a preview; a not-evaluated P
   const v = previewVerdict("ready", pRow);
   assertEquals(v.verdict, "not-ready");
   assert(v.gaps.unevaluated.some((g) => g.number === 10));
+});
+
+Deno.test("operationsOutcome(): any unresolved operation makes the whole unresolved; a halt before a commitment is held, not failed", () => {
+  assertEquals(operationsOutcome(["completed", "unresolved", "failed"]), "unresolved");
+  assertEquals(operationsOutcome(["completed", "failed"]), "failed");
+  assertEquals(operationsOutcome(["completed", "completed"]), "completed");
+  assertEquals(operationsOutcome([]), "running");
+  assertEquals(operationsOutcome(["completed", "pending"], "halted"), "held");
+  assertEquals(operationsOutcome(["completed", "pending"], "refused"), "refused");
+  assertEquals(operationsOutcome(["completed", "pending"]), "running");
 });
