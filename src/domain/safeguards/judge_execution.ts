@@ -268,8 +268,8 @@ function singleSlot(c: Ctx): Judged {
     }
   }
   return overlaps.length ? fail(overlaps.join("; ")) : pass(
-    `${held.length} slot holdings on the cluster, each released before the next ` +
-      "commitment",
+    `${held.length} slot holding(s) on the cluster; none began before the previous one was ` +
+      `released${held.at(-1)?.releasedAtMs === null ? " (the last still holds it)" : ""}`,
   );
 }
 
