@@ -135,10 +135,15 @@ try {
   await f.run(20);
   let tb = 0;
   let tf = 0;
+  const perRound: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    tb += await b.run(N / ROUNDS);
-    tf += await f.run(N / ROUNDS);
+    const rb = await b.run(N / ROUNDS);
+    const rf = await f.run(N / ROUNDS);
+    tb += rb;
+    tf += rf;
+    perRound.push(rb / rf);
   }
+  perRound.sort((x, y) => x - y);
   await b.close();
   await f.close();
   const base = N / (tb / 1000);
@@ -146,6 +151,13 @@ try {
   console.log(`journal bench (N=${N}, file journal on the working directory's disk, WAL + FULL)`);
   console.log(`  bare INSERT+COMMIT:          ${base.toFixed(0)} tx/s`);
   console.log(`  fenced attempt transaction:  ${fence.toFixed(0)} tx/s (1 read + 1 write batch)`);
+  // fsync latency on a shared disk drifts a lot within a run: show the spread of the rounds too.
+  const q = (x: number) =>
+    perRound[Math.min(perRound.length - 1, Math.floor(x * perRound.length))]!;
+  console.log(
+    `  ratio per round:             min ${q(0).toFixed(2)}, median ${q(0.5).toFixed(2)}, ` +
+      `max ${q(1).toFixed(2)} (${ROUNDS} interleaved rounds)`,
+  );
   console.log(`  ratio fenced/bare:           ${(fence / base).toFixed(2)} (goal ≥ 0.5)`);
 } finally {
   await Deno.remove(dir, { recursive: true });

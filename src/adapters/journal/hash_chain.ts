@@ -1,4 +1,5 @@
 /** The event timeline's SHA-256 hash chain: append under the write lock, recompute to verify. */
+import { createHash } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { ChainCheck, JournalEvent } from "../../ports/journal.ts";
 import type { EventTable, JournalDB } from "./schema.ts";
@@ -15,15 +16,19 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
+/**
+ * SHA-256 of `text` (UTF-8), hex. Synchronous on purpose: every journal act hashes an event inside
+ * its write transaction, and the asynchronous WebCrypto digest hops through a worker and back,
+ * which costs more than the hash itself while the write lock is held (issue 18).
+ */
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /** The hash of a row: SHA-256 over the previous hash and the row's canonical JSON. */
 export function rowHash(row: Omit<EventTable, "hash">): Promise<string> {
   const { prev_hash, ...rest } = row;
-  return sha256Hex(prev_hash + canonicalJson(rest));
+  return Promise.resolve(sha256Hex(prev_hash + canonicalJson(rest)));
 }
 
 /** Fields of a new event; `seq`, hashes and the epoch are filled in by `appendEvent`. */
