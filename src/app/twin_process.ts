@@ -37,6 +37,11 @@ export interface TwinProcessOptions {
   readonly pkiCacheDir?: string;
   /** Virtual time moves only through the control endpoint (no auto-advance on open streams). */
   readonly manualTime?: boolean;
+  /**
+   * Virtual time follows the real clock, `speed` times as fast, from the real now (a practice
+   * cluster for `cairn sim serve`); overrides `manualTime`. Default: time is driven by clients.
+   */
+  readonly wallClock?: { readonly speed: number };
   /** Node executable (default `$CAIRN_NODE` or `node`). */
   readonly nodeBin?: string;
   /** Lines the twin writes on stderr go here (default: dropped). */
@@ -122,7 +127,8 @@ export async function startTwinProcess(opts: TwinProcessOptions): Promise<TwinPr
   if (opts.talosPort !== undefined) args.push("--talos-port", String(opts.talosPort));
   if (opts.controlPort !== undefined) args.push("--control-port", String(opts.controlPort));
   if (opts.noKube) args.push("--no-kube");
-  if (opts.manualTime) args.push("--manual-time");
+  if (opts.wallClock) args.push("--wall-clock", "--speed", String(opts.wallClock.speed));
+  else if (opts.manualTime) args.push("--manual-time");
   if (opts.pkiCacheDir) args.push("--pki-cache", opts.pkiCacheDir);
   const nodeBin = opts.nodeBin ?? Deno.env.get("CAIRN_NODE") ?? "node";
   args.push("--exit-with-parent");

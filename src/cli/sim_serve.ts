@@ -1,7 +1,8 @@
 /**
- * `cairn sim serve --cluster FILE [--state-dir D]`: runs the twin (Talos apid simulator, and the
- * Kubernetes simulator when wired in) in a Node process (`app/twin_process.ts`), prints the
- * talosconfig and kubeconfig paths and the control URL, and stops on SIGINT/SIGTERM.
+ * `cairn sim serve --cluster FILE [--state-dir D] [--speed N | --manual-time]`: runs the twin
+ * (Talos apid simulator, and the Kubernetes simulator when wired in) in a Node process
+ * (`app/twin_process.ts`) as a practice cluster on wall-clock time, prints the talosconfig and
+ * kubeconfig paths and the control URL, and stops on SIGINT/SIGTERM.
  */
 import { resolve } from "node:path";
 import { type Command, EXIT, printJson, wantsJson } from "./command.ts";
@@ -10,22 +11,32 @@ import { startTwinProcess } from "../app/twin_process.ts";
 export const command: Command = {
   path: ["sim", "serve"],
   summary: "Run the twin of a cluster (Talos and Kubernetes API simulators) until stopped",
-  usage: "--cluster FILE [--state-dir DIR] [--seed N] [--output json]",
+  usage: "--cluster FILE [--state-dir DIR] [--seed N] [--speed N | --manual-time] [--output json]",
   help: `
 Starts the twin described by a cluster description (fixtures/clusters/*.yaml) in a Node process
 and prints where its talosconfig and kubeconfig are, and the URL of its control endpoint
 (advance virtual time, arm faults, read call counts). Runs until SIGINT or SIGTERM.
+
+Time runs with the real clock from the real now, as on a real cluster: evicted pods finish
+terminating while kubectl waits, and AGE columns read right. --speed 10 runs it ten times as
+fast (timestamps then run ahead of the real clock). --manual-time freezes it: time moves only
+through the control endpoint (POST /advance) or while a Talos stream is open, from the cluster
+description's startTime, as tests and rehearsals drive it.
 
 Options:
   --cluster FILE     cluster description (required)
   --state-dir DIR    where to write talosconfig, kubeconfig, certificates and twin.json
                      (default: a new temporary directory)
   --seed N           seed for boot IDs and other random facts (default 1)
+  --speed N          virtual seconds per real second (default 1)
+  --manual-time      virtual time moves only when a client drives it (tests)
   --output json      print the endpoints as one JSON object`,
   options: {
     cluster: { type: "string" },
     "state-dir": { type: "string" },
     seed: { type: "string" },
+    speed: { type: "string" },
+    "manual-time": { type: "boolean" },
     output: { type: "string", short: "o", default: "text" },
   },
   positionals: { min: 0, max: 0 },
@@ -36,10 +47,22 @@ Options:
       return EXIT.usage;
     }
     const stateDir = args.values["state-dir"];
+    const manualTime = args.values["manual-time"] === true;
+    const speedText = args.values["speed"];
+    const speed = typeof speedText === "string" ? Number(speedText) : 1;
+    if (!Number.isFinite(speed) || speed <= 0) {
+      io.stderr(`UsageInvalid: --speed must be a positive number, got "${speedText}"\n`);
+      return EXIT.usage;
+    }
+    if (manualTime && typeof speedText === "string") {
+      io.stderr("UsageInvalid: --speed and --manual-time exclude each other\n");
+      return EXIT.usage;
+    }
     const twin = await startTwinProcess({
       cluster: resolve(io.cwd, cluster),
       ...(typeof stateDir === "string" ? { stateDir: resolve(io.cwd, stateDir) } : {}),
       seed: Number(args.values["seed"] ?? "1"),
+      ...(manualTime ? { manualTime: true } : { wallClock: { speed } }),
       onStderr: (l) => io.stderr(l + "\n"),
     });
     const facts = {
@@ -51,6 +74,7 @@ Options:
       control: twin.controlUrl,
       registry: twin.registry,
       stateDir: twin.stateDir,
+      time: manualTime ? "manual" : { speed },
     };
     if (wantsJson(args)) printJson(io, facts);
     else {
@@ -62,6 +86,9 @@ Options:
           `registry:    ${twin.registry.url} (stands in for ${
             Object.keys(twin.registry.mirrors).join(", ") || "no registry host"
           })\n` +
+          `time:        ${
+            manualTime ? "manual (moves through the control endpoint)" : `wall clock ×${speed}`
+          }\n` +
           `state dir:   ${twin.stateDir}\n`,
       );
     }

@@ -97,6 +97,13 @@ export interface TwinOptions {
    * time themselves (e.g. an install lock held after a disconnect) turn it off.
    */
   readonly autoAdvance?: boolean;
+  /**
+   * Run virtual time with the real clock (a practice cluster): the clock starts at the real now
+   * and moves `speed` virtual ms per real ms whether or not any client is connected, so evicted
+   * pods terminate and timestamps read right to kubectl. Replaces the stream auto-advance (which
+   * would jump the clock ahead of the real one). Default: off (time moves only when driven).
+   */
+  readonly wallClock?: { readonly speed: number };
 }
 
 export interface Twin {
@@ -188,7 +195,9 @@ export function cachedPki(
 export async function startTwin(opts: TwinOptions): Promise<Twin> {
   const desc = opts.description;
   mkdirSync(opts.stateDir, { recursive: true });
-  const clock = new SimClock(Date.parse(desc.spec.startTime));
+  // On wall-clock time the twin starts at the real now, so no timestamp it writes lies in the
+  // future of the clients reading it (kubectl prints such an AGE as <invalid>).
+  const clock = new SimClock(opts.wallClock ? Date.now() : Date.parse(desc.spec.startTime));
   const faults = new FaultSchedule();
   const sink = new ForwardingSink();
   const installers = buildInstallerContent(desc.spec.installerImages);
@@ -232,7 +241,7 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
     parts,
     opts.controlPort ?? 0,
     () => stop(),
-    opts.autoAdvance ?? true,
+    opts.wallClock ? { wallClock: opts.wallClock.speed } : { streams: opts.autoAdvance ?? true },
   );
   const info: TwinInfo = {
     cluster: desc.metadata.name,
@@ -336,7 +345,7 @@ function startControl(
   parts: ControlParts,
   port: number,
   shutdown: () => Promise<void>,
-  autoAdvanceEnabled: boolean,
+  time: { readonly streams: boolean } | { readonly wallClock: number },
 ): Promise<{ server: Server; url: string }> {
   // Time moves in one place at a time: overlapping advance requests run in arrival order.
   let timeChain: Promise<unknown> = Promise.resolve();
@@ -348,13 +357,15 @@ function startControl(
   // A client blocked on a server stream (pull, install) waits on work that takes virtual time;
   // nobody else will move the clock for it, so the twin does, one timer at a time, in order.
   let advancing = false;
-  const autoAdvance = setInterval(() => {
-    const next = parts.clock.nextTimerAt();
-    if (!autoAdvanceEnabled || advancing || parts.talos.openStreams() === 0) return;
-    if (next === undefined) return;
-    advancing = true;
-    void serial(() => parts.clock.advanceTo(next)).finally(() => (advancing = false));
-  }, 2);
+  const autoAdvance = "wallClock" in time
+    ? followWallClock(parts.clock, time.wallClock, serial)
+    : setInterval(() => {
+      const next = parts.clock.nextTimerAt();
+      if (!time.streams || advancing || parts.talos.openStreams() === 0) return;
+      if (next === undefined) return;
+      advancing = true;
+      void serial(() => parts.clock.advanceTo(next)).finally(() => (advancing = false));
+    }, 2);
   const server = createServer((req, res) => {
     void handleControl(parts, req, serial, shutdown).then(
       (body) => reply(res, 200, body),
@@ -369,6 +380,26 @@ function startControl(
       resolve({ server, url: `http://127.0.0.1:${p}` });
     })
   );
+}
+
+/**
+ * Moves the virtual clock along with the real one, `speed` virtual ms per real ms, firing due
+ * timers on the way (through `serial`, so a control-endpoint advance never interleaves). The
+ * control endpoint may still push time further ahead; the clock then waits for the real one.
+ */
+function followWallClock(
+  clock: SimClock,
+  speed: number,
+  serial: <T>(fn: () => Promise<T>) => Promise<T>,
+): ReturnType<typeof setInterval> {
+  const realStart = Date.now(), virtualStart = clock.now();
+  let moving = false;
+  return setInterval(() => {
+    if (moving) return;
+    moving = true;
+    const target = virtualStart + (Date.now() - realStart) * speed;
+    void serial(() => clock.advanceTo(target)).finally(() => (moving = false));
+  }, 50);
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {

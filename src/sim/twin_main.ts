@@ -1,7 +1,8 @@
 /**
  * Entry point of the twin process (bundled for Node by `cairn sim serve`):
  * `node twin.mjs --cluster FILE --state-dir DIR --proto-dir DIR [--seed N] [--talos-port P]
- * [--control-port P] [--no-kube] [--pki-cache DIR] [--exit-with-parent]`. Prints one JSON line (TwinInfo plus `"ready": true`) on stdout once
+ * [--control-port P] [--no-kube] [--pki-cache DIR] [--exit-with-parent] [--manual-time]
+ * [--wall-clock [--speed N]]`. Prints one JSON line (TwinInfo plus `"ready": true`) on stdout once
  * every endpoint listens, and stops on SIGTERM/SIGINT or `POST /shutdown`.
  */
 import process from "node:process";
@@ -26,6 +27,8 @@ async function main(): Promise<void> {
       "pki-cache": { type: "string" },
       "exit-with-parent": { type: "boolean" },
       "manual-time": { type: "boolean" },
+      "wall-clock": { type: "boolean" },
+      speed: { type: "string" },
     },
   });
   if (!values.cluster || !values["state-dir"] || !values["proto-dir"]) {
@@ -42,6 +45,7 @@ async function main(): Promise<void> {
     ...(values["talos-port"] ? { talosPort: Number(values["talos-port"]) } : {}),
     ...(values["control-port"] ? { controlPort: Number(values["control-port"]) } : {}),
     autoAdvance: !values["manual-time"],
+    ...(values["wall-clock"] ? { wallClock: { speed: Number(values.speed ?? "1") } } : {}),
   });
   const stop = () => {
     // Open client connections can hold a server's close open; exit regardless after a grace.

@@ -1,0 +1,171 @@
+/**
+ * `cairn sim serve` as a practice cluster, driven by the real (pinned) kubectl: by default virtual
+ * time follows the real clock from the real now with no Talos stream open, so AGE reads right,
+ * evicted pods finish terminating and `kubectl drain` of a free worker completes; a drain held by
+ * a PodDisruptionBudget fails at its --timeout citing the budget.
+ */
+import {
+  deepStrictEqual as assertEquals,
+  match as assertMatch,
+  ok as assert,
+} from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const KUBECTL = Deno.env.get("CAIRN_KUBECTL") ?? "kubectl";
+
+interface Served {
+  readonly kubeconfig: string;
+  readonly control: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `cairn sim serve` (the real CLI) with `extra` options and reads its JSON facts. */
+async function serve(extra: string[]): Promise<Served> {
+  const stateDir = mkdtempSync(join(tmpdir(), "cairn-practice-"));
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "src/main.ts",
+      "sim",
+      "serve",
+      "--cluster",
+      "fixtures/clusters/home-ops.yaml",
+      "--state-dir",
+      stateDir,
+      "--output",
+      "json",
+      ...extra,
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  const dec = new TextDecoder();
+  let text = "";
+  let facts: Record<string, unknown> | undefined;
+  while (!facts) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`cairn sim serve ended before printing JSON: ${text}`);
+    text += dec.decode(value);
+    try {
+      facts = JSON.parse(text);
+    } catch { /* not complete yet */ }
+  }
+  return {
+    kubeconfig: String(facts["kubeconfig"]),
+    control: String(facts["control"]),
+    async stop() {
+      child.kill("SIGTERM");
+      reader.releaseLock();
+      await child.stdout.cancel();
+      assertEquals((await child.status).code, 0);
+      Deno.removeSync(stateDir, { recursive: true });
+    },
+  };
+}
+
+async function kubectl(kubeconfig: string, ...args: string[]) {
+  const o = await new Deno.Command(KUBECTL, {
+    args: ["--kubeconfig", kubeconfig, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: o.code,
+    out: new TextDecoder().decode(o.stdout),
+    err: new TextDecoder().decode(o.stderr),
+  };
+}
+
+async function twinNow(control: string): Promise<number> {
+  const state = await (await fetch(`${control}/state`)).json() as { nowMs: number };
+  return state.nowMs;
+}
+
+Deno.test("sim serve runs on the real clock by default: time moves with no stream open, AGE is valid", async () => {
+  const twin = await serve([]);
+  try {
+    const first = await twinNow(twin.control);
+    // The twin's clock starts at the real now, never ahead of it.
+    assert(Math.abs(first - Date.now()) < 5_000, `twin now ${first} vs real ${Date.now()}`);
+    await new Promise((r) => setTimeout(r, 1_500));
+    const second = await twinNow(twin.control);
+    assert(second - first >= 1_000, `virtual time moved only ${second - first} ms in 1.5 s`);
+    assert(second <= Date.now() + 1_000, "the twin's clock ran ahead of the real one");
+    const nodes = await kubectl(twin.kubeconfig, "get", "nodes");
+    assertEquals(nodes.code, 0, nodes.err);
+    assert(!nodes.out.includes("<invalid>"), nodes.out);
+    const pods = await kubectl(twin.kubeconfig, "get", "pods", "-A");
+    assertEquals(pods.code, 0, pods.err);
+    assert(!pods.out.includes("<invalid>"), pods.out);
+  } finally {
+    await twin.stop();
+  }
+});
+
+Deno.test("the real kubectl drains a free worker of sim serve, and a PDB-blocked drain fails citing the budget", async () => {
+  const twin = await serve([]);
+  try {
+    const started = Date.now();
+    const drain = await kubectl(
+      twin.kubeconfig,
+      "drain",
+      "worker-4",
+      "--ignore-daemonsets",
+      "--delete-emptydir-data",
+      "--timeout=60s",
+    );
+    const seconds = (Date.now() - started) / 1000;
+    assertEquals(drain.code, 0, drain.err + drain.out);
+    assertMatch(drain.out, /node\/worker-4 drained/);
+    assert(seconds < 60, `drain took ${seconds} s`);
+    const left = await kubectl(
+      twin.kubeconfig,
+      "get",
+      "pods",
+      "-A",
+      "--field-selector",
+      "spec.nodeName=worker-4",
+      "-o",
+      'jsonpath={range .items[*]}{.metadata.ownerReferences[0].kind}{"\\n"}{end}',
+    );
+    assertEquals(left.code, 0, left.err);
+    assertEquals(left.out.trim().split("\n").filter((k) => k !== "DaemonSet" && k !== ""), []);
+
+    // worker-1 holds the postgres primary, which postgres18-primary (minAvailable 1) protects.
+    const blocked = await kubectl(
+      twin.kubeconfig,
+      "drain",
+      "worker-1",
+      "--ignore-daemonsets",
+      "--delete-emptydir-data",
+      "--timeout=8s",
+    );
+    assert(blocked.code !== 0, "a drain against the budget must fail");
+    assertMatch(
+      blocked.err + blocked.out,
+      /Cannot evict pod as it would violate the pod's disruption budget/,
+    );
+    assertMatch(blocked.err, /The disruption budget postgres18-primary needs 1 healthy pods/);
+    assertMatch(blocked.err, /unable to drain node "worker-1".*global timeout reached: 8s/);
+  } finally {
+    await twin.stop();
+  }
+});
+
+Deno.test("sim serve --manual-time keeps time still until a client moves it", async () => {
+  const twin = await serve(["--manual-time"]);
+  try {
+    const first = await twinNow(twin.control);
+    await new Promise((r) => setTimeout(r, 500));
+    assertEquals(await twinNow(twin.control), first);
+  } finally {
+    await twin.stop();
+  }
+});
