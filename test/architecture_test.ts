@@ -3,7 +3,7 @@
  * which folders may import which (on the module graph Deno resolves, test/_helpers/layers.ts),
  * and which globals the pure core may not touch.
  */
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
@@ -141,3 +141,27 @@ Deno.test("the pure core (domain, engine, report) touches no I/O, wall clock or 
   }
   assertEquals(violations, []);
 });
+
+Deno.test("docs/architecture.md walks a plan from git to report in at most five hops, none in cli/", () => {
+  const text = Deno.readTextFileSync(join(ROOT, "docs", "architecture.md"));
+  const start = text.indexOf("## From git to report");
+  assert(start >= 0, "the walk's section is missing");
+  const section = text.slice(start, text.indexOf("\n## ", start + 1));
+  // The hops are the numbered items; each may run over several lines until the next one.
+  const hops = section.split(/\n(?=\d+\. \*\*)/).slice(1).map((h) => h.split("\n\n")[0]!);
+  assert(hops.length >= 1 && hops.length <= 5, `${hops.length} hops`);
+  for (const hop of hops) assert(!hop.includes("cli/"), `a hop climbs back into cli/: ${hop}`);
+  // Every file the walk names by its path exists: the walk is kept current with the code.
+  const named = [...section.matchAll(/`((?:[a-z_]+\/)+[a-z_]+\.ts)`/g)].map((m) => m[1]!);
+  assert(named.length > 10, "the walk names too few files to be a walk");
+  assertEquals(named.filter((f) => !exists(join(SRC, f))), []);
+});
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
