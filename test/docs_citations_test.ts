@@ -124,3 +124,14 @@ Deno.test("the checker refuses a missing file and a missing heading", () => {
   );
   assertEquals(check("x.ts:1", "docs/operation-model.md", "comparisons"), undefined);
 });
+
+Deno.test("docs/safeguards.md lists the code's 26 rows with the same numbers, ids and placement", async () => {
+  const { SAFEGUARDS } = await import("../src/domain/safeguards/table.ts");
+  const text = Deno.readTextFileSync(join(ROOT, "docs", "safeguards.md"));
+  const rows = [...text.matchAll(/^\| (\d+) +\| `(\w+)` +\|[^|]*\| ([PEO ]+?) +\|/gm)]
+    .map((m) => `${m[1]} ${m[2]} ${m[3]!.replace(/ /g, "")}`);
+  assertEquals(
+    rows,
+    SAFEGUARDS.map((s, i) => `${i + 1} ${s.id} ${s.placement.join("")}`),
+  );
+});
