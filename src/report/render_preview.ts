@@ -64,7 +64,7 @@ export function renderPreviewReport(
     "",
     ...identitySection(model.plan),
     "",
-    ...safeguardSection(model.safeguards, limits),
+    ...safeguardSection(model.safeguards, limits, "preview"),
     "",
     ...sourceSection(model.sourceChecks, model.assertions, limits),
     "",

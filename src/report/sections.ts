@@ -121,10 +121,24 @@ export function identitySection(plan: PlanIdentity): string[] {
 }
 
 /** The safeguard table: every row of the safety model, in order. */
-export function safeguardSection(results: readonly SafeguardResult[], lim: RenderLimits): string[] {
+export function safeguardSection(
+  results: readonly SafeguardResult[],
+  lim: RenderLimits,
+  stage: "preview" | "execution" = "execution",
+): string[] {
   const byId = new Map(results.map((r) => [r.id, r]));
-  const counts = countBy(SAFEGUARDS, (s) => byId.get(s.id)?.verdict ?? "not-evaluated");
-  const summary = counts.map(([v, n]) => `${n} ${COUNT_WORD[v as SafeguardVerdict]}`).join(", ");
+  // A preview does not judge rows placed only at execution or observation: they are shown as
+  // such, apart from the rows a preview should have evaluated and did not.
+  const deferred = (s: (typeof SAFEGUARDS)[number]) =>
+    stage === "preview" && !(s.placement as readonly string[]).includes("P") &&
+    (byId.get(s.id)?.verdict ?? "not-evaluated") === "not-evaluated";
+  const counts = countBy(
+    SAFEGUARDS,
+    (s) => deferred(s) ? "deferred" : byId.get(s.id)?.verdict ?? "not-evaluated",
+  );
+  const summary = counts.map(([v, n]) =>
+    `${n} ${v === "deferred" ? "judged at execution" : COUNT_WORD[v as SafeguardVerdict]}`
+  ).join(", ");
   const rows = SAFEGUARDS.map((s, i) => {
     const r = byId.get(s.id);
     const evidence = r
@@ -134,7 +148,7 @@ export function safeguardSection(results: readonly SafeguardResult[], lim: Rende
       String(i + 1),
       escapeText(s.name),
       s.placement.join("/"),
-      verdictWord(r?.verdict ?? "missing"),
+      deferred(s) ? "at execution" : verdictWord(r?.verdict ?? "missing"),
       evidence,
     ]);
   });

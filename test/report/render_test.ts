@@ -249,3 +249,30 @@ Deno.test("the execution headline follows the rows: completed operations with a 
   });
   ok(ok7.includes("**Verdict: COMPLETED: every node step is accounted for"), ok7.slice(0, 300));
 });
+
+Deno.test("a preview shows rows placed only at execution as judged at execution, and still marks an unevaluated P row", () => {
+  const m = previewModel();
+  const rows = m.safeguards.map((s) =>
+    s.id === "SingleRolloutSlot" || s.id === "InstallerImageExists"
+      ? { ...s, verdict: "not-evaluated" as const, evidence: "e" }
+      : s
+  );
+  const md = renderPreviewReport({ ...m, safeguards: rows });
+  ok(
+    md.includes(
+      "| 6 | One node at a time under one cluster rollout slot and machine scope | E | at execution | e |",
+    ),
+  );
+  ok(
+    md.includes(
+      "| 10 | Installer image exists for the exact platform; no fallback tag | P/E | **not evaluated** | e |",
+    ),
+  );
+  ok(
+    /: 21 pass, 1 judged at execution, 1 not evaluated, 1 unreadable, 2 not applicable\./.test(md),
+    md.slice(md.indexOf("## Safeguards"), md.indexOf("## Safeguards") + 200),
+  );
+  // An execution report never calls a row "at execution": there every row is judged.
+  const ex = renderExecutionReport({ ...executionModel(), safeguards: rows });
+  ok(!ex.includes("| at execution |"));
+});
