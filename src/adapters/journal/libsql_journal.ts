@@ -367,7 +367,7 @@ class LibsqlJournal implements Journal {
     const batched = {
       db: this.#db,
       client: this.#client,
-      newId: this.#ids.newId,
+      newId: (p: string) => this.#ids.newId(p),
       point: this.#point,
     };
     for (let i = 0; i < ATTEMPT_BATCH_TRIES; i++) {
