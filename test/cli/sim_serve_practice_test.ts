@@ -109,6 +109,85 @@ Deno.test("sim serve runs on the real clock by default: time moves with no strea
   }
 });
 
+/** Rows of kubectl's table output as header name → cell (columns split on 2+ spaces). */
+function rows(out: string): Record<string, string>[] {
+  const [head, ...lines] = out.trimEnd().split("\n");
+  const names = head!.trim().split(/\s{2,}/);
+  return lines.map((l) => {
+    const cells = l.trim().split(/\s{2,}/);
+    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? ""]));
+  });
+}
+
+Deno.test("kubectl get prints the real apiserver's columns from the twin's server-side Table", async () => {
+  const twin = await serve([]);
+  try {
+    const cordon = await kubectl(twin.kubeconfig, "cordon", "worker-2");
+    assertEquals(cordon.code, 0, cordon.err);
+    const nodes = await kubectl(twin.kubeconfig, "get", "nodes");
+    assertEquals(nodes.code, 0, nodes.err);
+    assertMatch(nodes.out, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\n/);
+    const byName = Object.fromEntries(rows(nodes.out).map((r) => [r["NAME"], r]));
+    assertEquals(byName["worker-2"]!["STATUS"], "Ready,SchedulingDisabled");
+    assertEquals(byName["worker-1"]!["STATUS"], "Ready");
+    assertEquals(byName["cp-1"]!["ROLES"], "control-plane");
+    assertEquals(byName["worker-1"]!["ROLES"], "<none>");
+    assertEquals(byName["cp-1"]!["VERSION"], "v1.35.2");
+    assertMatch(byName["cp-1"]!["AGE"]!, /^\d+s$/);
+
+    const wideNodes = await kubectl(twin.kubeconfig, "get", "nodes", "-o", "wide");
+    assertMatch(
+      wideNodes.out,
+      /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\s+INTERNAL-IP\s+EXTERNAL-IP\s+OS-IMAGE\s+KERNEL-VERSION\s+CONTAINER-RUNTIME\n/,
+    );
+    assertEquals(rows(wideNodes.out)[0]!["OS-IMAGE"], "Talos (v1.13.9)");
+
+    const pods = await kubectl(twin.kubeconfig, "get", "pods", "-n", "database", "-o", "wide");
+    assertEquals(pods.code, 0, pods.err);
+    assertMatch(
+      pods.out,
+      /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\n/,
+    );
+    const pg1 = rows(pods.out).find((r) => r["NAME"] === "postgres18-1")!;
+    assertEquals(pg1["NODE"], "worker-1");
+    assertEquals(pg1["STATUS"], "Running");
+    assertMatch(pg1["READY"]!, /^\d+\/1$/);
+
+    const pdb = await kubectl(twin.kubeconfig, "get", "pdb", "-n", "database");
+    assertMatch(pdb.out, /^NAME\s+MIN AVAILABLE\s+MAX UNAVAILABLE\s+ALLOWED DISRUPTIONS\s+AGE\n/);
+    const primary = rows(pdb.out).find((r) => r["NAME"] === "postgres18-primary")!;
+    assertEquals([
+      primary["MIN AVAILABLE"],
+      primary["MAX UNAVAILABLE"],
+      primary["ALLOWED DISRUPTIONS"],
+    ], [
+      "1",
+      "N/A",
+      "0",
+    ]);
+
+    const deploy = await kubectl(twin.kubeconfig, "get", "deployments", "-n", "network");
+    assertMatch(
+      deploy.out,
+      /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\necho\s+2\/2\s+2\s+2\s+\d+s\n/,
+    );
+    const ds = await kubectl(twin.kubeconfig, "get", "daemonsets", "-n", "kube-system");
+    assertMatch(
+      ds.out,
+      /^NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+NODE SELECTOR\s+AGE\ncilium\s+7\s+7\s+7\s+7\s+7\s+<none>\s+\d+s\n/,
+    );
+    const sts = await kubectl(twin.kubeconfig, "get", "statefulsets", "-A");
+    assertEquals(sts.code, 0, sts.err);
+    const leases = await kubectl(twin.kubeconfig, "get", "leases", "-A");
+    assertEquals(leases.code, 0, leases.err);
+    for (const out of [nodes.out, wideNodes.out, pods.out, pdb.out, deploy.out, ds.out]) {
+      assert(!out.includes("<invalid>"), out);
+    }
+  } finally {
+    await twin.stop();
+  }
+});
+
 Deno.test("the real kubectl drains a free worker of sim serve, and a PDB-blocked drain fails citing the budget", async () => {
   const twin = await serve([]);
   try {

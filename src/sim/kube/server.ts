@@ -18,6 +18,7 @@ import { loadDescription } from "./load.ts";
 import { applyManaged, recordUpdate, SsaConflict } from "./ssa.ts";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "./patch.ts";
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "./selectors.ts";
+import { includeObjectOf, toTable, wantsTable } from "./table.ts";
 import { GoneError, type Obj, type ResourceType, Store, type StoredEvent } from "./store.ts";
 
 type R = Record<string, unknown>;
@@ -311,12 +312,19 @@ function dispatch(
   const { store } = ctx;
   const dryRun = q.get("dryRun") === "All";
   switch (verb) {
-    case "get":
-      return send(res, 200, mustGet(ctx, r));
-    case "list":
-      return send(res, 200, list(ctx, r, q));
+    case "get": {
+      const o = mustGet(ctx, r);
+      if (!wantsTable(req.headers.accept)) return send(res, 200, o);
+      const meta = { resourceVersion: o.metadata.resourceVersion };
+      return send(res, 200, asTable(ctx, r, q, [o], meta));
+    }
+    case "list": {
+      const l = list(ctx, r, q);
+      if (!wantsTable(req.headers.accept)) return send(res, 200, l);
+      return send(res, 200, asTable(ctx, r, q, l.items as Obj[], l.metadata as R));
+    }
     case "watch":
-      return watch(ctx, r, q, res);
+      return watch(ctx, r, q, res, wantsTable(req.headers.accept));
     case "create": {
       const o = parseJson(body) as Obj;
       o.metadata ??= { name: "" };
@@ -449,6 +457,11 @@ function evict(ctx: Ctx, r: Route, body: R, dryRun: boolean, res: ServerResponse
   send(res, reply.httpStatus, reply.body, reply.headers as Record<string, string> | undefined);
 }
 
+/** The Table kubectl asks for (`Accept: ...;as=Table;v=v1;g=meta.k8s.io`), rows in order. */
+function asTable(ctx: Ctx, r: Route, q: URLSearchParams, objs: Obj[], meta: R): R {
+  return toTable(r.type, objs, ctx.opts.clock.now(), includeObjectOf(q), meta);
+}
+
 function filterFor(r: Route, q: URLSearchParams): (o: Obj) => boolean {
   const labels = parseLabelSelector(q.get("labelSelector"));
   const fields = parseFieldSelector(q.get("fieldSelector"));
@@ -493,11 +506,27 @@ function list(ctx: Ctx, r: Route, q: URLSearchParams): R {
   };
 }
 
-function watch(ctx: Ctx, r: Route, q: URLSearchParams, res: ServerResponse): void {
+function watch(
+  ctx: Ctx,
+  r: Route,
+  q: URLSearchParams,
+  res: ServerResponse,
+  table: boolean,
+): void {
   const match = filterFor(r, q);
   res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
+  // A Table watch (`kubectl get -w`) carries each object as a one-row Table, as the apiserver does.
   const write = (type: string, object: unknown) =>
-    res.write(JSON.stringify({ type, object }) + "\n");
+    res.write(
+      JSON.stringify({
+        type,
+        object: table && type !== "ERROR"
+          ? asTable(ctx, r, q, [object as Obj], {
+            resourceVersion: (object as Obj).metadata.resourceVersion,
+          })
+          : object,
+      }) + "\n",
+    );
   const rvParam = q.get("resourceVersion");
   let initial: StoredEvent[];
   try {
