@@ -6,9 +6,8 @@
  */
 import { CairnError } from "../domain/errors.ts";
 import { MIN_SETTLE_FLOOR_MS } from "../domain/operation.ts";
-import type { Clock } from "../ports/clock.ts";
 import type { Journal } from "../ports/journal.ts";
-import type { Talos } from "../ports/talos.ts";
+import type { RecoveryRuntime } from "../app/recover_wiring.ts";
 import {
   type Command,
   type CommandIO,
@@ -76,50 +75,22 @@ function stoppedAt(args: ParsedArgs): number | undefined {
   return ms;
 }
 
-/** Virtual time from a twin (rehearsals, tests) or the wall clock. */
-interface Runtime {
-  readonly clock: Clock;
-  readonly timeoutClock?: Clock;
-  readonly wrap: <T extends object>(port: T) => T;
-  readonly callTimeoutMs: (ms: number) => number;
+/** The cluster the decision reads, from the flags (a talosconfig is required unless `needTalos` is false). */
+async function connect(args: ParsedArgs, rt: RecoveryRuntime, needTalos: boolean) {
+  const talosconfig = needTalos ? required(args, "talosconfig", "T") : str(args, "talosconfig");
+  const talosContext = str(args, "talos-context");
+  const { connectRecoveryCluster } = await import("../app/recover_wiring.ts");
+  return await connectRecoveryCluster(rt, {
+    kubeconfig: required(args, "kubeconfig", "K"),
+    ...(talosconfig ? { talosconfig } : {}),
+    ...(talosContext ? { talosContext } : {}),
+  });
 }
 
-async function runtime(args: ParsedArgs): Promise<Runtime> {
-  const twin = str(args, "twin-control");
-  if (!twin) {
-    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
-    return { clock: new SystemClock(), wrap: (p) => p, callTimeoutMs: (ms) => ms };
-  }
-  const { syncingPort, TwinClock } = await import("../adapters/clock/twin_clock.ts");
-  const clock = await TwinClock.connect(twin);
-  return {
-    clock,
-    timeoutClock: clock.forTimeouts(20_000),
-    wrap: (p) => syncingPort(p, clock),
-    callTimeoutMs: (ms) => Math.min(ms, 20_000),
-  };
-}
-
-async function connect(args: ParsedArgs, rt: Runtime, needTalos: boolean) {
-  const { createClientNodeKube } = await import("../adapters/kube/client_node_kube.ts");
-  const kube = rt.wrap(
-    await createClientNodeKube({ kubeconfigPath: required(args, "kubeconfig", "K") }),
+function runtime(args: ParsedArgs): Promise<RecoveryRuntime> {
+  return import("../app/recover_wiring.ts").then((m) =>
+    m.recoveryRuntime(str(args, "twin-control"))
   );
-  const talosPath = needTalos ? required(args, "talosconfig", "T") : str(args, "talosconfig");
-  let talos: Talos | undefined;
-  if (talosPath) {
-    const { createGrpcTalos } = await import("../adapters/talos/grpc_talos.ts");
-    const { loadTalosconfig } = await import("../adapters/talos/talosconfig.ts");
-    const context = await loadTalosconfig(talosPath, str(args, "talos-context"));
-    talos = await createGrpcTalos({ context });
-  }
-  const cluster: RecoveryCluster = {
-    kube,
-    ...(talos ? { talos: rt.wrap(talos) } : {}),
-    clock: rt.clock,
-    callTimeoutMs: rt.callTimeoutMs,
-  };
-  return { cluster, close: () => talos?.close() };
 }
 
 async function decide(
@@ -163,39 +134,17 @@ async function decide(
 async function classify(
   journal: Journal,
   cluster: RecoveryCluster,
-  rt: Runtime,
+  rt: RecoveryRuntime,
   args: ParsedArgs,
   io: CommandIO,
   o: { operationId: string; actor: string },
 ): Promise<DecisionResult> {
-  const { loadHealthPolicy, requireBoundPolicy } = await import("../app/run_plan.ts");
-  const { ClusterEvidence } = await import("../engine/health/cluster_evidence.ts");
-  const { JsonLogger } = await import("../adapters/log/json_logger.ts");
-  const { classifyOperation } = await import("../engine/recovery/recover_decisions.ts");
-  const { needTalos } = await import("../engine/recovery/recover_actions.ts");
-  const policyPath = required(args, "health-policy", "P");
-  // The bound health policy is the policy: the one given must be the operation's plan's own.
-  const op = await journal.getOperation(o.operationId);
-  const record = op ? await journal.getPlan(op.planDigest) : undefined;
-  if (record) {
-    const { parsePlan } = await import("../domain/plan/parse.ts");
-    const bytes = new TextEncoder().encode(record.bytes);
-    await requireBoundPolicy(policyPath, (await parsePlan(bytes, { file: record.name })).plan);
-  }
-  const policy = await loadHealthPolicy(policyPath);
-  const evidence = new ClusterEvidence(cluster.kube, needTalos(cluster), rt.clock);
-  try {
-    return await classifyOperation(journal, cluster, {
-      policy,
-      evidence,
-      ...(rt.timeoutClock ? { timeoutClock: rt.timeoutClock } : {}),
-      intervalMs: 30_000,
-      pollIntervalMs: 5_000,
-      log: new JsonLogger({ write: (l) => io.stderr(l), clock: rt.clock, level: "warn" }),
-    }, o);
-  } finally {
-    evidence.stop();
-  }
+  const { classifyWithBoundPolicy } = await import("../app/recover_wiring.ts");
+  return await classifyWithBoundPolicy(journal, cluster, rt, {
+    ...o,
+    policyPath: required(args, "health-policy", "P"),
+    writeLog: (l) => io.stderr(l),
+  });
 }
 
 async function show(journal: Journal, args: ParsedArgs, io: CommandIO): Promise<EvidenceView> {
