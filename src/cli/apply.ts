@@ -15,7 +15,6 @@ import {
   UsageError,
   wantsJson,
 } from "./command.ts";
-import { CairnError } from "../domain/errors.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
 export const command: Command = {
@@ -77,108 +76,23 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     if (!Number.isSafeInteger(approvals) || approvals < 0) {
       throw new UsageError("--approvals must be a non-negative integer");
     }
-    const bytes = await read(file);
-    const signatures = await Deno.readTextFile(`${file}.sig`).catch(() => undefined);
-    const { parsePlan } = await import("../domain/plan/parse.ts");
-    const parsed = await parsePlan(bytes, { file });
-    const { parseAllowedSigners } = await import("../domain/trust/allowed_signers.ts");
-    const { evaluatePolicy } = await import("../domain/trust/policy.ts");
-    const verdict = await evaluatePolicy({
-      plan: bytes,
-      signatures,
-      signers: parseAllowedSigners(new TextDecoder().decode(await read(signersFile)), signersFile),
-      author: parsed.plan.metadata.author,
-      requiredApprovals: approvals,
-      atMs: Date.now(),
-    });
-    if (!verdict.ok) {
-      if (wantsJson(args)) printJson(io, { refused: true, policy: verdict });
-      else io.stderr(`refused: ${verdict.reasons.join(", ")}: ${verdict.summary}\n`);
-      return EXIT.refused;
-    }
-    const m = await import("../app/run_plan.ts");
-    const run = await import("../engine/executor/run_plan.ts");
     const policyPath = args.values["health-policy"];
-    if (typeof policyPath === "string") {
-      await m.requireBoundPolicy(resolve(io.cwd, policyPath), parsed.plan);
-    }
-    const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
-    const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
-    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
-    const { JsonLogger } = await import("../adapters/log/json_logger.ts");
-    const { workingTreeBoundFiles } = await import("../adapters/repo/bound_file_reader.ts");
-    const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
-    const { fileTrustRoot } = await import("../app/reconcile_wiring.ts");
-    const clock = new SystemClock();
-    const journal = await openJournal({
-      url: journalUrl,
-      ids: cryptoIdSource(),
-      nowMs: clock.now(),
+    const { applyPlan } = await import("../app/apply_run.ts");
+    const r = await applyPlan({
+      file,
+      kubeconfig: resolve(io.cwd, kubeconfig),
+      talosconfig: resolve(io.cwd, talosconfig),
+      journalUrl,
+      signersFile,
+      approvals,
+      ...(typeof policyPath === "string" ? { policyPath: resolve(io.cwd, policyPath) } : {}),
+      mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
+      writeLog: (l) => io.stderr(l),
+      signal: io.signal,
     });
-    const cluster = await m.connectCluster({
-      kubeconfigPath: resolve(io.cwd, kubeconfig),
-      talosconfigPath: resolve(io.cwd, talosconfig),
-    });
-    const owner = `ctl_apply_${crypto.randomUUID().slice(0, 8)}`;
-    const authority = {
-      bytes,
-      signatures: signatures ?? "",
-      requiredApprovals: approvals,
-      files: workingTreeBoundFiles(file),
-      trust: fileTrustRoot(signersFile),
-      installers: registryInstallerResolver({
-        mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
-        timeoutMs: 30_000,
-      }),
-    };
-    try {
-      const refused = await run.authorizeBeforeBind({
-        journal,
-        parsed,
-        authority,
-        cluster,
-        clock,
-        owner,
-        callTimeoutMs: (ms) => ms,
-      });
-      if (refused) return report(refused);
-      const bound = await run.bindPlan(journal, {
-        parsed,
-        bytes,
-        signatures: signatures ?? "",
-        firstSeenCommit: "apply",
-        approver: { identity: verdict.approvers.join(",") || "policy", role: "approver" },
-        nowMs: clock.now(),
-      });
-      return report(
-        await run.executePlan({
-          journal,
-          bound,
-          cluster,
-          authority,
-          clock,
-          log: new JsonLogger({ write: (l) => io.stderr(l), clock }),
-          owner,
-          callTimeoutMs: (ms) => ms,
-          pollIntervalMs: 5_000,
-          roundIntervalMs: 30_000,
-          signal: io.signal,
-        }),
-      );
-    } finally {
-      cluster.close();
-      await journal.close();
-    }
+    if (r.kind === "ran") return report(r.outcome);
+    if (wantsJson(args)) printJson(io, { refused: true, policy: r.verdict });
+    else io.stderr(`refused: ${r.verdict.reasons.join(", ")}: ${r.verdict.summary}\n`);
+    return EXIT.refused;
   },
 };
-
-async function read(path: string): Promise<Uint8Array> {
-  try {
-    return await Deno.readFile(path);
-  } catch (e) {
-    throw new CairnError({
-      reason: "FileUnreadable",
-      message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
-    });
-  }
-}

@@ -1,0 +1,131 @@
+/**
+ * What `cairn apply` wires: the plan file and its signatures read from disk, the approval policy
+ * evaluated under the allowed signers, then the journal, the system clock, the cluster connection,
+ * the working tree's bound files, the trust root read by path and the registry resolver handed to
+ * the engine's dispatch check, `bindPlan` and `executePlan` (`engine/executor/run_plan.ts`). The
+ * command only turns flags into this request and prints the result.
+ */
+import { CairnError } from "../domain/errors.ts";
+import type { PolicyVerdict } from "../domain/trust/policy.ts";
+import type { RolloutOutcome } from "../engine/executor/rollout.ts";
+
+/** One `cairn apply`, with every path already resolved. */
+export interface ApplyRequest {
+  readonly file: string;
+  readonly kubeconfig: string;
+  readonly talosconfig: string;
+  readonly journalUrl: string;
+  readonly signersFile: string;
+  readonly approvals: number;
+  /** Refused unless byte for byte the policy the plan binds. */
+  readonly policyPath?: string;
+  /** Registry host → URL for installer resolution. */
+  readonly mirrors: Readonly<Record<string, string>>;
+  /** Where the executor's log lines go (one JSON line each). */
+  readonly writeLog: (line: string) => void;
+  readonly signal: AbortSignal;
+}
+
+/** Refused before anything was opened (the approval policy), or the rollout's outcome. */
+export type ApplyResult =
+  | { readonly kind: "unapproved"; readonly verdict: PolicyVerdict }
+  | { readonly kind: "ran"; readonly outcome: RolloutOutcome };
+
+/** Verifies the approval, then runs the plan through the dispatch check and the executor. */
+export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
+  const bytes = await read(o.file);
+  const signatures = await Deno.readTextFile(`${o.file}.sig`).catch(() => undefined);
+  const { parsePlan } = await import("../domain/plan/parse.ts");
+  const parsed = await parsePlan(bytes, { file: o.file });
+  const { parseAllowedSigners } = await import("../domain/trust/allowed_signers.ts");
+  const { evaluatePolicy } = await import("../domain/trust/policy.ts");
+  const verdict = await evaluatePolicy({
+    plan: bytes,
+    signatures,
+    signers: parseAllowedSigners(
+      new TextDecoder().decode(await read(o.signersFile)),
+      o.signersFile,
+    ),
+    author: parsed.plan.metadata.author,
+    requiredApprovals: o.approvals,
+    atMs: Date.now(),
+  });
+  if (!verdict.ok) return { kind: "unapproved", verdict };
+  const m = await import("./run_plan.ts");
+  const run = await import("../engine/executor/run_plan.ts");
+  if (o.policyPath !== undefined) await m.requireBoundPolicy(o.policyPath, parsed.plan);
+  const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
+  const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
+  const { SystemClock } = await import("../adapters/clock/system_clock.ts");
+  const { JsonLogger } = await import("../adapters/log/json_logger.ts");
+  const { workingTreeBoundFiles } = await import("../adapters/repo/bound_file_reader.ts");
+  const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
+  const { fileTrustRoot } = await import("./reconcile_wiring.ts");
+  const clock = new SystemClock();
+  const journal = await openJournal({
+    url: o.journalUrl,
+    ids: cryptoIdSource(),
+    nowMs: clock.now(),
+  });
+  const cluster = await m.connectCluster({
+    kubeconfigPath: o.kubeconfig,
+    talosconfigPath: o.talosconfig,
+  });
+  const owner = `ctl_apply_${crypto.randomUUID().slice(0, 8)}`;
+  const authority = {
+    bytes,
+    signatures: signatures ?? "",
+    requiredApprovals: o.approvals,
+    files: workingTreeBoundFiles(o.file),
+    trust: fileTrustRoot(o.signersFile),
+    installers: registryInstallerResolver({ mirrors: o.mirrors, timeoutMs: 30_000 }),
+  };
+  try {
+    const refused = await run.authorizeBeforeBind({
+      journal,
+      parsed,
+      authority,
+      cluster,
+      clock,
+      owner,
+      callTimeoutMs: (ms) => ms,
+    });
+    if (refused) return { kind: "ran", outcome: refused };
+    const bound = await run.bindPlan(journal, {
+      parsed,
+      bytes,
+      signatures: signatures ?? "",
+      firstSeenCommit: "apply",
+      approver: { identity: verdict.approvers.join(",") || "policy", role: "approver" },
+      nowMs: clock.now(),
+    });
+    const outcome = await run.executePlan({
+      journal,
+      bound,
+      cluster,
+      authority,
+      clock,
+      log: new JsonLogger({ write: o.writeLog, clock }),
+      owner,
+      callTimeoutMs: (ms) => ms,
+      pollIntervalMs: 5_000,
+      roundIntervalMs: 30_000,
+      signal: o.signal,
+    });
+    return { kind: "ran", outcome };
+  } finally {
+    cluster.close();
+    await journal.close();
+  }
+}
+
+async function read(path: string): Promise<Uint8Array> {
+  try {
+    return await Deno.readFile(path);
+  } catch (e) {
+    throw new CairnError({
+      reason: "FileUnreadable",
+      message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
+    });
+  }
+}
