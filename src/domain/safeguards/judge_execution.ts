@@ -113,10 +113,6 @@ function lastPostGate(c: Ctx, op: RecordedOperation, byMs = Infinity): RecordedR
 }
 
 /**
- * Row 1: the journal admits an attempt only on an identity observation it names; each one must be
- * an `evidence` read of that machine, showing the identity the plan binds, taken before the send.
- */
-/**
  * With no attempt admitted, the row holds only if an identity re-observation on an operation
  * refused the first send because another machine was at the address (the guard fired, nothing
  * went out); an unreadable identity proves nothing either way.
@@ -148,6 +144,11 @@ function noAttempt(c: Ctx): Judged {
   );
 }
 
+/**
+ * Row 1: the journal admits an attempt only on an identity observation it names; each one must be
+ * an `evidence` read of that machine, showing the identity the plan binds and naming the machine
+ * its commitment bound, taken before the send.
+ */
 function identityPerAttempt(c: Ctx): Judged {
   let n = 0;
   const bad: string[] = [], moved: string[] = [], unnamed: string[] = [];
