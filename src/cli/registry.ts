@@ -21,6 +21,8 @@ function lazy(file: string): () => Promise<Command> {
  */
 export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Promise<Command> }> = [
   { path: ["plan", "check"], load: lazy("./plan_check.ts") },
+  { path: ["plan", "new"], load: lazy("./plan_new.ts") },
+  { path: ["plan", "bind"], load: lazy("./plan_bind.ts") },
   { path: ["plan", "sign"], load: lazy("./plan_sign.ts") },
   { path: ["plan", "verify"], load: lazy("./plan_verify.ts") },
   { path: ["plan", "preview"], load: lazy("./plan_preview.ts") },

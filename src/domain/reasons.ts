@@ -157,6 +157,13 @@ export const REASONS = [
       "The catalogue snapshot differs from the digest the plan binds; it changed after the plan was written.",
   },
   {
+    code: "AuthoringInputInvalid",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "`plan new` or `plan bind` cannot build the plan from its inputs (node source, versions, bound files, flags); nothing is written.",
+  },
+  {
     code: "CatalogueUnknownVersion",
     area: "plan",
     retry: "never",

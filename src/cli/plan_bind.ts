@@ -1,0 +1,94 @@
+import { dirname, resolve } from "node:path";
+import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./command.ts";
+import { readBoundFile, readPlainFile } from "../adapters/repo/bound_file_reader.ts";
+import { CairnError, formatProblem } from "../domain/errors.ts";
+import { rebindDigests, type Rebinding } from "../domain/plan/author.ts";
+import { sha256Hex } from "../domain/plan/digest.ts";
+import { safeParsePlan } from "../domain/plan/parse.ts";
+import type { Plan } from "../domain/plan/schema.ts";
+import { type FieldPath, formatPath, MAX_YAML_BYTES } from "../domain/plan/yaml_load.ts";
+
+/** Every file `plan` binds, with the field path of its `{path, sha256}`. */
+function boundFields(plan: Plan): { at: FieldPath; path: string }[] {
+  const spec = plan.spec as Record<string, unknown>;
+  const out: { at: FieldPath; path: string }[] = [];
+  for (const key of ["catalogue", "healthPolicy", "evidence", "config"]) {
+    const f = spec[key] as { path: string } | undefined;
+    if (f) out.push({ at: ["spec", key], path: f.path });
+  }
+  return out;
+}
+
+/**
+ * `cairn plan bind FILE`: recomputes the digest of every file the plan binds and writes it in
+ * place, changing nothing else. The plan's bytes change, so its signatures no longer verify.
+ */
+export const command: Command = {
+  path: ["plan", "bind"],
+  summary: "Recompute the digests of the files a plan binds, in place (signatures must be redone)",
+  usage: "FILE [--output json]",
+  help: `
+Reads every file FILE binds (spec.catalogue, spec.healthPolicy, spec.evidence, spec.config) the
+way plan check reads it (from the plan's directory upwards, inside the repository, never
+through a symbolic link) and writes each file's current SHA-256 into the plan. Only the
+sha256 values change: comments, order and every other byte stay as written, and FILE.sig is
+left alone. When a digest changed the plan is a new plan: every signature in FILE.sig no
+longer verifies, and the author and approvers must sign it again.
+
+A bound file that is missing or refused leaves FILE unchanged (exit 1).
+
+Options:
+  --output json    print {file, changed: [field...], sha256} as JSON`,
+  options: { ...OUTPUT_OPTION },
+  positionals: { min: 1, max: 1 },
+  async run(args, io) {
+    const file = args.positionals[0]!;
+    const abs = resolve(io.cwd, file);
+    const read = await readPlainFile(abs, MAX_YAML_BYTES);
+    if (read.status !== "read") {
+      throw new CairnError({
+        reason: "FileUnreadable",
+        message: `cannot read ${file}: ${read.detail}`,
+      });
+    }
+    const parsed = await safeParsePlan(read.bytes, { file });
+    if (!parsed.ok) {
+      for (const p of parsed.problems) io.stderr(formatProblem(p) + "\n");
+      io.stderr(`refused: ${file} is not a plan cairn can read; unchanged\n`);
+      return EXIT.refused;
+    }
+    const rebindings: Rebinding[] = [];
+    for (const f of boundFields(parsed.parsed.plan)) {
+      const b = await readBoundFile(abs, f.path, { cwd: io.cwd });
+      if (b.status !== "read") {
+        throw new CairnError({
+          reason: b.status === "refused" ? b.reason : "FileUnreadable",
+          message: `${formatPath(f.at)} ${f.path}: ${b.detail}; ${file} unchanged`,
+        });
+      }
+      rebindings.push({ path: f.at, sha256: await sha256Hex(b.bytes) });
+    }
+    const { text, changed } = rebindDigests(parsed.parsed.source, rebindings);
+    const fields = changed.map(formatPath);
+    if (changed.length > 0) {
+      const tmp = await Deno.makeTempFile({ dir: dirname(abs), prefix: ".cairn-bind-" });
+      try {
+        await Deno.writeTextFile(tmp, text);
+        await Deno.rename(tmp, abs);
+      } finally {
+        await Deno.remove(tmp).catch(() => {});
+      }
+    }
+    const sha256 = await sha256Hex(new TextEncoder().encode(text));
+    if (wantsJson(args)) printJson(io, { file, changed: fields, sha256 });
+    else if (changed.length === 0) io.stdout(`${file}: every bound digest is current; unchanged\n`);
+    else {
+      io.stdout(
+        `${file}: rebound ${fields.join(", ")}; the plan is now sha256:${sha256}. Its bytes ` +
+          `changed, so every signature in ${file}.sig no longer verifies: sign it again ` +
+          `(cairn plan sign ${file} --key KEY)\n`,
+      );
+    }
+    return EXIT.ok;
+  },
+};

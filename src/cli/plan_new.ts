@@ -1,0 +1,316 @@
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import {
+  type Command,
+  type CommandIO,
+  EXIT,
+  OUTPUT_OPTION,
+  parseRegistryMirrors,
+  printJson,
+  UsageError,
+  wantsJson,
+} from "./command.ts";
+import { checkPlanFile, parseNow } from "./plan_check.ts";
+import { findRepositoryRoot, readBoundFile } from "../adapters/repo/bound_file_reader.ts";
+import { registryInstallerResolver } from "../adapters/oci/installer_resolver.ts";
+import { parseCatalogue } from "../domain/catalogue.ts";
+import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
+import {
+  commonFact,
+  installerReference,
+  parseNodeSource,
+  renderTalosUpgradePlan,
+  rolloutOrder,
+  rpcPathFor,
+  talosHopChain,
+} from "../domain/plan/author.ts";
+import { sha256Hex } from "../domain/plan/digest.ts";
+import { formatPath, loadYaml, locate } from "../domain/plan/yaml_load.ts";
+import type { TalosHop } from "../domain/plan/schema.ts";
+import type { Reason } from "../domain/reasons.ts";
+import { isVersion } from "../domain/version.ts";
+
+function refuse(message: string, reason: Reason = "AuthoringInputInvalid"): never {
+  throw new CairnError({ reason, message });
+}
+
+function str(args: Parameters<Command["run"]>[0], name: string): string | undefined {
+  const v = args.values[name];
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** Default expiry: two weeks after `nowMs`, to the second (reviews take days, not months). */
+const DEFAULT_EXPIRY_MS = 14 * 24 * 3600 * 1000;
+
+/**
+ * Reads a file the plan will bind, exactly as `plan check` will read it (from the plan's
+ * directory upwards, inside the repository, no symlinks): the digest written is the digest of
+ * the bytes the check will hash.
+ */
+async function bindFile(
+  outAbs: string,
+  root: string,
+  given: string,
+  cwd: string,
+  flag: string,
+): Promise<{ path: string; sha256: string; bytes: Uint8Array }> {
+  const abs = resolve(cwd, given);
+  const rel = relative(root, abs);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
+    refuse(`${flag} ${given} is outside the repository (${root}); a plan binds repository files`);
+  }
+  const path = rel.split(sep).join("/");
+  const read = await readBoundFile(outAbs, path, { cwd, root });
+  if (read.status === "missing") refuse(`${flag} ${given}: ${read.detail}`, "FileUnreadable");
+  if (read.status === "refused") refuse(`${flag} ${given}: ${read.detail}`, read.reason);
+  return { path, sha256: await sha256Hex(read.bytes), bytes: read.bytes };
+}
+
+async function writeNew(path: string, text: string): Promise<string> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  const tmp = await Deno.makeTempFile({
+    dir: dirname(path),
+    prefix: ".cairn-plan-",
+    suffix: ".yaml",
+  });
+  await Deno.writeTextFile(tmp, text);
+  return tmp;
+}
+
+async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<number> {
+  const kind = args.positionals[0]!;
+  if (kind !== "talos") {
+    throw new UsageError(
+      `plan new ${kind}: only "talos" (TalosUpgrade) is written so far; kubernetes, config and ` +
+        "component plans are still written by hand (docs/plans.md)",
+    );
+  }
+  const nowMs = parseNow(str(args, "now")) ?? Date.now();
+  const required = (name: string) => {
+    const v = str(args, name);
+    if (!v) throw new UsageError(`--${name} is required`);
+    return v;
+  };
+  const to = required("to"), nodesFile = required("nodes"), author = required("author");
+  for (const [flag, v] of [["to", to], ["from", str(args, "from")]] as const) {
+    if (v !== undefined && !(v.startsWith("v") && isVersion(v))) {
+      throw new UsageError(`--${flag} must be a v-prefixed version like v1.14.2, got ${v}`);
+    }
+  }
+
+  // The nodes, and the facts they agree on.
+  const nodesBytes = await Deno.readFile(resolve(io.cwd, nodesFile)).catch(() =>
+    refuse(`--nodes ${nodesFile} cannot be read`, "FileUnreadable")
+  );
+  const loaded = loadYaml(nodesBytes, { file: nodesFile });
+  if (!loaded.ok) throw new CairnError(loaded.problems[0]!);
+  const parsedNodes = parseNodeSource(loaded.loaded.value);
+  if (!parsedNodes.ok) {
+    const at = locate(loaded.loaded, parsedNodes.path);
+    throw new CairnError({
+      reason: "AuthoringInputInvalid",
+      message: `not a cluster description or node inventory: ${parsedNodes.message}`,
+      location: { file: nodesFile, ...at, path: formatPath(parsedNodes.path) },
+    });
+  }
+  const source = parsedNodes.source;
+  const cluster = str(args, "cluster") ?? source.cluster;
+  if (cluster !== source.cluster) {
+    refuse(`--cluster ${cluster} but ${nodesFile} describes cluster ${source.cluster}`);
+  }
+  const fact = (flag: string, key: Parameters<typeof commonFact>[1], fallback?: string) => {
+    const given = str(args, flag);
+    if (given) return given;
+    const c = commonFact(source.nodes, key);
+    if (c.conflict) refuse(`${nodesFile}: ${c.conflict}; give --${flag}`);
+    return c.value ?? fallback;
+  };
+  const from = fact("from", "talosVersion");
+  if (!from) {
+    throw new UsageError(`--from is required (${nodesFile} does not say what the nodes run)`);
+  }
+  const behind = source.nodes.find((n) => n.talosVersion !== undefined && n.talosVersion !== from);
+  if (behind) refuse(`node ${behind.name} runs Talos ${behind.talosVersion}, not --from ${from}`);
+  const schematic = fact("schematic", "schematic");
+  if (!schematic || !/^[0-9a-f]{64}$/.test(schematic)) {
+    refuse(`the installer schematic is ${schematic ? "not 64 hex" : "unknown"}: give --schematic`);
+  }
+  const platform = fact("platform", "platform", "metal")!;
+  const arch = fact("arch", "arch", "amd64")!;
+  const k8s = str(args, "kubernetes") ?? source.kubernetesVersion;
+  if (!k8s) refuse(`the Kubernetes version is unknown: give --kubernetes`);
+  const kubelet = fact("kubelet", "kubeletVersion", k8s)!;
+
+  // Where the plan goes, and the files it binds (repository-relative, digests computed).
+  const name = str(args, "name") ?? `talos-${to}`;
+  const out = str(args, "out") ?? join("plans", `${name}.yaml`);
+  const outAbs = resolve(io.cwd, out);
+  const exists = await Deno.lstat(outAbs).then(() => true, () => false);
+  if (exists && !args.values["force"]) refuse(`${out} exists; --force to overwrite it`);
+  const root = await findRepositoryRoot(dirname(outAbs), io.cwd);
+  const catalogue = await bindFile(
+    outAbs,
+    root,
+    str(args, "catalogue") ?? "catalogue/talos.yaml",
+    io.cwd,
+    "--catalogue",
+  );
+  const healthPolicy = await bindFile(
+    outAbs,
+    root,
+    str(args, "health-policy") ?? `policies/${cluster}.yaml`,
+    io.cwd,
+    "--health-policy",
+  );
+  const evidenceFlag = str(args, "evidence");
+  const evidence = evidenceFlag
+    ? await bindFile(outAbs, root, evidenceFlag, io.cwd, "--evidence")
+    : undefined;
+  const cat = await parseCatalogue(catalogue.bytes, catalogue.path);
+
+  // The hop chain, each hop's installer resolved to its per-platform digest. Never a bare tag.
+  const chain = talosHopChain(cat, from, to);
+  if (!chain.ok) refuse(chain.refusal.message, chain.refusal.reason);
+  const registry = str(args, "installer-registry") ?? "factory.talos.dev";
+  const resolver = registryInstallerResolver({
+    mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
+    timeoutMs: 30_000,
+  });
+  const hops: TalosHop[] = [];
+  for (const step of chain.hops) {
+    const reference = installerReference(registry, platform, schematic!, step.to);
+    const r = await resolver.resolve(reference, { os: "linux", architecture: arch });
+    if (!r.ok) {
+      refuse(
+        `cannot resolve the installer ${reference} for linux/${arch} through ` +
+          `${resolver.describe()}: ${r.failure.message} (a plan never binds a tag without its ` +
+          "digest; --registry-mirror HOST=URL reaches a mirror)",
+        r.failure.reason,
+      );
+    }
+    hops.push({
+      from: step.from,
+      to: step.to,
+      rpcPath: rpcPathFor(step.from),
+      installer: { image: `${reference}@${r.value.digest}`, schematic: schematic! },
+    });
+  }
+
+  const expires = str(args, "expires") ??
+    new Date(nowMs + DEFAULT_EXPIRY_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const text = renderTalosUpgradePlan({
+    name,
+    cluster,
+    author,
+    expires,
+    catalogue,
+    healthPolicy,
+    ...(evidence ? { evidence } : {}),
+    platform,
+    arch,
+    kubernetes: { version: k8s!, kubelet },
+    hops,
+    nodes: rolloutOrder(source.nodes),
+  });
+
+  // Kept only when it passes every check `plan check` runs on it, in place.
+  const tmp = await writeNew(outAbs, text);
+  try {
+    const checked = await checkPlanFile(tmp, { nowMs, cwd: io.cwd });
+    if (!checked.ok) {
+      for (const p of checked.problems) io.stderr(formatProblem(rename(p, tmp, out)) + "\n");
+      io.stderr(`refused: the plan written for ${out} fails plan check; nothing written\n`);
+      return EXIT.refused;
+    }
+    await Deno.rename(tmp, outAbs);
+    if (wantsJson(args)) {
+      printJson(io, {
+        file: out,
+        name,
+        sha256: checked.sha256,
+        hops: chain.hops,
+        nodes: source.nodes.length,
+      });
+    } else {
+      io.stdout(
+        `wrote ${out}: ${name}, ${chain.hops.map((h) => `${h.from}→${h.to}`).join(", ")}, ` +
+          `${source.nodes.length} nodes, sha256:${checked.sha256}; it passes plan check — sign it ` +
+          `with: cairn plan sign ${out} --key KEY\n`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await Deno.remove(tmp).catch(() => {});
+  }
+}
+
+function rename(p: Problem, tmp: string, out: string): Problem {
+  if (!p.location || basename(p.location.file) !== basename(tmp)) return p;
+  return { ...p, location: { ...p.location, file: out } };
+}
+
+export const command: Command = {
+  path: ["plan", "new"],
+  summary: "Write a new plan with bound digests, hop chain and installer digests filled in",
+  usage: "talos --nodes FILE --to VERSION --author P [--from V] [--cluster C] [--out F] [...]",
+  help: `
+Writes a TalosUpgrade plan (plans/talos-<to>.yaml unless --out) that passes plan check:
+
+- nodes from --nodes, a cluster description (fixtures/clusters/*.yaml) or a NodeInventory
+  (kind: NodeInventory, spec.nodes: [{name, role, address, schematic?, talosVersion?, ...}]),
+  workers first, then control planes;
+- the files it binds, by repository-relative path and the SHA-256 of their bytes: the
+  catalogue (--catalogue, default catalogue/talos.yaml), the health policy (--health-policy,
+  default policies/<cluster>.yaml) and, with --evidence, the evidence manifest;
+- the hop chain from the catalogue: the latest patch of the current minor first, then one
+  minor at a time to the latest patch of each, ending at --to;
+- each hop's installer (<registry>/<platform>-installer/<schematic>:<to>) resolved to its
+  linux/<arch> manifest digest through the OCI registry; when it cannot be resolved the plan
+  is refused (a tag without a digest is never written).
+
+An existing file is never overwritten without --force. The written plan is checked as
+\`cairn plan check\` checks it and only kept if it passes.
+
+Options:
+  --nodes FILE            cluster description or node inventory (required)
+  --to V                  target Talos version (required)
+  --author P              the plan's author, an SSH principal (required)
+  --from V                source version (default: what the nodes run)
+  --cluster C             cluster name (must match the node source)
+  --kubernetes V          Kubernetes version (default: the cluster description's)
+  --kubelet V             kubelet version (default: the nodes', else --kubernetes)
+  --schematic ID          Image Factory schematic (default: the nodes')
+  --platform P, --arch A  installer platform and architecture (default: the nodes', metal/amd64)
+  --installer-registry H  installer registry host (default factory.talos.dev)
+  --registry-mirror H=URL resolve references naming host H at URL (repeatable)
+  --catalogue F, --health-policy F, --evidence F   the files the plan binds
+  --name N, --out F       plan name (default talos-<to>) and file (default plans/<name>.yaml)
+  --expires T             RFC 3339 UTC expiry (default: 14 days from now)
+  --now T                 check as of this RFC 3339 time instead of the system clock
+  --force                 overwrite an existing file
+  --output json           print {file, name, sha256, hops, nodes} as JSON`,
+  options: {
+    nodes: { type: "string" },
+    to: { type: "string" },
+    from: { type: "string" },
+    author: { type: "string" },
+    cluster: { type: "string" },
+    kubernetes: { type: "string" },
+    kubelet: { type: "string" },
+    schematic: { type: "string" },
+    platform: { type: "string" },
+    arch: { type: "string" },
+    "installer-registry": { type: "string" },
+    "registry-mirror": { type: "string", multiple: true },
+    catalogue: { type: "string" },
+    "health-policy": { type: "string" },
+    evidence: { type: "string" },
+    name: { type: "string" },
+    out: { type: "string" },
+    expires: { type: "string" },
+    now: { type: "string" },
+    force: { type: "boolean" },
+    ...OUTPUT_OPTION,
+  },
+  positionals: { min: 1, max: 1 },
+  run,
+};
