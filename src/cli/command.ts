@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
+import { suggest } from "./suggest.ts";
 
 /** Documented exit codes of every cairn command. */
 export const EXIT = {
@@ -59,8 +60,42 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * Refuses the first flag `cmd` does not declare, naming the nearest declared one. Done before
+ * parseArgs because its own message ("To specify a positional argument starting with a '-'…")
+ * is about quoting, not about the likely typo.
+ */
+function refuseUnknownFlags(cmd: Command, argv: readonly string[]): void {
+  const options: ParseArgsOptionsConfig = { ...cmd.options, help: { type: "boolean", short: "h" } };
+  const longs = Object.keys(options);
+  const shorts = Object.values(options).flatMap((o) => o.short ? [o.short] : []);
+  for (const arg of argv) {
+    if (arg === "--") return;
+    if (arg.startsWith("--")) {
+      const name = arg.slice(2).split("=")[0]!;
+      if (longs.includes(name)) continue;
+      const near = suggest(name, longs);
+      throw new UsageError(
+        `unknown flag "--${name}"` + (near ? ` — did you mean "--${near}"?` : ""),
+      );
+    }
+    if (/^-[^-]/.test(arg) && !/^-\d/.test(arg)) {
+      for (const ch of arg.slice(1)) {
+        if (shorts.includes(ch)) {
+          // A short flag taking a value consumes the rest of this token.
+          const opt = Object.values(options).find((o) => o.short === ch);
+          if (opt?.type === "string") break;
+          continue;
+        }
+        throw new UsageError(`unknown flag "-${ch}"`);
+      }
+    }
+  }
+}
+
 /** Parses `argv` for `cmd`, enforcing positional counts and known flags. */
 export function parseCommandArgs(cmd: Command, argv: string[]): ParsedArgs {
+  refuseUnknownFlags(cmd, argv);
   let parsed;
   try {
     parsed = parseArgs({
@@ -122,12 +157,19 @@ export function asProblem(e: unknown): Problem {
   throw e;
 }
 
-/** Renders `cairn <path> --help`. */
+/** The exit codes every command shares, for help texts that do not state their own. */
+export const EXIT_CODES_LINE =
+  "Exit codes: 0 ok, 1 refused or check failed, 2 usage error, 3 internal error.";
+
+/**
+ * Renders `cairn <path> --help`. A command whose help states its own, more specific exit codes
+ * keeps those and does not get the generic line as well (it used to print both).
+ */
 export function renderHelp(cmd: Command): string {
-  return `Usage: cairn ${
-    cmd.path.join(" ")
-  } ${cmd.usage}\n\n${cmd.summary}\n\n${cmd.help.trim()}\n\n` +
-    `Exit codes: 0 ok, 1 refused or check failed, 2 usage error, 3 internal error.\n`;
+  const help = cmd.help.trim();
+  const exitCodes = /^Exit codes/m.test(help) ? "" : `\n${EXIT_CODES_LINE}\n`;
+  return `Usage: cairn ${cmd.path.join(" ")} ${cmd.usage}\n\n${cmd.summary}\n\n${help}\n` +
+    exitCodes;
 }
 
 /**

@@ -46,6 +46,19 @@ export const REASONS = [
     retry: "never",
     meaning: "A configuration file or flag value is invalid.",
   },
+  {
+    code: "PortInUse",
+    area: "cli",
+    retry: "backoff",
+    meaning: "The address cairn was asked to listen on is already held by another process.",
+  },
+  {
+    code: "JournalMissing",
+    area: "cli",
+    retry: "never",
+    meaning: "A read-only command was pointed at a journal file that does not exist; " +
+      "nothing was created.",
+  },
 
   // --- plan files: syntax and schema --------------------------------------------------------
   {

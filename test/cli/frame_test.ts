@@ -1,0 +1,122 @@
+/**
+ * The CLI frame's manners: group help, `help CMD`, short usage errors with suggestions, one
+ * "Exit codes" per help, shell completion. Driven in-process through dispatch (fast); the
+ * behaviours that depend on the real process (a closed pipe) spawn ./cairn.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { fileURLToPath as fromFileUrl } from "node:url";
+import { dispatch } from "../../src/cli/dispatch.ts";
+import { renderHelp } from "../../src/cli/command.ts";
+import { COMMANDS } from "../../src/cli/registry.ts";
+import { editDistance, suggest } from "../../src/cli/suggest.ts";
+
+const ROOT = fromFileUrl(new URL("../../", import.meta.url));
+
+async function run(argv: string[], env: Record<string, string> = {}) {
+  let stdout = "";
+  let stderr = "";
+  const code = await dispatch(argv, {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    env,
+    cwd: ROOT,
+    color: false,
+    tty: false,
+    signal: new AbortController().signal,
+  });
+  return { code, stdout, stderr };
+}
+
+const PLAN_SUBCOMMANDS = COMMANDS.filter((c) => c.path[0] === "plan").map((c) => c.path[1]!);
+
+for (const argv of [["plan", "--help"], ["help", "plan"], ["plan", "-h"]]) {
+  Deno.test(`cairn ${argv.join(" ")} lists the plan subcommands`, async () => {
+    const r = await run(argv);
+    assertEquals(r.code, 0);
+    for (const sub of PLAN_SUBCOMMANDS) assert(r.stdout.includes(`plan ${sub} `), sub);
+    assert(!r.stdout.includes("journal show"), "group help lists only its group");
+  });
+}
+
+Deno.test("cairn plan (no subcommand) shows the group help and exits 2", async () => {
+  const r = await run(["plan"]);
+  assertEquals(r.code, 2);
+  assert(r.stdout.includes("plan check"));
+});
+
+Deno.test("cairn help plan check prints plan check's help, not the top-level help", async () => {
+  const r = await run(["help", "plan", "check"]);
+  assertEquals(r.code, 0);
+  assert(r.stdout.startsWith("Usage: cairn plan check "), r.stdout.slice(0, 80));
+  assert(!r.stdout.includes("Commands:"));
+});
+
+Deno.test("an unknown command is two lines with a suggestion, exit 2", async () => {
+  const r = await run(["plna", "check", "x.yaml"]);
+  assertEquals(r.code, 2);
+  assertEquals(r.stdout, "");
+  assertEquals(
+    r.stderr,
+    `cairn: UsageInvalid: unknown command "plna" — did you mean "plan"?\n` +
+      `run 'cairn --help' for usage\n`,
+  );
+});
+
+Deno.test("an unknown subcommand suggests the nearest one in its group", async () => {
+  const r = await run(["journal", "exprot"]);
+  assertEquals(r.code, 2);
+  assert(r.stderr.includes(`did you mean "journal export"?`), r.stderr);
+  assertEquals(r.stderr.trim().split("\n").length, 2);
+});
+
+Deno.test("an unknown flag is two lines naming the nearest flag, exit 2, no help dump", async () => {
+  const r = await run(["plan", "check", "--nwo", "2026-01-01T00:00:00Z", "x.yaml"]);
+  assertEquals(r.code, 2);
+  assertEquals(
+    r.stderr,
+    `cairn plan check: UsageInvalid: unknown flag "--nwo" — did you mean "--now"?\n` +
+      `run 'cairn plan check --help' for usage\n`,
+  );
+});
+
+Deno.test("a missing argument is a short usage error too", async () => {
+  const r = await run(["plan", "check"]);
+  assertEquals(r.code, 2);
+  assertEquals(r.stderr.trim().split("\n").length, 2, r.stderr);
+  assert(!r.stderr.includes("Exit codes"));
+});
+
+Deno.test("a far-off name gets no wild suggestion", () => {
+  assertEquals(suggest("zzzzzz", ["plan", "journal"]), undefined);
+  assertEquals(editDistance("plna", "plan"), 1);
+});
+
+Deno.test("every command's help states its exit codes exactly once", async () => {
+  for (const entry of COMMANDS) {
+    const help = renderHelp(await entry.load());
+    assertEquals(help.match(/Exit codes/g)?.length, 1, entry.path.join(" "));
+  }
+});
+
+Deno.test("cairn completion bash is a valid script naming every command", async () => {
+  const r = await run(["completion", "bash"]);
+  assertEquals(r.code, 0);
+  for (const c of COMMANDS) assert(r.stdout.includes(c.path.at(-1)!), c.path.join(" "));
+  const out = await new Deno.Command("bash", { args: ["-n"], stdin: "piped" }).spawn();
+  const w = out.stdin.getWriter();
+  await w.write(new TextEncoder().encode(r.stdout));
+  await w.close();
+  assert((await out.status).success, "bash -n rejects the completion script");
+  assertEquals((await run(["completion", "fish"])).code, 2);
+});
+
+Deno.test("a reader that closes the pipe early gets a quiet exit 0, no stack trace", async () => {
+  // `true` has exited (the pipe has no reader) by the time cairn writes: the write meets EPIPE.
+  const out = await new Deno.Command("bash", {
+    args: ["-c", '{ sleep 0.3; ./cairn help plan check; echo "rc=$?" >&2; } | true'],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(new TextDecoder().decode(out.stderr), "rc=0\n");
+});
