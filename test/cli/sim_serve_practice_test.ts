@@ -151,7 +151,7 @@ Deno.test("kubectl get prints the real apiserver's columns from the twin's serve
     const pg1 = rows(pods.out).find((r) => r["NAME"] === "postgres18-1")!;
     assertEquals(pg1["NODE"], "worker-1");
     assertEquals(pg1["STATUS"], "Running");
-    assertMatch(pg1["READY"]!, /^\d+\/1$/);
+    assertEquals(pg1["READY"], "1/1");
 
     const pdb = await kubectl(twin.kubeconfig, "get", "pdb", "-n", "database");
     assertMatch(pdb.out, /^NAME\s+MIN AVAILABLE\s+MAX UNAVAILABLE\s+ALLOWED DISRUPTIONS\s+AGE\n/);
@@ -233,6 +233,100 @@ Deno.test("the real kubectl drains a free worker of sim serve, and a PDB-blocked
     );
     assertMatch(blocked.err, /The disruption budget postgres18-primary needs 1 healthy pods/);
     assertMatch(blocked.err, /unable to drain node "worker-1".*global timeout reached: 8s/);
+  } finally {
+    await twin.stop();
+  }
+});
+
+/** Reads `stream` until `pred(text so far)` holds or `ms` of wall time pass; returns the text. */
+async function readUntil(
+  stream: ReadableStream<Uint8Array>,
+  pred: (text: string) => boolean,
+  ms: number,
+): Promise<string> {
+  const reader = stream.getReader();
+  const dec = new TextDecoder();
+  let text = "";
+  const deadline = setTimeout(() => void reader.cancel(), ms);
+  try {
+    while (!pred(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += dec.decode(value);
+    }
+  } finally {
+    clearTimeout(deadline);
+    reader.releaseLock();
+  }
+  return text;
+}
+
+Deno.test("kubectl rollout status, get -w and describe node behave as on a real cluster", async () => {
+  const twin = await serve([]);
+  try {
+    // rollout status returns once the deployment is rolled out (the watch answers at once).
+    const started = Date.now();
+    const rollout = await kubectl(
+      twin.kubeconfig,
+      "rollout",
+      "status",
+      "deployment/echo",
+      "-n",
+      "network",
+      "--timeout=20s",
+    );
+    assertEquals(rollout.code, 0, rollout.err);
+    assertMatch(rollout.out, /deployment "echo" successfully rolled out/);
+    assert(Date.now() - started < 10_000, `rollout status took ${Date.now() - started} ms`);
+
+    // describe node shows the kubelet's lease and the node's system facts.
+    const describe = await kubectl(twin.kubeconfig, "describe", "node", "worker-1");
+    assertEquals(describe.code, 0, describe.err);
+    assertMatch(describe.out, /Lease:\s*\n\s+HolderIdentity:\s+worker-1\n/);
+    assertMatch(describe.out, /Kubelet Version:\s+v1\.35\.2/);
+    assertMatch(describe.out, /Non-terminated Pods:\s+\(6 in total\)/);
+
+    // get -w prints the table, then a row per change: a deleted pod terminates, a new one starts.
+    const watcher = new Deno.Command(KUBECTL, {
+      args: ["--kubeconfig", twin.kubeconfig, "get", "pods", "-n", "network", "-w"],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    try {
+      const pods = await kubectl(twin.kubeconfig, "get", "pods", "-n", "network", "-o", "name");
+      const victim = pods.out.trim().split("\n")[0]!.replace("pod/", "");
+      const del = await kubectl(
+        twin.kubeconfig,
+        "delete",
+        "pod",
+        "-n",
+        "network",
+        victim,
+        "--wait=false",
+      );
+      assertEquals(del.code, 0, del.err);
+      const before = new Set(pods.out.trim().split("\n").map((n) => n.replace("pod/", "")));
+      const terminating = new RegExp(`^${victim}\\s+\\d/1\\s+Terminating\\s`, "m");
+      // The replacement: a pod that was not there before, reported Running and ready.
+      const replacementRunning = (t: string) =>
+        t.split("\n").some((l) => {
+          const [name, ready, status] = l.trim().split(/\s+/);
+          return name !== undefined && !before.has(name) && name !== "NAME" &&
+            ready === "1/1" && status === "Running";
+        });
+      const seen = await readUntil(
+        watcher.stdout,
+        (t) => terminating.test(t) && replacementRunning(t),
+        30_000,
+      );
+      assertMatch(seen, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\n/);
+      assertMatch(seen, terminating);
+      assert(replacementRunning(seen), seen);
+      assert(!seen.includes("<invalid>"), seen);
+    } finally {
+      watcher.kill("SIGTERM");
+      await watcher.status;
+    }
   } finally {
     await twin.stop();
   }

@@ -138,8 +138,13 @@ export class Controllers {
           phase: "Running",
           startTime: isoSeconds(this.clock.now()),
           conditions: podConditions(true, true),
+          containerStatuses: containerStatuses(template.spec, true, true, this.clock.now()),
         }
-        : { phase: "Pending", conditions: podConditions(false, node !== undefined) },
+        : {
+          phase: "Pending",
+          conditions: podConditions(false, node !== undefined),
+          containerStatuses: containerStatuses(template.spec, false, false),
+        },
     };
     if (!node) delete rec(pod.spec).nodeName;
     delete pod.metadata.annotations!["kubernetes.io/config.mirror"];
@@ -169,6 +174,7 @@ export class Controllers {
         phase: "Running",
         startTime: isoSeconds(this.clock.now()),
         conditions: podConditions(ready, true),
+        containerStatuses: containerStatuses(cur.spec, true, ready, this.clock.now()),
       },
     });
   }
@@ -242,7 +248,11 @@ export class Controllers {
       if (!ready) {
         this.store.put(this.pods, {
           ...p,
-          status: { ...rec(p.status), conditions: podConditions(false, true) },
+          status: {
+            ...rec(p.status),
+            conditions: podConditions(false, true),
+            containerStatuses: withContainersReady(p, false),
+          },
         });
       } else {this.clock.schedule(DEFAULT_START_S * 1000, () =>
           this.#startPod(p.metadata.namespace!, p.metadata.name, p.metadata.uid));}
@@ -399,6 +409,38 @@ export function podReady(pod: Obj): boolean {
   return ((rec(pod.status).conditions ?? []) as R[]).some((c) =>
     c.type === "Ready" && c.status === "True"
   );
+}
+
+/**
+ * The kubelet's per-container report for a pod of `spec`: running (and ready when the pod is) or
+ * still being created. `kubectl get pods` counts READY from it, `kubectl describe` shows it.
+ */
+export function containerStatuses(
+  spec: unknown,
+  running: boolean,
+  ready: boolean,
+  startedAtMs?: number,
+): R[] {
+  const containers = (rec(spec).containers ?? []) as R[];
+  return containers.map((c) => ({
+    name: c.name,
+    image: c.image,
+    imageID: "",
+    ready: running && ready,
+    started: running,
+    restartCount: 0,
+    state: running
+      ? { running: startedAtMs === undefined ? {} : { startedAt: isoSeconds(startedAtMs) } }
+      : { waiting: { reason: "ContainerCreating" } },
+  }));
+}
+
+/** The pod's container statuses with readiness set (running ones only), made up if missing. */
+export function withContainersReady(pod: Obj, ready: boolean): R[] {
+  const running = rec(pod.status).phase === "Running";
+  const current = rec(pod.status).containerStatuses as R[] | undefined;
+  if (!current) return containerStatuses(pod.spec, running, ready);
+  return current.map((c) => ({ ...c, ready: ready && rec(c.state).running !== undefined }));
 }
 
 export function podConditions(ready: boolean, scheduled: boolean): R[] {

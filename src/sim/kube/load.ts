@@ -4,7 +4,7 @@
  * Deployments, StatefulSets and DaemonSets that the description does not spell out pod by pod.
  */
 import { type ClusterDescription, machineUuidOf, type SimNode } from "../cluster_description.ts";
-import { type Controllers, podConditions } from "./controllers.ts";
+import { containerStatuses, type Controllers, podConditions } from "./controllers.ts";
 import { isoSeconds, type Obj } from "./store.ts";
 import { createHash } from "node:crypto";
 
@@ -98,11 +98,45 @@ export function loadDescription(c: Controllers, d: ClusterDescription): void {
         String(o.kind),
         o.metadata.namespace !== undefined,
       );
-    if (t.kind === "Pod") o.status ??= { phase: "Running", conditions: podConditions(true, true) };
+    if (t.kind === "Pod") {
+      o.status ??= { phase: "Running", conditions: podConditions(true, true) };
+      const status = o.status as R;
+      // A described pod says how it runs; the kubelet's container report follows from that.
+      status.containerStatuses ??= containerStatuses(
+        o.spec,
+        status.phase === "Running",
+        ((status.conditions ?? []) as R[]).some((x) => x.type === "Ready" && x.status === "True"),
+        c.clock.now(),
+      );
+    }
     c.store.create(t, o);
   }
   expandWorkloads(c);
   for (const ns of namespaces) c.syncPdbs(ns);
+  createNodeLeases(c);
+}
+
+/**
+ * Each kubelet's heartbeat Lease in kube-node-lease, as on a real cluster (`kubectl describe
+ * node` reads it). Renewed once, at load: nothing in the twin expires node leases.
+ */
+function createNodeLeases(c: Controllers): void {
+  const leases = c.store.findType("coordination.k8s.io", "v1", "leases");
+  if (!leases) return;
+  const renewTime = new Date(c.clock.now()).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+  for (const node of c.store.list(c.nodes)) {
+    const name = node.metadata.name;
+    c.store.create(leases, {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: {
+        name,
+        namespace: "kube-node-lease",
+        ownerReferences: [{ apiVersion: "v1", kind: "Node", name, uid: node.metadata.uid }],
+      },
+      spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime },
+    });
+  }
 }
 
 function templatePod(w: Obj, ownerKind: string, owner: Obj): Obj {

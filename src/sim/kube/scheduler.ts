@@ -5,7 +5,12 @@
  * mirrored onto the pods of the node, as the kubelet and node lifecycle controller do.
  */
 import type { SimClock } from "../clock.ts";
-import { type Controllers, podConditions } from "./controllers.ts";
+import {
+  containerStatuses,
+  type Controllers,
+  podConditions,
+  withContainersReady,
+} from "./controllers.ts";
 import type { Obj, Store } from "./store.ts";
 
 const START_MS = 5_000;
@@ -52,7 +57,12 @@ function placePending(store: Store, clock: SimClock, c: Controllers): void {
     const bound = store.put(c.pods, {
       ...pod,
       spec: { ...spec, nodeName: node },
-      status: { ...rec(pod["status"]), phase: "Pending", conditions: podConditions(false, true) },
+      status: {
+        ...rec(pod["status"]),
+        phase: "Pending",
+        conditions: podConditions(false, true),
+        containerStatuses: containerStatuses(spec, false, false),
+      },
     });
     const { namespace, name, uid } = bound.metadata;
     clock.schedule(START_MS, () => {
@@ -61,7 +71,12 @@ function placePending(store: Store, clock: SimClock, c: Controllers): void {
       const ready = nodeReady(store.get(c.nodes, undefined, node));
       store.put(c.pods, {
         ...cur,
-        status: { ...rec(cur["status"]), phase: "Running", conditions: podConditions(ready, true) },
+        status: {
+          ...rec(cur["status"]),
+          phase: "Running",
+          conditions: podConditions(ready, true),
+          containerStatuses: containerStatuses(cur["spec"], true, ready, clock.now()),
+        },
       });
     });
   }
@@ -78,7 +93,11 @@ function mirrorReadiness(store: Store, c: Controllers): void {
     if (podIsReady(pod) === want) continue;
     store.put(c.pods, {
       ...pod,
-      status: { ...rec(pod["status"]), conditions: podConditions(want, true) },
+      status: {
+        ...rec(pod["status"]),
+        conditions: podConditions(want, true),
+        containerStatuses: withContainersReady(pod, want),
+      },
     });
   }
 }

@@ -515,6 +515,10 @@ function watch(
 ): void {
   const match = filterFor(r, q);
   res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
+  // Answer at once, as the apiserver does: a watch with nothing to say yet must not hold the
+  // client's request open without headers (client-go's informers, `kubectl rollout status`, then
+  // wait for them even after they stop).
+  res.flushHeaders();
   // A Table watch (`kubectl get -w`) carries each object as a one-row Table, as the apiserver does.
   const write = (type: string, object: unknown) =>
     res.write(
