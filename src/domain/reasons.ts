@@ -50,7 +50,7 @@ export const REASONS = [
     code: "PortInUse",
     area: "cli",
     retry: "backoff",
-    meaning: "The address cairn was asked to listen on is already held by another process.",
+    meaning: "The address cairn was asked to listen on is already held by another program.",
   },
   {
     code: "JournalMissing",

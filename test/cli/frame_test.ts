@@ -4,28 +4,11 @@
  * behaviours that depend on the real process (a closed pipe) spawn ./cairn.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { fileURLToPath as fromFileUrl } from "node:url";
-import { dispatch } from "../../src/cli/dispatch.ts";
 import { renderHelp } from "../../src/cli/command.ts";
 import { COMMANDS } from "../../src/cli/registry.ts";
 import { editDistance, suggest } from "../../src/cli/suggest.ts";
 
-const ROOT = fromFileUrl(new URL("../../", import.meta.url));
-
-async function run(argv: string[], env: Record<string, string> = {}) {
-  let stdout = "";
-  let stderr = "";
-  const code = await dispatch(argv, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    env,
-    cwd: ROOT,
-    color: false,
-    tty: false,
-    signal: new AbortController().signal,
-  });
-  return { code, stdout, stderr };
-}
+import { ROOT, runCli as run } from "../_helpers/cli_run.ts";
 
 const PLAN_SUBCOMMANDS = COMMANDS.filter((c) => c.path[0] === "plan").map((c) => c.path[1]!);
 
