@@ -17,6 +17,12 @@ const C = read("plans/config-apply-ntp.yaml");
 const U = read("plans/cilium-1.18.2.yaml");
 const IMG = (tag: string) => `:v1.14.2@sha256`.replace("v1.14.2", tag);
 
+/** Rewrites the plan's expiry line, whatever date the examples currently carry. */
+function setExpires(text: string, to: string): string {
+  const line = /^  expires: \S+$/m;
+  if (!line.test(text)) throw new Error("fixture edit: no metadata.expires line");
+  return text.replace(line, `  expires: ${to}`);
+}
 function rep(text: string, from: string, to: string): string {
   if (!text.includes(from)) throw new Error(`fixture edit: "${from}" not found`);
   return text.replace(from, to);
@@ -125,7 +131,7 @@ const INVALID: Record<string, Case> = {
   },
   "PlanSchemaInvalid--expires-date-only": {
     base: T,
-    edit: (t) => rep(t, "expires: 2026-12-20T00:00:00Z", "expires: 2026-12-20"),
+    edit: (t) => setExpires(t, "2026-12-20"),
     at: "2026-12-20",
   },
   "PlanSchemaInvalid--reboot-mode-force": {
@@ -341,7 +347,7 @@ const INVALID: Record<string, Case> = {
   },
   "PlanExpired--expired-first-of-november": {
     base: T,
-    edit: (t) => rep(t, "expires: 2026-12-20T00:00:00Z", "expires: 2026-11-01T00:00:00Z"),
+    edit: (t) => setExpires(t, "2026-11-01T00:00:00Z"),
     at: "2026-11-01",
   },
   "DeadlinesInconsistent--drain-transport-exceeds-verification": {

@@ -324,26 +324,44 @@ export interface Rebinding {
   readonly sha256: string;
 }
 
+/** A scalar to write at a field path (`["metadata", "expires"]`). */
+export interface ScalarEdit {
+  readonly path: FieldPath;
+  readonly value: string;
+}
+
 /**
- * Replaces the `sha256` value under each path in the plan's text, and nothing else: comments,
- * order and every other byte stay as written. Returns the paths whose digest changed.
+ * Writes each value in place of the scalar at its path, and nothing else: comments, order and
+ * every other byte stay as written. Returns the paths whose value changed.
  */
+export function replaceScalars(
+  source: LoadedYaml,
+  edits: readonly ScalarEdit[],
+): { text: string; changed: FieldPath[] } {
+  const spans: { start: number; end: number; value: string; path: FieldPath }[] = [];
+  for (const e of edits) {
+    const node = source.doc.getIn(e.path as unknown[], true) as
+      | { range?: [number, number, number]; value?: unknown }
+      | undefined;
+    if (!node?.range) throw new Error(`no scalar at ${e.path.join(".")}`);
+    if (node.value === e.value) continue;
+    spans.push({ start: node.range[0], end: node.range[1], value: e.value, path: e.path });
+  }
+  let text = source.text;
+  for (const e of [...spans].sort((a, b) => b.start - a.start)) {
+    text = text.slice(0, e.start) + e.value + text.slice(e.end);
+  }
+  return { text, changed: spans.map((e) => e.path) };
+}
+
+/** Replaces the `sha256` value under each bound file's path (see {@link replaceScalars}). */
 export function rebindDigests(
   source: LoadedYaml,
   rebindings: readonly Rebinding[],
 ): { text: string; changed: FieldPath[] } {
-  const edits: { start: number; end: number; sha256: string; path: FieldPath }[] = [];
-  for (const r of rebindings) {
-    const node = source.doc.getIn([...r.path, "sha256"] as unknown[], true) as
-      | { range?: [number, number, number]; value?: unknown }
-      | undefined;
-    if (!node?.range) throw new Error(`no sha256 under ${r.path.join(".")}`);
-    if (node.value === r.sha256) continue;
-    edits.push({ start: node.range[0], end: node.range[1], sha256: r.sha256, path: r.path });
-  }
-  let text = source.text;
-  for (const e of [...edits].sort((a, b) => b.start - a.start)) {
-    text = text.slice(0, e.start) + e.sha256 + text.slice(e.end);
-  }
-  return { text, changed: edits.map((e) => e.path) };
+  const r = replaceScalars(
+    source,
+    rebindings.map((b) => ({ path: [...b.path, "sha256"], value: b.sha256 })),
+  );
+  return { text: r.text, changed: r.changed.map((p) => p.slice(0, -1)) };
 }

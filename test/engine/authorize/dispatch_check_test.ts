@@ -182,7 +182,7 @@ Deno.test("dispatch check holds when a bound file is gone", async () => {
 
 Deno.test("dispatch check refuses a plan that expired before dispatch", async () => {
   const f = await fixture();
-  const later = Date.parse("2026-12-20T00:00:01Z");
+  const later = Date.parse(f.subject.plan.metadata.expires) + 1000;
   const r = await checkAtDispatch(f.subject, {
     ...f.ports,
     clock: { now: () => later, sleep: () => Promise.resolve() },
@@ -256,9 +256,7 @@ Deno.test("boundHealthPolicy() gives the bound policy only when its digest match
 });
 
 Deno.test("dispatch check holds on a catalogue that went stale since approval (CatalogueStale)", async () => {
-  const f = await fixture((t) =>
-    t.replace("expires: 2026-12-20T00:00:00Z", "expires: 2027-01-31T00:00:00Z")
-  );
+  const f = await fixture((t) => t.replace(/^  expires: \S+$/m, "  expires: 2027-01-31T00:00:00Z"));
   const later = Date.parse("2026-12-25T00:00:00Z"); // the snapshot of 2026-11-20 is 35 days old
   const r = await checkAtDispatch(f.subject, {
     ...f.ports,
