@@ -9,7 +9,8 @@ import {
   UsageError,
   wantsJson,
 } from "./command.ts";
-import { checkPlanFile, parseNow } from "./plan_check.ts";
+import { parseNow } from "./plan_check.ts";
+import { checkPlanFile } from "../app/plan_check_run.ts";
 import { findRepositoryRoot, readBoundFile } from "../adapters/repo/bound_file_reader.ts";
 import { registryInstallerResolver } from "../adapters/oci/installer_resolver.ts";
 import { parseCatalogue } from "../domain/catalogue.ts";

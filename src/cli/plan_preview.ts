@@ -117,7 +117,7 @@ ready, refused or held (the report names the rows).`,
 
 /** The plan file parsed, and what `cairn plan check` found in it at `nowMs`. */
 async function readPlanInputs(abs: string, file: string, cwd: string, nowMs: number) {
-  const { checkPlanFile } = await import("./plan_check.ts");
+  const { checkPlanFile } = await import("../app/plan_check_run.ts");
   const { parsePlan } = await import("../domain/plan/parse.ts");
   const { readPlainFile } = await import("../adapters/repo/bound_file_reader.ts");
   const { MAX_YAML_BYTES } = await import("../domain/plan/yaml_load.ts");

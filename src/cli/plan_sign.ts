@@ -1,6 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
-import { checkPlanFile, parseNow } from "./plan_check.ts";
+import { parseNow } from "./plan_check.ts";
+import { checkPlanFile } from "../app/plan_check_run.ts";
 import { CairnError, formatProblem } from "../domain/errors.ts";
 import { sha256Hex } from "../domain/plan/digest.ts";
 import { mergeSignature } from "../domain/trust/signature_file.ts";

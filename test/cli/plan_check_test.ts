@@ -1,7 +1,8 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { checkPlanFile, command } from "../../src/cli/plan_check.ts";
+import { command } from "../../src/cli/plan_check.ts";
+import { checkPlanFile } from "../../src/app/plan_check_run.ts";
 import type { CommandIO } from "../../src/cli/command.ts";
 import { parseCommandArgs } from "../../src/cli/command.ts";
 

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { checkPlanFile } from "../../../src/cli/plan_check.ts";
+import { checkPlanFile } from "../../../src/app/plan_check_run.ts";
 import { isReason } from "../../../src/domain/reasons.ts";
 import { buildTalosUpgradePlanYaml } from "../../../src/domain/plan/example.ts";
 import { safeParsePlan } from "../../../src/domain/plan/parse.ts";
