@@ -19,6 +19,7 @@ import {
   commonFact,
   installerReference,
   parseNodeSource,
+  renderKubernetesUpgradePlan,
   renderTalosUpgradePlan,
   rolloutOrder,
   rpcPathFor,
@@ -79,10 +80,10 @@ async function writeNew(path: string, text: string): Promise<string> {
 
 async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<number> {
   const kind = args.positionals[0]!;
-  if (kind !== "talos") {
+  if (kind !== "talos" && kind !== "kubernetes") {
     throw new UsageError(
-      `plan new ${kind}: only "talos" (TalosUpgrade) is written so far; kubernetes, config and ` +
-        "component plans are still written by hand (docs/plans.md)",
+      `plan new ${kind}: "talos" (TalosUpgrade) and "kubernetes" (KubernetesUpgrade) are written ` +
+        "so far; config and component plans are still written by hand (docs/plans.md)",
     );
   }
   const nowMs = parseNow(str(args, "now")) ?? Date.now();
@@ -92,6 +93,8 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     return v;
   };
   const to = required("to"), nodesFile = required("nodes"), author = required("author");
+  const expires = str(args, "expires") ??
+    new Date(nowMs + DEFAULT_EXPIRY_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
   for (const [flag, v] of [["to", to], ["from", str(args, "from")]] as const) {
     if (v !== undefined && !(v.startsWith("v") && isVersion(v))) {
       throw new UsageError(`--${flag} must be a v-prefixed version like v1.14.2, got ${v}`);
@@ -125,6 +128,62 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     if (c.conflict) refuse(`${nodesFile}: ${c.conflict}; give --${flag}`);
     return c.value ?? fallback;
   };
+  // Where the plan goes, and the files it binds (repository-relative, digests computed).
+  const planFiles = async (name: string) => {
+    const out = str(args, "out") ?? join("plans", `${name}.yaml`);
+    const outAbs = resolve(io.cwd, out);
+    const exists = await Deno.lstat(outAbs).then(() => true, () => false);
+    if (exists && !args.values["force"]) refuse(`${out} exists; --force to overwrite it`);
+    const root = await findRepositoryRoot(dirname(outAbs), io.cwd);
+    const catalogue = await bindFile(
+      outAbs,
+      root,
+      str(args, "catalogue") ?? "catalogue/talos.yaml",
+      io.cwd,
+      "--catalogue",
+    );
+    const healthPolicy = await bindFile(
+      outAbs,
+      root,
+      str(args, "health-policy") ?? `policies/${cluster}.yaml`,
+      io.cwd,
+      "--health-policy",
+    );
+    const evidenceFlag = str(args, "evidence");
+    const evidence = evidenceFlag
+      ? await bindFile(outAbs, root, evidenceFlag, io.cwd, "--evidence")
+      : undefined;
+    return { out, outAbs, catalogue, healthPolicy, ...(evidence ? { evidence } : {}) };
+  };
+
+  if (kind === "kubernetes") {
+    const from = str(args, "from") ?? source.kubernetesVersion;
+    if (!from) throw new UsageError(`--from is required (${nodesFile} does not say it)`);
+    const talosVersion = fact("talos", "talosVersion");
+    if (!talosVersion) throw new UsageError(`--talos is required (${nodesFile} does not say it)`);
+    const name = str(args, "name") ?? `kubernetes-${to}`;
+    const { out, outAbs, catalogue, healthPolicy, evidence } = await planFiles(name);
+    const text = renderKubernetesUpgradePlan({
+      name,
+      cluster,
+      author,
+      expires,
+      catalogue,
+      healthPolicy,
+      ...(evidence ? { evidence } : {}),
+      talosVersion,
+      from,
+      to,
+      nodes: rolloutOrder(source.nodes, "controlPlanesFirst"),
+    });
+    return await keepIfChecked(text, out, outAbs, {
+      name,
+      summary: `${from}→${to} on Talos ${talosVersion}`,
+      json: { from, to, talosVersion },
+      nodes: source.nodes.length,
+    });
+  }
+
   const from = fact("from", "talosVersion");
   if (!from) {
     throw new UsageError(`--from is required (${nodesFile} does not say what the nodes run)`);
@@ -141,31 +200,8 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
   if (!k8s) refuse(`the Kubernetes version is unknown: give --kubernetes`);
   const kubelet = fact("kubelet", "kubeletVersion", k8s)!;
 
-  // Where the plan goes, and the files it binds (repository-relative, digests computed).
   const name = str(args, "name") ?? `talos-${to}`;
-  const out = str(args, "out") ?? join("plans", `${name}.yaml`);
-  const outAbs = resolve(io.cwd, out);
-  const exists = await Deno.lstat(outAbs).then(() => true, () => false);
-  if (exists && !args.values["force"]) refuse(`${out} exists; --force to overwrite it`);
-  const root = await findRepositoryRoot(dirname(outAbs), io.cwd);
-  const catalogue = await bindFile(
-    outAbs,
-    root,
-    str(args, "catalogue") ?? "catalogue/talos.yaml",
-    io.cwd,
-    "--catalogue",
-  );
-  const healthPolicy = await bindFile(
-    outAbs,
-    root,
-    str(args, "health-policy") ?? `policies/${cluster}.yaml`,
-    io.cwd,
-    "--health-policy",
-  );
-  const evidenceFlag = str(args, "evidence");
-  const evidence = evidenceFlag
-    ? await bindFile(outAbs, root, evidenceFlag, io.cwd, "--evidence")
-    : undefined;
+  const { out, outAbs, catalogue, healthPolicy, evidence } = await planFiles(name);
   const cat = await parseCatalogue(catalogue.bytes, catalogue.path);
 
   // The hop chain, each hop's installer resolved to its per-platform digest. Never a bare tag.
@@ -196,8 +232,6 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     });
   }
 
-  const expires = str(args, "expires") ??
-    new Date(nowMs + DEFAULT_EXPIRY_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
   const text = renderTalosUpgradePlan({
     name,
     cluster,
@@ -213,34 +247,48 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     nodes: rolloutOrder(source.nodes),
   });
 
-  // Kept only when it passes every check `plan check` runs on it, in place.
-  const tmp = await writeNew(outAbs, text);
-  try {
-    const checked = await checkPlanFile(tmp, { nowMs, cwd: io.cwd });
-    if (!checked.ok) {
-      for (const p of checked.problems) io.stderr(formatProblem(rename(p, tmp, out)) + "\n");
-      io.stderr(`refused: the plan written for ${out} fails plan check; nothing written\n`);
-      return EXIT.refused;
+  return await keepIfChecked(text, out, outAbs, {
+    name,
+    summary: chain.hops.map((h) => `${h.from}→${h.to}`).join(", "),
+    json: { hops: chain.hops },
+    nodes: source.nodes.length,
+  });
+
+  /** Kept only when it passes every check `plan check` runs on it, in place. */
+  async function keepIfChecked(
+    text: string,
+    out: string,
+    outAbs: string,
+    what: { name: string; summary: string; json: Record<string, unknown>; nodes: number },
+  ): Promise<number> {
+    const tmp = await writeNew(outAbs, text);
+    try {
+      const checked = await checkPlanFile(tmp, { nowMs, cwd: io.cwd });
+      if (!checked.ok) {
+        for (const p of checked.problems) io.stderr(formatProblem(rename(p, tmp, out)) + "\n");
+        io.stderr(`refused: the plan written for ${out} fails plan check; nothing written\n`);
+        return EXIT.refused;
+      }
+      await Deno.rename(tmp, outAbs);
+      if (wantsJson(args)) {
+        printJson(io, {
+          file: out,
+          name: what.name,
+          sha256: checked.sha256,
+          ...what.json,
+          nodes: what.nodes,
+        });
+      } else {
+        io.stdout(
+          `wrote ${out}: ${what.name}, ${what.summary}, ${what.nodes} nodes, ` +
+            `sha256:${checked.sha256}; it passes plan check — sign it with: ` +
+            `cairn plan sign ${out} --key KEY\n`,
+        );
+      }
+      return EXIT.ok;
+    } finally {
+      await Deno.remove(tmp).catch(() => {});
     }
-    await Deno.rename(tmp, outAbs);
-    if (wantsJson(args)) {
-      printJson(io, {
-        file: out,
-        name,
-        sha256: checked.sha256,
-        hops: chain.hops,
-        nodes: source.nodes.length,
-      });
-    } else {
-      io.stdout(
-        `wrote ${out}: ${name}, ${chain.hops.map((h) => `${h.from}→${h.to}`).join(", ")}, ` +
-          `${source.nodes.length} nodes, sha256:${checked.sha256}; it passes plan check — sign it ` +
-          `with: cairn plan sign ${out} --key KEY\n`,
-      );
-    }
-    return EXIT.ok;
-  } finally {
-    await Deno.remove(tmp).catch(() => {});
   }
 }
 
@@ -252,7 +300,7 @@ function rename(p: Problem, tmp: string, out: string): Problem {
 export const command: Command = {
   path: ["plan", "new"],
   summary: "Write a new plan with bound digests, hop chain and installer digests filled in",
-  usage: "talos --nodes FILE --to VERSION --author P [--from V] [--cluster C] [--out F] [...]",
+  usage: "talos|kubernetes --nodes FILE --to VERSION --author P [--from V] [--out F] [...]",
   help: `
 Writes a TalosUpgrade plan (plans/talos-<to>.yaml unless --out) that passes plan check:
 
@@ -268,14 +316,19 @@ Writes a TalosUpgrade plan (plans/talos-<to>.yaml unless --out) that passes plan
   linux/<arch> manifest digest through the OCI registry; when it cannot be resolved the plan
   is refused (a tag without a digest is never written).
 
+\`plan new kubernetes\` writes a KubernetesUpgrade (plans/kubernetes-<to>.yaml): --from defaults
+to the node source's Kubernetes version, --talos to the Talos version every node runs; control
+planes first, then the kubelets on workers; the same bound files.
+
 An existing file is never overwritten without --force. The written plan is checked as
 \`cairn plan check\` checks it and only kept if it passes.
 
 Options:
   --nodes FILE            cluster description or node inventory (required)
-  --to V                  target Talos version (required)
+  --to V                  target Talos (talos) or Kubernetes (kubernetes) version (required)
   --author P              the plan's author, an SSH principal (required)
   --from V                source version (default: what the nodes run)
+  --talos V               kubernetes: the Talos version every node runs (default: the nodes')
   --cluster C             cluster name (must match the node source)
   --kubernetes V          Kubernetes version (default: the cluster description's)
   --kubelet V             kubelet version (default: the nodes', else --kubernetes)
@@ -284,7 +337,8 @@ Options:
   --installer-registry H  installer registry host (default factory.talos.dev)
   --registry-mirror H=URL resolve references naming host H at URL (repeatable)
   --catalogue F, --health-policy F, --evidence F   the files the plan binds
-  --name N, --out F       plan name (default talos-<to>) and file (default plans/<name>.yaml)
+  --name N, --out F       plan name (default talos-<to> / kubernetes-<to>) and file
+                          (default plans/<name>.yaml)
   --expires T             RFC 3339 UTC expiry (default: 14 days from now)
   --now T                 check as of this RFC 3339 time instead of the system clock
   --force                 overwrite an existing file
@@ -293,6 +347,7 @@ Options:
     nodes: { type: "string" },
     to: { type: "string" },
     from: { type: "string" },
+    talos: { type: "string" },
     author: { type: "string" },
     cluster: { type: "string" },
     kubernetes: { type: "string" },

@@ -299,3 +299,49 @@ Deno.test("plan bind prints a message naming the re-signing when a digest change
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("plan new kubernetes writes the control planes first and passes plan check; a skipped minor is refused, nothing kept", async () => {
+  const dir = await makePlanRepo("cairn-plan-new-k8s-");
+  try {
+    const argv = [
+      "kubernetes",
+      "--nodes",
+      "fixtures/clusters/home-ops.yaml",
+      "--to",
+      "v1.36.0",
+      "--talos",
+      "v1.14.2",
+      "--author",
+      "alice@example.com",
+      "--out",
+      "plans/k8s.yaml",
+      ...NOW,
+    ];
+    const r = await runIn(dir, planNew, argv);
+    assertEquals([r.code, r.stderr], [0, ""]);
+    assertEquals((await runIn(dir, check, ["plans/k8s.yaml", ...NOW])).code, 0);
+    const plan = parse(await Deno.readTextFile(`${dir}/plans/k8s.yaml`));
+    assertEquals([plan.kind, plan.spec.from, plan.spec.to], [
+      "KubernetesUpgrade",
+      "v1.35.2",
+      "v1.36.0",
+    ]);
+    assertEquals(
+      plan.spec.nodes.map((n: { role: string }) => n.role),
+      ["controlplane", "controlplane", "controlplane", "worker", "worker", "worker", "worker"],
+    );
+    const skipped = await runIn(dir, planNew, [
+      ...argv.slice(0, 4),
+      "v1.37.0",
+      ...argv.slice(5, 10),
+      "plans/skip.yaml",
+      ...NOW,
+    ]);
+    assertEquals(skipped.code, 1);
+    assert(skipped.stderr.includes("plans/skip.yaml:"), skipped.stderr);
+    assert(skipped.stderr.includes("SkippedMinor"), skipped.stderr);
+    assertEquals(await Deno.stat(`${dir}/plans/skip.yaml`).then(() => true, () => false), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

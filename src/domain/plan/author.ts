@@ -196,11 +196,18 @@ export function parseNodeSource(
   };
 }
 
-/** Rollout order: every worker first, then the control planes, each in the source's order. */
+/**
+ * Rollout order, each role in the source's order: every worker first, then the control planes
+ * (a Talos upgrade), or the control planes first, then the kubelets (a Kubernetes upgrade: a
+ * kubelet may not be newer than its API server).
+ */
 export function rolloutOrder<T extends { role: "worker" | "controlplane" }>(
   nodes: readonly T[],
+  order: "workersFirst" | "controlPlanesFirst" = "workersFirst",
 ): T[] {
-  return [...nodes.filter((n) => n.role === "worker"), ...nodes.filter((n) => n.role !== "worker")];
+  const workers = nodes.filter((n) => n.role === "worker");
+  const cps = nodes.filter((n) => n.role !== "worker");
+  return order === "workersFirst" ? [...workers, ...cps] : [...cps, ...workers];
 }
 
 /**
@@ -311,6 +318,65 @@ export function renderTalosUpgradePlan(d: TalosPlanDraft): string {
     ),
     "  recovery:",
     "    - action: uncordonOwnedCordon",
+    "",
+  ].join("\n");
+}
+
+/** What {@link renderKubernetesUpgradePlan} writes. */
+export interface KubernetesPlanDraft {
+  readonly name: string;
+  readonly cluster: string;
+  readonly author: string;
+  readonly expires: string;
+  readonly catalogue: { readonly path: string; readonly sha256: string };
+  readonly healthPolicy: { readonly path: string; readonly sha256: string };
+  readonly evidence?: { readonly path: string; readonly sha256: string };
+  readonly talosVersion: string;
+  readonly from: string;
+  readonly to: string;
+  readonly nodes: readonly { name: string; role: string; address: string }[];
+}
+
+/** Renders a KubernetesUpgrade plan with the defaults the shipped example uses. */
+export function renderKubernetesUpgradePlan(d: KubernetesPlanDraft): string {
+  const bound = (key: string, f: { path: string; sha256: string }) => [
+    `  ${key}:`,
+    `    path: ${scalar(f.path)}`,
+    `    sha256: ${f.sha256}`,
+  ];
+  return [
+    `# KubernetesUpgrade of ${d.cluster} from ${d.from} to ${d.to} on Talos ${d.talosVersion}, written`,
+    "# by `cairn plan new kubernetes`: control planes first (one at a time), then kubelets on",
+    "# workers. Any change is a new plan (`cairn plan bind` after editing a bound file, then sign).",
+    "apiVersion: cairn.dev/v1alpha1",
+    "kind: KubernetesUpgrade",
+    "metadata:",
+    `  name: ${scalar(d.name)}`,
+    `  cluster: ${scalar(d.cluster)}`,
+    `  author: ${scalar(d.author)}`,
+    `  expires: ${d.expires}`,
+    "spec:",
+    ...bound("catalogue", d.catalogue),
+    ...bound("healthPolicy", d.healthPolicy),
+    ...(d.evidence ? bound("evidence", d.evidence) : []),
+    "  retry:",
+    "    maxAttempts: 3",
+    `  talosVersion: ${d.talosVersion}`,
+    `  from: ${d.from}`,
+    `  to: ${d.to}`,
+    "  nodes:",
+    ...d.nodes.flatMap((n) => [
+      `    - name: ${scalar(n.name)}`,
+      `      role: ${n.role}`,
+      `      address: ${scalar(n.address)}`,
+    ]),
+    "  rollout:",
+    "    maxParallel: 1",
+    "  phases:",
+    "    deadlines:",
+    "      controlPlane: { transportSeconds: 120, verificationSeconds: 900 }",
+    "      kubelet: { transportSeconds: 120, verificationSeconds: 600 }",
+    "  recovery: []",
     "",
   ].join("\n");
 }
