@@ -2,6 +2,9 @@
  * Keeps the shipped example plans (plans/*.yaml) valid: `deno task examples`.
  *
  *   deno task examples [--from YYYY-MM-DD] [--days N] [--catalogue-base-url URL]
+ *                      [--root DIR] [--now RFC3339]
+ *
+ * (--root and --now are for tests: another copy of the examples, checked at a fixed time.)
  *
  * 1. With --catalogue-base-url, reads the releases API and support matrix again
  *    (`cairn catalogue refresh`) and replaces catalogue/talos.yaml with the new dated snapshot.
@@ -17,13 +20,15 @@
  *
  * test/examples_fresh_test.ts fails 14 days before any example stops passing plan check.
  */
+import { resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { rebindPlanFile } from "../src/cli/plan_bind.ts";
 import { CATALOGUE_MAX_AGE_MS, parseCatalogue } from "../src/domain/catalogue.ts";
 import { formatProblem } from "../src/domain/errors.ts";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const REPO = fileURLToPath(new URL("../", import.meta.url));
+const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const DAY_MS = 86_400_000;
 
 const { values } = parseArgs({
@@ -32,8 +37,11 @@ const { values } = parseArgs({
     from: { type: "string" },
     days: { type: "string", default: "60" },
     "catalogue-base-url": { type: "string" },
+    root: { type: "string" },
+    now: { type: "string" },
   },
 });
+const ROOT = values.root ? resolve(values.root) + sep : REPO;
 
 function fail(message: string): never {
   console.error(`refresh_examples: ${message}`);
@@ -53,7 +61,7 @@ const expires = new Date(Date.parse(`${from}T00:00:00Z`) + days * DAY_MS).toISOS
 
 async function cairn(args: string[]): Promise<{ code: number; out: string }> {
   const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/main.ts", ...args],
+    args: ["run", "-A", MAIN, ...args],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",
@@ -99,18 +107,25 @@ const stale = plans.map((p) => `${p}.sig`).filter((s) => {
   }
 });
 
-// 4. The fixtures derived from the examples.
-const gen = await new Deno.Command(Deno.execPath(), {
-  args: ["run", "-A", "tools/gen_plan_fixtures.ts"],
-  cwd: ROOT,
-  stdout: "null",
-  stderr: "piped",
-}).output();
-if (!gen.success) fail(`gen_plan_fixtures failed: ${new TextDecoder().decode(gen.stderr)}`);
-console.log("fixtures/plans/: regenerated");
+// 4. The fixtures derived from the examples (those of this repository only).
+if (ROOT === REPO) {
+  const gen = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "tools/gen_plan_fixtures.ts"],
+    cwd: ROOT,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!gen.success) fail(`gen_plan_fixtures failed: ${new TextDecoder().decode(gen.stderr)}`);
+  console.log("fixtures/plans/: regenerated");
+}
 
 // 5. Valid now?
-const check = await cairn(["plan", "check", ...plans]);
+const check = await cairn([
+  "plan",
+  "check",
+  ...plans,
+  ...(values.now ? ["--now", values.now] : []),
+]);
 console.log(check.out.trimEnd());
 const cat = await parseCatalogue(await Deno.readFile(`${ROOT}${catalogue}`), catalogue);
 const staleAt = new Date(cat.snapshotAtMs + CATALOGUE_MAX_AGE_MS).toISOString();
