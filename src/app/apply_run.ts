@@ -33,8 +33,16 @@ export type ApplyResult =
 
 /** Verifies the approval, then runs the plan through the dispatch check and the executor. */
 export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
-  const bytes = await read(o.file);
-  const signatures = await Deno.readTextFile(`${o.file}.sig`).catch(() => undefined);
+  const { readNamedFile, MAX_BOUND_FILE_BYTES } = await import(
+    "../adapters/repo/bound_file_reader.ts"
+  );
+  const bytes = await readNamedFile(o.file, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
+  const sigBytes = await readNamedFile(`${o.file}.sig`, {
+    what: "signatures",
+    maxBytes: MAX_BOUND_FILE_BYTES,
+    optional: true,
+  });
+  const signatures = sigBytes === undefined ? undefined : new TextDecoder().decode(sigBytes);
   const { parsePlan } = await import("../domain/plan/parse.ts");
   const parsed = await parsePlan(bytes, { file: o.file });
   const { parseAllowedSigners } = await import("../domain/trust/allowed_signers.ts");

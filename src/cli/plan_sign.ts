@@ -7,6 +7,7 @@ import { sha256Hex } from "../domain/plan/digest.ts";
 import { mergeSignature } from "../domain/trust/signature_file.ts";
 import { PLAN_SIGNATURE_NAMESPACE } from "../domain/trust/policy.ts";
 import { signBytes, SshKeygenError } from "../adapters/ssh/ssh_keygen.ts";
+import { MAX_BOUND_FILE_BYTES, readNamedFile } from "../adapters/repo/bound_file_reader.ts";
 
 /**
  * `cairn plan sign FILE --key K`: checks the plan exactly as `cairn plan check` does, then adds
@@ -50,7 +51,7 @@ Options:
     // Read first, check second, sign these bytes: what is signed is what was checked.
     let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(path);
+      bytes = await readNamedFile(path, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
     } catch (e) {
       throw toProblem(e, file);
     }

@@ -9,6 +9,7 @@ import {
 } from "./command.ts";
 import type { CommandIO } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
+import { MAX_BOUND_FILE_BYTES, readNamedFile } from "../adapters/repo/bound_file_reader.ts";
 import { loadYaml } from "../domain/plan/yaml_load.ts";
 import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
 import { evaluatePolicy, type PolicyVerdict } from "../domain/trust/policy.ts";
@@ -44,8 +45,15 @@ Options:
     if (typeof signersFile !== "string") throw new UsageError("--allowed-signers F is required");
     const required = parseApprovals(args.values["approvals"]);
     const atMs = parseAt(args.values["at"]);
-    const plan = await readBytes(file);
-    const signatures = await readOptionalText(`${file}.sig`);
+    // The plan and its .sig come from the repository: never through a link, capped (a .sig
+    // committed as a link to /dev/zero must not exhaust memory).
+    const plan = await readNamedFile(file, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
+    const sigBytes = await readNamedFile(`${file}.sig`, {
+      what: "signatures",
+      maxBytes: MAX_BOUND_FILE_BYTES,
+      optional: true,
+    });
+    const signatures = sigBytes === undefined ? undefined : new TextDecoder().decode(sigBytes);
     const signers = parseAllowedSigners(await readText(signersFile), signersFile);
     const author = readAuthor(plan, file);
     const verdict = await evaluatePolicy({
@@ -95,15 +103,6 @@ async function readBytes(path: string): Promise<Uint8Array> {
 
 async function readText(path: string): Promise<string> {
   return new TextDecoder().decode(await readBytes(path));
-}
-
-async function readOptionalText(path: string): Promise<string | undefined> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw unreadable(path, e);
-  }
 }
 
 /** Reads only `metadata.author`; full plan validation is `cairn plan check`'s job. */

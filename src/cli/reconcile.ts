@@ -37,15 +37,17 @@ hop, a drain plan per node and one health round (not recorded).
 Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal error.`,
   options: { ...CONFIG_FLAG_OPTIONS, "health-policy": { type: "string" } },
   async run(args, io) {
-    const configPath = args.values["config"] as string | undefined;
-    const file = configPath ? { text: await readConfig(configPath), name: configPath } : undefined;
-    const config = loadConfig({ ...(file ? { file } : {}), env: io.env, flags: args.values });
+    // Before the configuration is read: an operator reaching for the removed override learns
+    // why it is gone, not that some other setting is missing.
     if (args.values["health-policy"] !== undefined || io.env["CAIRN_HEALTH_POLICY"]) {
       throw new UsageError(
         "--health-policy / CAIRN_HEALTH_POLICY are gone: each plan is gated by the health " +
           "policy it binds (spec.healthPolicy), verified by its digest",
       );
     }
+    const configPath = args.values["config"] as string | undefined;
+    const file = configPath ? { text: await readConfig(configPath), name: configPath } : undefined;
+    const config = loadConfig({ ...(file ? { file } : {}), env: io.env, flags: args.values });
     const { SystemClock } = await import("../adapters/clock/system_clock.ts");
     const { JsonLogger } = await import("../adapters/log/json_logger.ts");
     const { createCairnMetrics } = await import("../adapters/metrics/cairn_metrics.ts");

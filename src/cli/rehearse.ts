@@ -2,10 +2,12 @@
  * `cairn rehearse PLAN`: runs a TalosUpgrade plan against the twin in virtual time with named
  * faults, prints the outcome per node and leaves the journal behind for `cairn journal show`.
  */
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
 import type { CommandIO } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
+import { MAX_BOUND_FILE_BYTES, readNamedFile } from "../adapters/repo/bound_file_reader.ts";
 import {
   FAULT_PRESET_NAMES,
   FAULT_PRESETS,
@@ -15,6 +17,12 @@ import {
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
 const DEFAULT_CLUSTER = "fixtures/clusters/home-ops.yaml";
+/** The default description ships with cairn: resolved from its install, not the caller's cwd. */
+const DEFAULT_CLUSTER_PATH = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "../..",
+  DEFAULT_CLUSTER,
+);
 
 export const command: Command = {
   path: ["rehearse"],
@@ -80,13 +88,23 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
       throw new UsageError("--approvals must be a non-negative integer");
     }
     const r = await startRehearsal({
-      cluster: resolve(io.cwd, str(args.values["cluster"]) ?? DEFAULT_CLUSTER),
+      cluster: await readableCluster(
+        str(args.values["cluster"])
+          ? resolve(io.cwd, str(args.values["cluster"])!)
+          : DEFAULT_CLUSTER_PATH,
+      ),
       planPath,
       planBytes,
       ...(signers
         ? {
           allowedSignersPath: resolve(io.cwd, signers),
-          signatures: await Deno.readTextFile(`${planPath}.sig`).catch(() => ""),
+          signatures: new TextDecoder().decode(
+            await readNamedFile(`${planPath}.sig`, {
+              what: "signatures",
+              maxBytes: MAX_BOUND_FILE_BYTES,
+              optional: true,
+            }) ?? new Uint8Array(),
+          ),
         }
         : {}),
       requiredApprovals: approvals,
@@ -134,12 +152,22 @@ async function journalUrlOf(v: unknown): Promise<string> {
 }
 
 async function readPlan(path: string): Promise<Uint8Array> {
+  return await readNamedFile(path, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
+}
+
+/** The cluster description must be a readable file before the twin starts (else a clear error). */
+async function readableCluster(path: string): Promise<string> {
   try {
-    return await Deno.readFile(path);
+    await Deno.stat(path).then((st) => {
+      if (!st.isFile) throw new Error("not a regular file");
+    });
+    return path;
   } catch (e) {
     throw new CairnError({
       reason: "FileUnreadable",
-      message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
+      message: `cannot read the cluster description ${path}: ${
+        e instanceof Error ? e.message : String(e)
+      } (--cluster FILE)`,
     });
   }
 }

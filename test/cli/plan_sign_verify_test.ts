@@ -10,6 +10,7 @@ import {
 import { command as sign } from "../../src/cli/plan_sign.ts";
 import { command as verify } from "../../src/cli/plan_verify.ts";
 import { makePlanRepo, PLAN_REPO_NOW } from "../_helpers/plan_repo.ts";
+import { CairnError } from "../../src/domain/errors.ts";
 
 const PLAN = `apiVersion: cairn.dev/v1
 kind: TalosUpgrade
@@ -246,6 +247,44 @@ Deno.test("cairn plan sign never duplicates a signer: same key is idempotent, an
     assertEquals((await signAt([plan, "--key", `${dir}/bob`])).code, 0);
     assertEquals(await blocks(), 2);
     assertEquals((await runCmd(verify, verifyArgv)).code, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cairn plan verify and plan sign refuse a plan or .sig that is a link to /dev/zero or oversized, unread", async () => {
+  const dir = await makePlanRepo("cairn-cli-verify-zero-");
+  try {
+    const plan = `${dir}/plans/talos-v1.14.2.yaml`;
+    await Deno.writeTextFile(`${dir}/allowed_signers`, "");
+    const verifyArgv = (p: string) => [p, "--allowed-signers", `${dir}/allowed_signers`];
+    const refusedAs = (reason: string, says: RegExp) => (e: unknown) => {
+      assert(e instanceof CairnError, String(e));
+      assertEquals(e.reason, reason);
+      assert(says.test(e.message), e.message);
+      return true;
+    };
+    // A signature file committed as a link to /dev/zero: read unbounded, it exhausts memory.
+    await Deno.symlink("/dev/zero", `${plan}.sig`);
+    await rejects(
+      runCmd(verify, verifyArgv(plan)),
+      refusedAs("FileUnreadable", /signature file .*symbolic link/),
+    );
+    await Deno.remove(`${plan}.sig`);
+    await Deno.writeFile(`${plan}.sig`, new Uint8Array(2 * 1024 * 1024));
+    await rejects(runCmd(verify, verifyArgv(plan)), refusedAs("FileUnreadable", /over the cap/));
+    // The plan itself as a link to /dev/zero, for verify and for sign.
+    const zero = `${dir}/plans/zero.yaml`;
+    await Deno.symlink("/dev/zero", zero);
+    await rejects(
+      runCmd(verify, verifyArgv(zero)),
+      refusedAs("FileUnreadable", /plan file .*symbolic link/),
+    );
+    await rejects(
+      signAt([zero, "--key", `${dir}/nokey`]),
+      refusedAs("FileUnreadable", /plan file .*symbolic link/),
+    );
+    assert(!(await exists(`${zero}.sig`)));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -15,6 +15,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { boundPathProblem } from "../../domain/plan/bound_path.ts";
+import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { BoundFileRead, BoundFileSource } from "../../ports/dispatch.ts";
 
@@ -205,4 +206,35 @@ async function lstatOrUndefined(path: string): Promise<Deno.FileInfo | undefined
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A plan or its signature file named on the command line, read through {@link readPlainFile}
+ * (never through a link, never a device or FIFO, capped before reading) for every command that
+ * verifies, signs or runs it — not only `plan check`: a `.sig` or plan committed as a link to
+ * `/dev/zero` must not exhaust memory in `plan verify`, `apply` or `rehearse` either. Missing is
+ * `undefined` when `optional`; anything else refused throws FileUnreadable (PlanTooLarge for an
+ * oversized plan) naming the file and why.
+ */
+export async function readNamedFile(
+  path: string,
+  opts: { readonly what: "plan" | "signatures"; readonly maxBytes: number; optional: true },
+): Promise<Uint8Array | undefined>;
+export async function readNamedFile(
+  path: string,
+  opts: { readonly what: "plan" | "signatures"; readonly maxBytes: number; optional?: false },
+): Promise<Uint8Array>;
+export async function readNamedFile(
+  path: string,
+  opts: { readonly what: "plan" | "signatures"; readonly maxBytes: number; optional?: boolean },
+): Promise<Uint8Array | undefined> {
+  const read = await readPlainFile(path, opts.maxBytes);
+  if (read.status === "read") return read.bytes;
+  if (read.status === "missing" && opts.optional) return undefined;
+  const tooLarge = read.status === "refused" && read.reason === "BoundFileTooLarge";
+  throw new CairnError({
+    reason: tooLarge && opts.what === "plan" ? "PlanTooLarge" : "FileUnreadable",
+    message: `cannot read ${opts.what === "plan" ? "plan file" : "signature file"} ${path}: ` +
+      read.detail,
+  });
 }
