@@ -10,6 +10,7 @@ import { startCnpgOperator } from "./kube/cnpg.ts";
 import { nodeInfoFacts } from "./kube/controllers.ts";
 import { startWorkloadStatus } from "./kube/workload_status.ts";
 import { startScheduler } from "./kube/scheduler.ts";
+import { startDeploymentRollouts } from "./kube/rollout.ts";
 import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
 
 /** Starts the Kubernetes simulator for the twin. */
@@ -36,6 +37,11 @@ export const startTwinKube: KubeStarter = async (
   const stopCnpg = startCnpgOperator({ store: sim.store, clock });
   const stopWorkloads = startWorkloadStatus(sim.store);
   const stopScheduler = startScheduler({ store: sim.store, clock, controllers: sim.controllers });
+  const stopRollouts = startDeploymentRollouts({
+    store: sim.store,
+    clock,
+    controllers: sim.controllers,
+  });
   const kubeconfigPath = join(stateDir, "kubeconfig");
   writeKubeconfig(kubeconfigPath, {
     url: sim.url,
@@ -64,6 +70,7 @@ export const startTwinKube: KubeStarter = async (
       stopCnpg();
       stopWorkloads();
       stopScheduler();
+      stopRollouts();
       return sim.close();
     },
   };

@@ -332,6 +332,64 @@ Deno.test("kubectl rollout status, get -w and describe node behave as on a real 
   }
 });
 
+Deno.test("kubectl rollout restart rolls a deployment pod by pod and rollout status waits for it", async () => {
+  const twin = await serve([]);
+  try {
+    const before = await kubectl(twin.kubeconfig, "get", "pods", "-n", "network", "-o", "name");
+    const restart = await kubectl(
+      twin.kubeconfig,
+      "rollout",
+      "restart",
+      "deployment/echo",
+      "-n",
+      "network",
+    );
+    assertEquals(restart.code, 0, restart.err);
+    const status = await kubectl(
+      twin.kubeconfig,
+      "rollout",
+      "status",
+      "deployment/echo",
+      "-n",
+      "network",
+      "--timeout=50s",
+    );
+    assertEquals(status.code, 0, status.err + status.out);
+    // It waited for new pods to come up and old ones to go, then reported success.
+    assertMatch(status.out, /Waiting for deployment "echo" rollout to finish/);
+    assertMatch(status.out, /deployment "echo" successfully rolled out\n$/);
+    const rs = await kubectl(twin.kubeconfig, "get", "replicasets", "-n", "network");
+    const sets = rows(rs.out);
+    assertEquals(sets.length, 2, rs.out);
+    assertEquals(sets.map((r) => r["DESIRED"]).sort(), ["0", "2"]);
+    const running = await kubectl(twin.kubeconfig, "get", "pods", "-n", "network");
+    const fresh = rows(running.out).filter((r) =>
+      !before.out.includes(`pod/${r["NAME"]}\n`) && r["STATUS"] === "Running" &&
+      r["READY"] === "1/1"
+    );
+    assertEquals(fresh.length, 2, running.out);
+  } finally {
+    await twin.stop();
+  }
+});
+
+Deno.test("sim serve --speed 20 runs virtual time twenty times as fast; kubectl get ages stay valid", async () => {
+  const twin = await serve(["--speed", "20"]);
+  try {
+    const first = await twinNow(twin.control);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const moved = await twinNow(twin.control) - first;
+    assert(moved >= 15_000, `virtual time moved only ${moved} ms in 1 s at speed 20`);
+    // AGE comes from the twin's clock (server-side printing), so it reads right although the
+    // twin is ahead of the real clock.
+    const nodes = await kubectl(twin.kubeconfig, "get", "nodes");
+    assertEquals(nodes.code, 0, nodes.err);
+    assert(!nodes.out.includes("<invalid>"), nodes.out);
+  } finally {
+    await twin.stop();
+  }
+});
+
 Deno.test("sim serve --manual-time keeps time still until a client moves it", async () => {
   const twin = await serve(["--manual-time"]);
   try {

@@ -107,9 +107,26 @@ export class Controllers {
       if (node && this.store.get(this.nodes, undefined, node)) this.createPod(gone, node);
       return;
     }
+    if (kind === "ReplicaSet" && this.#replicaSetHasEnough(gone, owner)) return;
     const name = kind === "ReplicaSet" ? undefined : gone.metadata.name;
     const node = this.pickNode(gone, rec(gone.spec).nodeName as string | undefined);
     this.createPod(gone, node, name);
+  }
+
+  /**
+   * Whether the pod's ReplicaSet already runs as many pods as it wants (it was scaled down by a
+   * rolling update). A ReplicaSet the store does not hold keeps its pods, as before.
+   */
+  #replicaSetHasEnough(gone: Obj, owner: { name?: unknown; uid?: unknown }): boolean {
+    const ns = gone.metadata.namespace;
+    const rsType = this.store.findType("apps", "v1", "replicasets");
+    const rs = rsType && this.store.get(rsType, ns, String(owner.name));
+    if (!rs || rs.metadata.uid !== owner.uid) return false;
+    const live = this.store.list(this.pods, ns).filter((p) =>
+      !p.metadata.deletionTimestamp &&
+      (p.metadata.ownerReferences ?? []).some((o) => o.uid === owner.uid)
+    ).length;
+    return live >= Number(rec(rs.spec).replicas ?? 1);
   }
 
   /**

@@ -139,7 +139,8 @@ function createNodeLeases(c: Controllers): void {
   }
 }
 
-function templatePod(w: Obj, ownerKind: string, owner: Obj): Obj {
+/** A pod for workload `w`'s template, owned (as controller) by `owner` of kind `ownerKind`. */
+export function templatePod(w: Obj, ownerKind: string, owner: Obj): Obj {
   const tpl = rec(rec(w.spec).template);
   const meta = rec(tpl.metadata);
   return {

@@ -5,6 +5,7 @@
  * fields, so the twin must keep them true to the pods it runs.
  */
 import type { Obj, ResourceType, Store } from "./store.ts";
+import { templateKey } from "./rollout.ts";
 
 type R = Record<string, unknown>;
 
@@ -45,7 +46,7 @@ export function startWorkloadStatus(store: Store): () => void {
     });
   };
   // Our own status writes come back as events too; the recompute then finds nothing to change.
-  const stops = [pods, nodes, deploys, sets, daemons].filter((x): x is ResourceType => !!x)
+  const stops = [pods, nodes, deploys, sets, daemons, rsets].filter((x): x is ResourceType => !!x)
     .map((x) => store.watch(x, sync));
   sync();
   return () => stops.forEach((s) => s());
@@ -63,12 +64,29 @@ interface Types {
 function recompute(store: Store, t: Types): void {
   const byOwner = new Map<string, Obj[]>();
   const rsOwner = new Map<string, string>();
+  const rsOf = new Map<string, Obj[]>();
   for (const rs of t.rsets ? store.list(t.rsets) : []) {
     const o = ownerOf(rs);
     if (o?.kind === "Deployment") {
       rsOwner.set(`${rs.metadata.namespace}/${rs.metadata.name}`, `${o.name}`);
+      const k = `${rs.metadata.namespace}/${o.name}`;
+      rsOf.set(k, [...(rsOf.get(k) ?? []), rs]);
     }
   }
+  /**
+   * Which of a Deployment's pods run its current template: those of the ReplicaSet holding that
+   * template. A Deployment never changed since it was made (generation 1) counts all its pods,
+   * as described ReplicaSets may spell the template differently; after a template change, none
+   * until the rollout has made the new ReplicaSet (`rollout.ts`).
+   */
+  const updated = (dep: Obj, owned: Obj[]): number => {
+    const want = templateKey((dep["spec"] as R | undefined)?.["template"]);
+    const current = (rsOf.get(`${dep.metadata.namespace}/${dep.metadata.name}`) ?? []).find((rs) =>
+      templateKey((rs["spec"] as R | undefined)?.["template"]) === want
+    );
+    if (!current) return (dep.metadata.generation ?? 1) === 1 ? owned.length : 0;
+    return owned.filter((p) => ownerOf(p)?.name === current.metadata.name).length;
+  };
   for (const p of store.list(t.pods)) {
     const o = ownerOf(p);
     if (!o?.kind || !o.name) continue;
@@ -78,6 +96,10 @@ function recompute(store: Store, t: Types): void {
         ? `Deployment/${ns}/${rsOwner.get(`${ns}/${o.name}`)}`
         : undefined
       : `${o.kind}/${ns}/${o.name}`;
+    if (o.kind === "ReplicaSet") {
+      const rsKey = `ReplicaSet/${ns}/${o.name}`;
+      byOwner.set(rsKey, [...(byOwner.get(rsKey) ?? []), p]);
+    }
     if (!key) continue;
     byOwner.set(key, [...(byOwner.get(key) ?? []), p]);
   }
@@ -90,11 +112,11 @@ function recompute(store: Store, t: Types): void {
       store.put(type, { ...o, status: next });
     }
   };
-  const replicas = (statefulSet: boolean) => (_o: Obj, owned: Obj[]): R => {
+  const replicas = (statefulSet: boolean) => (o: Obj, owned: Obj[]): R => {
     const ready = owned.filter(podReady).length;
     return {
       replicas: owned.length,
-      updatedReplicas: owned.length,
+      updatedReplicas: statefulSet ? owned.length : updated(o, owned),
       readyReplicas: ready,
       availableReplicas: ready,
       ...(statefulSet ? { currentReplicas: owned.length } : {}),
@@ -102,6 +124,17 @@ function recompute(store: Store, t: Types): void {
   };
   if (t.deploys) write(t.deploys, "Deployment", replicas(false));
   if (t.sets) write(t.sets, "StatefulSet", replicas(true));
+  if (t.rsets) {
+    write(t.rsets, "ReplicaSet", (_o, owned) => {
+      const ready = owned.filter(podReady).length;
+      return {
+        replicas: owned.length,
+        fullyLabeledReplicas: owned.length,
+        readyReplicas: ready,
+        availableReplicas: ready,
+      };
+    });
+  }
   if (t.daemons) {
     write(t.daemons, "DaemonSet", (_o, owned) => {
       const ready = owned.filter(podReady).length;
