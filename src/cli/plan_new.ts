@@ -19,6 +19,8 @@ import {
   commonFact,
   installerReference,
   parseNodeSource,
+  renderComponentUpgradePlan,
+  renderConfigApplyPlan,
   renderKubernetesUpgradePlan,
   renderTalosUpgradePlan,
   rolloutOrder,
@@ -80,11 +82,8 @@ async function writeNew(path: string, text: string): Promise<string> {
 
 async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<number> {
   const kind = args.positionals[0]!;
-  if (kind !== "talos" && kind !== "kubernetes") {
-    throw new UsageError(
-      `plan new ${kind}: "talos" (TalosUpgrade) and "kubernetes" (KubernetesUpgrade) are written ` +
-        "so far; config and component plans are still written by hand (docs/plans.md)",
-    );
+  if (!["talos", "kubernetes", "config", "component"].includes(kind)) {
+    throw new UsageError(`plan new ${kind}: expected talos, kubernetes, config or component`);
   }
   const nowMs = parseNow(str(args, "now")) ?? Date.now();
   const required = (name: string) => {
@@ -92,16 +91,75 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     if (!v) throw new UsageError(`--${name} is required`);
     return v;
   };
-  const to = required("to"), nodesFile = required("nodes"), author = required("author");
+  // A ConfigApply changes no version: it is the one kind without --to.
+  const to = kind === "config" ? "" : required("to");
+  const author = required("author");
   const expires = str(args, "expires") ??
     new Date(nowMs + DEFAULT_EXPIRY_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
-  for (const [flag, v] of [["to", to], ["from", str(args, "from")]] as const) {
+  for (const [flag, v] of [["to", str(args, "to")], ["from", str(args, "from")]] as const) {
     if (v !== undefined && !(v.startsWith("v") && isVersion(v))) {
       throw new UsageError(`--${flag} must be a v-prefixed version like v1.14.2, got ${v}`);
     }
   }
 
+  // Where the plan goes, and the files it binds (repository-relative, digests computed).
+  const planFiles = async (name: string, cluster: string) => {
+    const out = str(args, "out") ?? join("plans", `${name}.yaml`);
+    const outAbs = resolve(io.cwd, out);
+    const exists = await Deno.lstat(outAbs).then(() => true, () => false);
+    if (exists && !args.values["force"]) refuse(`${out} exists; --force to overwrite it`);
+    const root = await findRepositoryRoot(dirname(outAbs), io.cwd);
+    const catalogue = await bindFile(
+      outAbs,
+      root,
+      str(args, "catalogue") ?? "catalogue/talos.yaml",
+      io.cwd,
+      "--catalogue",
+    );
+    const healthPolicy = await bindFile(
+      outAbs,
+      root,
+      str(args, "health-policy") ?? `policies/${cluster}.yaml`,
+      io.cwd,
+      "--health-policy",
+    );
+    const evidenceFlag = str(args, "evidence");
+    const evidence = evidenceFlag
+      ? await bindFile(outAbs, root, evidenceFlag, io.cwd, "--evidence")
+      : undefined;
+    return { out, outAbs, root, catalogue, healthPolicy, ...(evidence ? { evidence } : {}) };
+  };
+
+  if (kind === "component") {
+    const cluster = required("cluster"), component = required("component");
+    const from = required("from");
+    const name = str(args, "name") ?? `${component}-${to.replace(/^v/, "")}`;
+    const { out, outAbs, healthPolicy } = await planFiles(name, cluster);
+    const text = renderComponentUpgradePlan({
+      name,
+      cluster,
+      author,
+      expires,
+      healthPolicy,
+      component,
+      flux: {
+        kind: str(args, "flux-kind") ?? "HelmRelease",
+        namespace: required("flux-namespace"),
+        name: str(args, "flux-name") ?? component,
+      },
+      from,
+      to,
+    });
+    return await keepIfChecked(text, out, outAbs, {
+      name,
+      summary: `${component} ${from}→${to}`,
+      json: { component, from, to },
+      nodes: 0,
+    });
+  }
+
   // The nodes, and the facts they agree on.
+  const nodesFile = required("nodes");
   const nodesBytes = await Deno.readFile(resolve(io.cwd, nodesFile)).catch(() =>
     refuse(`--nodes ${nodesFile} cannot be read`, "FileUnreadable")
   );
@@ -128,41 +186,13 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     if (c.conflict) refuse(`${nodesFile}: ${c.conflict}; give --${flag}`);
     return c.value ?? fallback;
   };
-  // Where the plan goes, and the files it binds (repository-relative, digests computed).
-  const planFiles = async (name: string) => {
-    const out = str(args, "out") ?? join("plans", `${name}.yaml`);
-    const outAbs = resolve(io.cwd, out);
-    const exists = await Deno.lstat(outAbs).then(() => true, () => false);
-    if (exists && !args.values["force"]) refuse(`${out} exists; --force to overwrite it`);
-    const root = await findRepositoryRoot(dirname(outAbs), io.cwd);
-    const catalogue = await bindFile(
-      outAbs,
-      root,
-      str(args, "catalogue") ?? "catalogue/talos.yaml",
-      io.cwd,
-      "--catalogue",
-    );
-    const healthPolicy = await bindFile(
-      outAbs,
-      root,
-      str(args, "health-policy") ?? `policies/${cluster}.yaml`,
-      io.cwd,
-      "--health-policy",
-    );
-    const evidenceFlag = str(args, "evidence");
-    const evidence = evidenceFlag
-      ? await bindFile(outAbs, root, evidenceFlag, io.cwd, "--evidence")
-      : undefined;
-    return { out, outAbs, catalogue, healthPolicy, ...(evidence ? { evidence } : {}) };
-  };
-
   if (kind === "kubernetes") {
     const from = str(args, "from") ?? source.kubernetesVersion;
     if (!from) throw new UsageError(`--from is required (${nodesFile} does not say it)`);
     const talosVersion = fact("talos", "talosVersion");
     if (!talosVersion) throw new UsageError(`--talos is required (${nodesFile} does not say it)`);
     const name = str(args, "name") ?? `kubernetes-${to}`;
-    const { out, outAbs, catalogue, healthPolicy, evidence } = await planFiles(name);
+    const { out, outAbs, catalogue, healthPolicy, evidence } = await planFiles(name, cluster);
     const text = renderKubernetesUpgradePlan({
       name,
       cluster,
@@ -184,6 +214,36 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     });
   }
 
+  if (kind === "config") {
+    const talosVersion = fact("talos", "talosVersion");
+    if (!talosVersion) throw new UsageError(`--talos is required (${nodesFile} does not say it)`);
+    const mode = required("mode"),
+      activation = required("activation"),
+      configFile = required("config");
+    const name = str(args, "name") ?? `config-${basename(configFile).replace(/\.ya?ml$/, "")}`;
+    const { out, outAbs, root, catalogue, healthPolicy } = await planFiles(name, cluster);
+    const config = await bindFile(outAbs, root, configFile, io.cwd, "--config");
+    const text = renderConfigApplyPlan({
+      name,
+      cluster,
+      author,
+      expires,
+      catalogue,
+      healthPolicy,
+      config,
+      talosVersion,
+      mode,
+      activation,
+      nodes: rolloutOrder(source.nodes),
+    });
+    return await keepIfChecked(text, out, outAbs, {
+      name,
+      summary: `mode ${mode}, activation ${activation} on Talos ${talosVersion}`,
+      json: { talosVersion, mode, activation },
+      nodes: source.nodes.length,
+    });
+  }
+
   const from = fact("from", "talosVersion");
   if (!from) {
     throw new UsageError(`--from is required (${nodesFile} does not say what the nodes run)`);
@@ -201,7 +261,7 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
   const kubelet = fact("kubelet", "kubeletVersion", k8s)!;
 
   const name = str(args, "name") ?? `talos-${to}`;
-  const { out, outAbs, catalogue, healthPolicy, evidence } = await planFiles(name);
+  const { out, outAbs, catalogue, healthPolicy, evidence } = await planFiles(name, cluster);
   const cat = await parseCatalogue(catalogue.bytes, catalogue.path);
 
   // The hop chain, each hop's installer resolved to its per-platform digest. Never a bare tag.
@@ -300,7 +360,7 @@ function rename(p: Problem, tmp: string, out: string): Problem {
 export const command: Command = {
   path: ["plan", "new"],
   summary: "Write a new plan with bound digests, hop chain and installer digests filled in",
-  usage: "talos|kubernetes --nodes FILE --to VERSION --author P [--from V] [--out F] [...]",
+  usage: "talos|kubernetes|config|component --to VERSION --author P [--nodes FILE] [...]",
   help: `
 Writes a TalosUpgrade plan (plans/talos-<to>.yaml unless --out) that passes plan check:
 
@@ -319,6 +379,11 @@ Writes a TalosUpgrade plan (plans/talos-<to>.yaml unless --out) that passes plan
 \`plan new kubernetes\` writes a KubernetesUpgrade (plans/kubernetes-<to>.yaml): --from defaults
 to the node source's Kubernetes version, --talos to the Talos version every node runs; control
 planes first, then the kubelets on workers; the same bound files.
+
+\`plan new config\` writes a ConfigApply (--mode, --activation, --config PATCH bound by digest,
+--talos defaulting to what every node runs; workers first). \`plan new component\` writes a
+ComponentUpgrade (--cluster, --component, --flux-namespace, --flux-kind HelmRelease,
+--flux-name <component>, --from, --to; no nodes, no catalogue).
 
 An existing file is never overwritten without --force. The written plan is checked as
 \`cairn plan check\` checks it and only kept if it passes.
@@ -348,6 +413,13 @@ Options:
     to: { type: "string" },
     from: { type: "string" },
     talos: { type: "string" },
+    mode: { type: "string" },
+    activation: { type: "string" },
+    config: { type: "string" },
+    component: { type: "string" },
+    "flux-kind": { type: "string" },
+    "flux-namespace": { type: "string" },
+    "flux-name": { type: "string" },
     author: { type: "string" },
     cluster: { type: "string" },
     kubernetes: { type: "string" },

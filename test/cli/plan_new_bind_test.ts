@@ -345,3 +345,59 @@ Deno.test("plan new kubernetes writes the control planes first and passes plan c
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("plan new config binds the machine-config patch by digest and plan new component writes a Flux-delivered bump; both pass plan check", async () => {
+  const dir = await makePlanRepo("cairn-plan-new-config-");
+  try {
+    await Deno.mkdir(`${dir}/talos/home-ops`, { recursive: true });
+    const patch = "machine:\n  time:\n    servers: [time.cloudflare.com]\n";
+    await Deno.writeTextFile(`${dir}/talos/home-ops/ntp.yaml`, patch);
+    const config = await runIn(dir, planNew, [
+      "config",
+      "--nodes",
+      "fixtures/clusters/home-ops.yaml",
+      "--mode",
+      "noReboot",
+      "--activation",
+      "immediate",
+      "--config",
+      "talos/home-ops/ntp.yaml",
+      "--author",
+      "alice@example.com",
+      ...NOW,
+    ]);
+    assertEquals([config.code, config.stderr], [0, ""]);
+    const c = parse(await Deno.readTextFile(`${dir}/plans/config-ntp.yaml`));
+    const digest = Array.from(
+      new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(patch))),
+    ).map((b) => b.toString(16).padStart(2, "0")).join("");
+    assertEquals(c.spec.config, { path: "talos/home-ops/ntp.yaml", sha256: digest });
+    assertEquals([c.spec.talosVersion, c.spec.nodes[0].role], ["v1.13.9", "worker"]);
+    assertEquals((await runIn(dir, check, ["plans/config-ntp.yaml", ...NOW])).code, 0);
+
+    const component = await runIn(dir, planNew, [
+      "component",
+      "--cluster",
+      "home-ops",
+      "--component",
+      "cilium",
+      "--flux-namespace",
+      "kube-system",
+      "--from",
+      "v1.17.6",
+      "--to",
+      "v1.18.2",
+      "--author",
+      "alice@example.com",
+      "--out",
+      "plans/cilium.yaml",
+      ...NOW,
+    ]);
+    assertEquals([component.code, component.stderr], [0, ""]);
+    const u = parse(await Deno.readTextFile(`${dir}/plans/cilium.yaml`));
+    assertEquals(u.spec.flux, { kind: "HelmRelease", namespace: "kube-system", name: "cilium" });
+    assertEquals((await runIn(dir, check, ["plans/cilium.yaml", ...NOW])).code, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -381,6 +381,109 @@ export function renderKubernetesUpgradePlan(d: KubernetesPlanDraft): string {
   ].join("\n");
 }
 
+type Bound = { readonly path: string; readonly sha256: string };
+
+function envelope(
+  kind: string,
+  d: { name: string; cluster: string; author: string; expires: string },
+) {
+  return [
+    "apiVersion: cairn.dev/v1alpha1",
+    `kind: ${kind}`,
+    "metadata:",
+    `  name: ${scalar(d.name)}`,
+    `  cluster: ${scalar(d.cluster)}`,
+    `  author: ${scalar(d.author)}`,
+    `  expires: ${d.expires}`,
+    "spec:",
+  ];
+}
+
+function boundLines(key: string, f: Bound): string[] {
+  return [`  ${key}:`, `    path: ${scalar(f.path)}`, `    sha256: ${f.sha256}`];
+}
+
+/** What {@link renderConfigApplyPlan} writes. */
+export interface ConfigPlanDraft {
+  readonly name: string;
+  readonly cluster: string;
+  readonly author: string;
+  readonly expires: string;
+  readonly catalogue: Bound;
+  readonly healthPolicy: Bound;
+  readonly config: Bound;
+  readonly talosVersion: string;
+  readonly mode: string;
+  readonly activation: string;
+  readonly nodes: readonly { name: string; role: string; address: string }[];
+}
+
+/** Renders a ConfigApply plan (workers first, one node at a time). */
+export function renderConfigApplyPlan(d: ConfigPlanDraft): string {
+  return [
+    `# ConfigApply on ${d.cluster} (mode ${d.mode}, activation ${d.activation}), written by`,
+    "# `cairn plan new config`: workers first, one node at a time. Any change is a new plan.",
+    ...envelope("ConfigApply", d),
+    ...boundLines("catalogue", d.catalogue),
+    ...boundLines("healthPolicy", d.healthPolicy),
+    "  retry:",
+    "    maxAttempts: 2",
+    `  talosVersion: ${d.talosVersion}`,
+    `  mode: ${d.mode}`,
+    `  activation: ${d.activation}`,
+    ...boundLines("config", d.config),
+    "  nodes:",
+    ...d.nodes.flatMap((n) => [
+      `    - name: ${scalar(n.name)}`,
+      `      role: ${n.role}`,
+      `      address: ${scalar(n.address)}`,
+    ]),
+    "  rollout:",
+    "    maxParallel: 1",
+    "  phases:",
+    "    deadlines:",
+    "      apply: { transportSeconds: 60, verificationSeconds: 300 }",
+    "  recovery: []",
+    "",
+  ].join("\n");
+}
+
+/** What {@link renderComponentUpgradePlan} writes. */
+export interface ComponentPlanDraft {
+  readonly name: string;
+  readonly cluster: string;
+  readonly author: string;
+  readonly expires: string;
+  readonly healthPolicy: Bound;
+  readonly component: string;
+  readonly flux: { readonly kind: string; readonly namespace: string; readonly name: string };
+  readonly from: string;
+  readonly to: string;
+}
+
+/** Renders a ComponentUpgrade plan (observed after merge, never mutated by cairn). */
+export function renderComponentUpgradePlan(d: ComponentPlanDraft): string {
+  return [
+    `# ComponentUpgrade of ${d.component} from ${d.from} to ${d.to}, delivered by Flux; written by`,
+    "# `cairn plan new component`. cairn observes the rollout; it does not mutate the component.",
+    ...envelope("ComponentUpgrade", d),
+    ...boundLines("healthPolicy", d.healthPolicy),
+    "  retry:",
+    "    maxAttempts: 3",
+    `  component: ${scalar(d.component)}`,
+    "  flux:",
+    `    kind: ${scalar(d.flux.kind)}`,
+    `    namespace: ${scalar(d.flux.namespace)}`,
+    `    name: ${scalar(d.flux.name)}`,
+    `  from: ${d.from}`,
+    `  to: ${d.to}`,
+    "  phases:",
+    "    deadlines:",
+    "      rollout: { transportSeconds: 60, verificationSeconds: 1800 }",
+    "",
+  ].join("\n");
+}
+
 // --- re-binding ------------------------------------------------------------------------------
 
 /** A bound file's digest as it is in the plan and as the file now hashes. */
