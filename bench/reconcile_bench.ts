@@ -51,7 +51,13 @@ async function untilPreview(bare: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      await git(["--git-dir", bare, "cat-file", "-e", `main:reports/${PLAN}/preview.md`]);
+      await git([
+        "--git-dir",
+        bare,
+        "cat-file",
+        "-e",
+        `cairn-reports:reports/${PLAN}/preview/plan~${PLAN}.md`,
+      ]);
       return;
     } catch {
       if (Date.now() > deadline) throw new Error("no preview within 30 s");

@@ -45,6 +45,9 @@ const RemoteUrl = z.string().min(1).superRefine((url, ctx) => {
   }
 });
 
+/** Where reports go when `reportBranch` is not set. */
+export const DEFAULT_REPORT_BRANCH = "cairn-reports";
+
 /** The configuration file's schema. Every field documents what it does and why its default. */
 export const ConfigSchema = z.strictObject({
   /** Git URL of the plan repository (any URL `git` understands). No default: it is the point. */
@@ -60,7 +63,12 @@ export const ConfigSchema = z.strictObject({
     "not a valid branch glob",
   )
     .default("*"),
-  /** Branch reports are committed to. Defaults to `branch` so reports sit beside the plans. */
+  /**
+   * Branch previews and execution reports are committed to (created when missing, advanced by
+   * fast-forward only). `cairn-reports` by default: milestone commits on the watched branch
+   * would be refused by branch protection and bury the plans' history. Set it to `branch` to
+   * keep reports beside the plans.
+   */
   reportBranch: BranchName.optional(),
   /** Author and committer of report commits, so they are recognisable in `git log`. */
   reportAuthor: z.strictObject({
@@ -360,7 +368,7 @@ export function safeLoadConfig(input: LoadConfigInput): SafeLoadConfigResult {
   const c = parsed.data;
   const config: Config = {
     ...c,
-    reportBranch: c.reportBranch ?? c.branch,
+    reportBranch: c.reportBranch ?? DEFAULT_REPORT_BRANCH,
     journalUrl: c.journalUrl ?? `file:${posix.join(c.stateDir, "journal.db")}`,
     evidenceCacheDir: c.evidenceCacheDir ?? posix.join(c.stateDir, "evidence"),
   };

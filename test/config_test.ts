@@ -25,10 +25,10 @@ function problems(input: Parameters<typeof safeLoadConfig>[0]): string[] {
   return r.problems.map(formatProblem);
 }
 
-Deno.test("loadConfig() applies documented defaults and derives reportBranch and journalUrl", () => {
+Deno.test("loadConfig() applies documented defaults (reports on cairn-reports) and derives journalUrl", () => {
   const c = loadConfig({ file: file(BASE) });
   assertEquals(c.branch, "main");
-  assertEquals(c.reportBranch, "main");
+  assertEquals(c.reportBranch, "cairn-reports", "reports stay off the watched branch by default");
   assertEquals(c.planBranchesGlob, "*");
   assertEquals(c.pollIntervalSeconds, 30);
   assertEquals(c.requiredApprovals, 1);
@@ -77,7 +77,7 @@ Deno.test("loadConfig() precedence is file < CAIRN_* env < flags", () => {
     "from-env",
     0,
   ]);
-  assertEquals(withFlags.reportBranch, "from-env");
+  assertEquals(withFlags.reportBranch, "cairn-reports", "the report branch does not follow branch");
 });
 
 Deno.test("loadConfig() works from env and flags alone, without a file", () => {

@@ -2,6 +2,7 @@
  * The demo's steps (for the `cairn demo` command, `cli/demo.ts`): repository and keys, twin,
  * reconciler, preview, merge, execution, summary. Loaded lazily by the command.
  */
+import { previewReportPath } from "../adapters/git/plan_paths.ts";
 import { join } from "node:path";
 import { gitOrThrow, gitText } from "../adapters/git/run_git.ts";
 import { cryptoIdSource, openJournal } from "../adapters/journal/libsql_journal.ts";
@@ -214,9 +215,10 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
   try {
     await reconciler.cycle();
     await reconciler.settled();
-    const preview = await reportAt(p.remote, `reports/${o.plan}/preview.md`);
+    const previewPath = previewReportPath(o.plan, o.planBranch) ?? "";
+    const preview = await reportAt(p.remote, previewPath);
     const previewVerdict = verdictWords(preview);
-    o.say(`Preview report: reports/${o.plan}/preview.md (verdict ${previewVerdict})`);
+    o.say(`Preview report: ${previewPath} (verdict ${previewVerdict})`);
     // The preview landed on main (the report branch): merge on top of it, as a PR merge would.
     await git(["fetch", "--quiet", "origin"], p.work);
     await git(["checkout", "--quiet", "main"], p.work);

@@ -4,7 +4,12 @@
  * path, the poll/hook wake-up, metrics and the ops server. Not a command; the cluster connection
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
-import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
+import { sha256Hex } from "../domain/plan/digest.ts";
+import {
+  parseAllowedSigners,
+  relabelSigners,
+  trustRootLabel,
+} from "../domain/trust/allowed_signers.ts";
 import type { ExecutionObserver } from "../engine/executor/deps.ts";
 import { planExecutor, type PlanExecutorSettings } from "../engine/reconcile/plan_executor.ts";
 import { Reconciler } from "../engine/reconcile/reconciler.ts";
@@ -36,9 +41,19 @@ export function metricsObserver(metrics: CairnMetrics): ExecutionObserver {
   };
 }
 
-/** The trust root read from its path on every cycle (edits take effect without a restart). */
+/**
+ * The trust root read from its path on every cycle (edits take effect without a restart). A
+ * malformed file is refused naming its path (that goes to the operator's log); once parsed, the
+ * signers are named by their content, so the host path never reaches a committed report.
+ */
 export function fileTrustRoot(path: string): TrustRoot {
-  return { load: async () => parseAllowedSigners(await Deno.readTextFile(path), path) };
+  return {
+    load: async () => {
+      const bytes = await Deno.readFile(path);
+      const signers = parseAllowedSigners(new TextDecoder().decode(bytes), path);
+      return relabelSigners(signers, trustRootLabel(signers, await sha256Hex(bytes)));
+    },
+  };
 }
 
 /** Poll timer + webhook nudges + stop signal. */

@@ -19,8 +19,9 @@ export const command: Command = {
 pollIntervalSeconds and on POST /hooks/git; verifies every plan's signatures against the
 allowed_signers trust root (by path, never from the repository); binds a merged plan's name to
 its digest on first sight and refuses any later change (PlanChangedAfterApproval); writes
-reports/<plan>/preview.md for plan branches; executes merged plans one per cluster in merge
-order; commits reports/<plan>/execution.md at milestones. Each plan is gated by the health
+reports/<plan>/preview/<branch>.md per plan branch; executes merged plans one per cluster in
+merge order; commits reports/<plan>/execution.md at milestones, all on the report branch
+(reportBranch, default cairn-reports, fast-forward only). Each plan is gated by the health
 policy it binds (spec.healthPolicy, digest-verified on the watched branch); there is no
 operator-wide policy. Before a run and before each node's commitment every authorising check
 runs again on current evidence (plan checks, bound-file digests, expiry, the trust root as it is

@@ -138,7 +138,7 @@ export interface LivePreviewer {
   preview(parsed: ParsedPlan, files: BoundFileSource): Promise<LiveFindings>;
 }
 
-/** A preview to render: `reports/<plan>/preview.md`. */
+/** A preview to render: `reports/<plan>/preview/<branch>.md`. */
 export interface PreviewFacts {
   readonly facts: PlanFacts;
   readonly verdict: "ready" | "refused" | "held";

@@ -1,6 +1,7 @@
 /**
- * Where reports go: `reports/<plan>/preview.md` and `reports/<plan>/execution.md` on the
- * report branch. Implementations never force-push; a moving branch is re-fetched, rebuilt on
+ * Where reports go: `reports/<plan>/preview/<branch>.md` (one per branch the plan was previewed
+ * on, the branch name encoded to one safe file name) and `reports/<plan>/execution.md` on the
+ * report branch (`cairn-reports` by default). Implementations never force-push; a moving branch is re-fetched, rebuilt on
  * the new tip and retried a bounded number of times (`GitPushRejected` when they run out).
  */
 
@@ -8,11 +9,24 @@
 export type ReportKind = "preview" | "execution";
 
 /** One rendered report to publish. */
-export interface ReportDocument {
+export type ReportDocument = PreviewDocument | ExecutionDocument;
+
+interface DocumentBase {
   /** Plan name; must pass the plan path rules (else `PlanPathInvalid`). */
   readonly plan: string;
-  readonly kind: ReportKind;
   readonly markdown: string;
+}
+
+/** A plan's preview as it stands on one branch: each branch has its own file. */
+export interface PreviewDocument extends DocumentBase {
+  readonly kind: "preview";
+  /** The branch the plan was assessed on (the watched branch for a refused merged plan). */
+  readonly branch: string;
+}
+
+/** A bound plan's execution report (one per plan). */
+export interface ExecutionDocument extends DocumentBase {
+  readonly kind: "execution";
 }
 
 /** What a publish did. */

@@ -33,7 +33,7 @@ const HEADLINE: Readonly<Record<PreviewVerdict, string>> = {
   held: "HELD: evidence is missing or unreadable; the plan waits until it can be checked.",
 };
 
-/** Renders `reports/<plan>/preview.md`. */
+/** Renders a plan's preview on one branch (`reports/<plan>/preview/<branch>.md`). */
 export function renderPreviewReport(
   model: PreviewReportModel,
   limits: RenderLimits = DEFAULT_LIMITS,

@@ -3,6 +3,7 @@
  * history, branches, `plans/<name>.yaml` + `.sig`), and a `ReportSink` that keeps every publish.
  * For reconciler unit tests; `adapters/git/` is tested against real git elsewhere.
  */
+import { executionReportPath, previewReportPath } from "../../src/adapters/git/plan_paths.ts";
 import { sha256Hex } from "../../src/domain/plan/digest.ts";
 import type {
   BranchHead,
@@ -136,7 +137,11 @@ export class MemoryReportSink implements ReportSink {
   readonly commits: Published[] = [];
 
   publish(documents: readonly ReportDocument[], message: string): Promise<PublishResult> {
-    const path = (d: ReportDocument) => `reports/${d.plan}/${d.kind}.md`;
+    // The same file layout the Git sink uses (one preview per branch).
+    const path = (d: ReportDocument) =>
+      d.kind === "execution"
+        ? executionReportPath(d.plan)
+        : previewReportPath(d.plan, d.branch) ?? `invalid branch ${d.branch}`;
     if (documents.every((d) => this.files.get(path(d)) === d.markdown)) {
       return Promise.resolve({
         status: "unchanged",

@@ -10,6 +10,7 @@ import { cryptoIdSource, openJournal } from "../../src/adapters/journal/libsql_j
 import { generateKey, signBytes } from "../../src/adapters/ssh/ssh_keygen.ts";
 import { fetchEvidenceIntoCache } from "../../src/app/evidence_run.ts";
 import { createReconciler, HookWakeup } from "../../src/app/reconcile_wiring.ts";
+import { DEFAULT_REPORT_BRANCH } from "../../src/config.ts";
 import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";
 import { buildUpstreamRepos } from "../../src/sim/evidence_fixture.ts";
 import { TEST_PKI_CACHE } from "../../src/app/twin_process.ts";
@@ -50,8 +51,12 @@ export interface ReconcileWorld {
   readonly planText: string;
   /** Armored signatures of `text` by each person, concatenated (a `.sig` file). */
   sign(text: string, who: readonly Person[]): Promise<string>;
-  /** A file on the report branch (main) of the served repository, or undefined. */
+  /** The branch reports are committed to (`cairn-reports`, the config's default). */
+  readonly reportBranch: string;
+  /** A file on the report branch of the served repository, or undefined. */
   reportAt(path: string): Promise<string | undefined>;
+  /** Every file on every branch of the served repository: path → text, keyed `branch:path`. */
+  committedFiles(): Promise<Map<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -60,6 +65,8 @@ export interface ReconcileWorldOptions {
   readonly log?: Logger;
   /** Wraps the journal the executor writes through (benchmarks time its first intent). */
   readonly wrapJournal?: (j: Journal) => Journal;
+  /** Where reports go (default `cairn-reports`, as `cairn reconcile` defaults it). */
+  readonly reportBranch?: string;
 }
 
 /** Builds the world with an initial commit (catalogue + health policy) on main. */
@@ -91,13 +98,14 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
     closers.push(() => stopper.abort());
     const wakeup = new HookWakeup(stopper.signal);
     const log = new MemoryLogger();
+    const reportBranch = o.reportBranch ?? DEFAULT_REPORT_BRANCH;
     const makeReconciler = (signal: AbortSignal, wake: HookWakeup) =>
       createReconciler({
         git: {
           remote: daemon.url("plans.git"),
           cacheDir: join(dir, "state", "repo-cache"),
           branch: "main",
-          reportBranch: "main",
+          reportBranch,
           reportAuthor: { name: "cairn", email: "cairn@localhost" },
         },
         executor: {
@@ -134,13 +142,15 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
       planText,
       makeReconciler: (signal) => makeReconciler(signal, new HookWakeup(signal)),
       sign: (text, who) => signAll(dir, text, who),
+      reportBranch,
       reportAt: async (path) => {
         try {
-          return await git(["--git-dir", bare, "show", `main:${path}`]);
+          return await git(["--git-dir", bare, "show", `${reportBranch}:${path}`]);
         } catch {
           return undefined;
         }
       },
+      committedFiles: () => committedFiles(bare),
       async stop() {
         for (const c of closers.splice(0).reverse()) await c();
         await removeDir(dir);
@@ -150,6 +160,24 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
     for (const c of closers.reverse()) await c();
     throw e;
   }
+}
+
+async function committedFiles(bare: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const refs = await git([
+    "--git-dir",
+    bare,
+    "for-each-ref",
+    "--format=%(refname:short)",
+    "refs/heads",
+  ]);
+  for (const branch of refs.split("\n").filter((b) => b)) {
+    const paths = await git(["--git-dir", bare, "ls-tree", "-r", "--name-only", branch]);
+    for (const path of paths.split("\n").filter((p) => p)) {
+      files.set(`${branch}:${path}`, await git(["--git-dir", bare, "show", `${branch}:${path}`]));
+    }
+  }
+  return files;
 }
 
 async function initialCommit(url: string, dir: string): Promise<GitWorkTree> {

@@ -99,7 +99,7 @@ Deno.test("cairn reconcile serves ops endpoints, previews on a webhook, and exit
     await hook.body?.cancel();
     assertEquals(hook.status, 202);
     await published; // the hour-long poll cannot explain it: the hook woke the loop
-    assert(await w.reportAt(`reports/${plan}/preview.md`), "preview committed");
+    assert(await w.reportAt(`reports/${plan}/preview/plan~${plan}.md`), "preview committed");
 
     const ready = await fetch(`${url}/readyz`);
     await ready.body?.cancel();

@@ -1,12 +1,16 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
+import { generateKey, signBytes } from "../../src/adapters/ssh/ssh_keygen.ts";
 import { git } from "../_helpers/git_daemon.ts";
 import { type ReconcileWorld, startReconcileWorld } from "../_helpers/reconcile_world.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
 import { checkMarkdown } from "../report/_markdown_check.ts";
 
 const PLAN = "talos-v1.14.2";
-const PREVIEW = `reports/${PLAN}/preview.md`;
+/** The plan branch's preview (each branch has its own file; `/` is encoded as `~`). */
+const PREVIEW = `reports/${PLAN}/preview/plan~${PLAN}.md`;
+/** The preview of the plan as merged on the watched branch (written when it is refused). */
+const MAIN_PREVIEW = `reports/${PLAN}/preview/main.md`;
 const EXECUTION = `reports/${PLAN}/execution.md`;
 
 /** One reconcile pass, waited to its end (executions and report commits included). */
@@ -21,7 +25,7 @@ function renamed(text: string, name: string): string {
 }
 
 async function cairnCommits(w: ReconcileWorld): Promise<string[]> {
-  const log = await git(["--git-dir", w.bare, "log", "--format=%an|%s", "main"]);
+  const log = await git(["--git-dir", w.bare, "log", "--format=%an|%s", w.reportBranch]);
   return log.split("\n").filter((l) => l.startsWith("cairn|"));
 }
 
@@ -112,7 +116,7 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         await reconcile(w);
         const report = await w.reportAt(EXECUTION);
         assert(report, "no execution report");
-        assert(report.includes("**Verdict: COMPLETED"), report.slice(0, 400));
+        assert(report.includes("**Verdict: COMPLETED"), report.slice(0, 4000));
         assert(report.includes(`\`${merge}\` on \`main\``), "report names the merge commit");
         assertEvidenceShown(report);
         const chain = await w.journal.verifyChain();
@@ -139,9 +143,11 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         await w.wt.push("main");
         const before = await w.journal.listOperations();
         await reconcile(w);
-        const preview = await w.reportAt(PREVIEW) ?? "";
+        const preview = await w.reportAt(MAIN_PREVIEW) ?? "";
         assert(preview.includes("**Verdict: REFUSED"), preview.slice(0, 300));
         assert(preview.includes("PlanChangedAfterApproval"));
+        // The plan branch's own preview is a different file and was left as it was.
+        assert((await w.reportAt(PREVIEW))?.includes(`on \`plan/${PLAN}\``), "branch preview kept");
         assertEquals(await w.journal.listOperations(), before, "nothing executed");
         assert((await w.reportAt(EXECUTION))?.includes("**Verdict: COMPLETED"), "history kept");
       },
@@ -153,18 +159,28 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         await w.wt.pull("main");
         const unsigned = renamed(w.planText, "talos-unsigned");
         const alone = renamed(w.planText, "talos-alone");
+        // Approved by a key the trust root does not list: its refusal names the trust root.
+        const stranger = renamed(w.planText, "talos-stranger");
+        const mallory = join(w.dir, "mallory");
+        await generateKey("ed25519", mallory, "mallory@example.com");
+        const strangerSig = await w.sign(stranger, ["alice"]) +
+          await signBytes(new TextEncoder().encode(stranger), { key: mallory });
         await w.wt.commit({
           "plans/talos-unsigned.yaml": unsigned,
           "plans/talos-alone.yaml": alone,
           "plans/talos-alone.yaml.sig": await w.sign(alone, ["alice"]),
-        }, "Two plans that lack approval");
+          "plans/talos-stranger.yaml": stranger,
+          "plans/talos-stranger.yaml.sig": strangerSig,
+        }, "Three plans that lack approval");
         await w.wt.push("main");
         const before = await w.journal.listOperations();
         await reconcile(w);
-        const a = await w.reportAt("reports/talos-unsigned/preview.md") ?? "";
+        const a = await w.reportAt("reports/talos-unsigned/preview/main.md") ?? "";
         assert(a.includes("**Verdict: REFUSED") && a.includes("SignatureMissing"), a);
-        const b = await w.reportAt("reports/talos-alone/preview.md") ?? "";
+        const b = await w.reportAt("reports/talos-alone/preview/main.md") ?? "";
         assert(b.includes("**Verdict: REFUSED") && b.includes("ApprovalsInsufficient"), b);
+        const c = await w.reportAt("reports/talos-stranger/preview/main.md") ?? "";
+        assert(c.includes("**Verdict: REFUSED") && c.includes("SignerNotTrusted"), c);
         assertEquals(checkMarkdown(a), []);
         assertEquals(await w.journal.listOperations(), before);
         assertEquals(await w.reportAt("reports/talos-unsigned/execution.md"), undefined);
@@ -199,6 +215,67 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         assert(r.includes("TargetReachedOutOfBand"), r.slice(0, 600));
       }
     });
+
+    await t.step(
+      "two branches changing the same plan each get their own preview; neither overwrites the other",
+      async () => {
+        const name = "talos-shared";
+        const text = renamed(w.planText, name);
+        const variants = {
+          "plan/shared-a": text.replace("one node\n", "one node (variant a)\n"),
+          "plan/shared-b": text.replace("one node\n", "one node (variant b)\n"),
+        };
+        for (const [branch, body] of Object.entries(variants)) {
+          assert(body !== text, branch);
+          await w.wt.checkout("main");
+          await w.wt.pull("main");
+          await w.wt.checkout(branch, true);
+          await w.wt.commit({
+            [`plans/${name}.yaml`]: body,
+            [`plans/${name}.yaml.sig`]: await w.sign(body, ["alice", "bob"]),
+          }, `Plan ${name} on ${branch}`);
+          await w.wt.push(branch);
+        }
+        await reconcile(w);
+        for (const branch of Object.keys(variants)) {
+          const path = `reports/${name}/preview/${branch.replace("/", "~")}.md`;
+          const preview = await w.reportAt(path) ?? "";
+          assert(preview.includes(`on \`${branch}\``), `${path}: ${preview.slice(0, 300)}`);
+          assertEquals(checkMarkdown(preview), []);
+        }
+        await w.wt.checkout("main");
+      },
+    );
+
+    await t.step(
+      "reports go to the reports branch only, and no committed file names a host path",
+      async () => {
+        const onMain = (await git(["--git-dir", w.bare, "log", "--format=%an", "main"]))
+          .split("\n");
+        assert(!onMain.includes("cairn"), "no report commit on the watched branch");
+        const files = await w.committedFiles();
+        assert([...files.keys()].some((k) => k.startsWith(`${w.reportBranch}:reports/`)));
+        const hostPaths = [
+          w.dir,
+          w.trustPath,
+          w.evidenceCache,
+          "/work/",
+          "/tmp/",
+          "/home/",
+          "/root/",
+        ];
+        for (const [where, text] of files) {
+          for (const p of hostPaths) assert(!text.includes(p), `${where} names ${p}`);
+        }
+        // The trust root is named by what it is, not where it lives.
+        const preview = files.get(`${w.reportBranch}:reports/talos-stranger/preview/main.md`) ?? "";
+        assert(
+          /the configured trust root \(allowed\\?_signers, 3 principals, sha256 [0-9a-f]{16}…\)/
+            .test(preview),
+          preview,
+        );
+      },
+    );
   } finally {
     await w.stop();
   }

@@ -7,12 +7,12 @@
 import { CairnError } from "../../domain/errors.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { PublishResult, ReportDocument, ReportSink } from "../../ports/report_sink.ts";
-import { checkPlanName, reportPath, showPath } from "./plan_paths.ts";
+import { checkPlanName, executionReportPath, previewReportPath, showPath } from "./plan_paths.ts";
 import { gitError, gitText, runGit } from "./run_git.ts";
 
 /** Who commits reports, and where. */
 export interface GitReportSinkOptions {
-  /** Report branch; defaults to the remote's watched branch. */
+  /** Report branch; defaults to the remote's watched branch (the config defaults it to `cairn-reports`). */
   readonly branch?: string;
   readonly authorName: string;
   readonly authorEmail: string;
@@ -163,7 +163,18 @@ function checkedFile(doc: ReportDocument): ReportFile {
       message: `report for plan '${showPath(doc.plan).slice(0, 120)}' refused: ${check.why}`,
     });
   }
-  return { path: reportPath(doc.plan, doc.kind), bytes: new TextEncoder().encode(doc.markdown) };
+  const bytes = new TextEncoder().encode(doc.markdown);
+  if (doc.kind === "execution") return { path: executionReportPath(doc.plan), bytes };
+  const path = previewReportPath(doc.plan, doc.branch);
+  if (path === undefined) {
+    throw new CairnError({
+      reason: "PlanPathInvalid",
+      message: `preview of '${doc.plan}' on branch '${
+        showPath(doc.branch).slice(0, 120)
+      }' refused: the branch name is empty or too long to name a report file`,
+    });
+  }
+  return { path, bytes };
 }
 
 function elapsed(started: number): number {

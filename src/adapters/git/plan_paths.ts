@@ -3,7 +3,6 @@
  * paths cairn reads (`plans/<name>.yaml`) and writes (`reports/<name>/…`), so anything that
  * could escape the directory, hide (leading dot), or confuse a reader is refused with a reason.
  */
-import type { ReportKind } from "../../ports/report_sink.ts";
 
 /** Longest plan name accepted. */
 export const PLAN_NAME_MAX = 100;
@@ -50,9 +49,37 @@ export function planPath(name: string): string {
   return `plans/${name}.yaml`;
 }
 
-/** `reports/<plan>/<kind>.md`. */
-export function reportPath(plan: string, kind: ReportKind): string {
-  return `reports/${plan}/${kind}.md`;
+/** `reports/<plan>/execution.md`. */
+export function executionReportPath(plan: string): string {
+  return `reports/${plan}/execution.md`;
+}
+
+/** `reports/<plan>/preview/<encoded branch>.md`; undefined when the branch cannot be encoded. */
+export function previewReportPath(plan: string, branch: string): string | undefined {
+  const file = branchFileName(branch);
+  return file === undefined ? undefined : `reports/${plan}/preview/${file}.md`;
+}
+
+/** Longest encoded branch name used as a file name (well under common 255-byte limits). */
+export const BRANCH_FILE_MAX = 160;
+
+/**
+ * A branch name as one file name, injectively, so two branches never share a preview file:
+ * letters, digits, `.` and `-` stay; `/` becomes `~` (which Git forbids in ref names, so it
+ * cannot come from anything else); every other byte (including `_`, the escape itself) becomes
+ * `_xx` (UTF-8, hex). A leading `.` is escaped so the file never hides. Names that `..`, markdown
+ * or control characters would make dangerous come out as inert text. Too long: undefined.
+ */
+export function branchFileName(branch: string): string | undefined {
+  if (branch.length === 0) return undefined;
+  let out = "";
+  for (const byte of new TextEncoder().encode(branch)) {
+    const c = String.fromCharCode(byte);
+    if (byte === 0x2f) out += "~";
+    else if (/^[A-Za-z0-9-]$/.test(c) || (c === "." && out.length > 0)) out += c;
+    else out += `_${byte.toString(16).padStart(2, "0")}`;
+  }
+  return out.length <= BRANCH_FILE_MAX ? out : undefined;
 }
 
 /** Shows a raw path with control characters visible, for messages. */

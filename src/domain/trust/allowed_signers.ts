@@ -37,6 +37,24 @@ export interface AllowedSigners {
   readonly entries: readonly AllowedSigner[];
 }
 
+/**
+ * What a trust root is called in anything that leaves the machine (reports committed to Git):
+ * its content, never its host path — `the configured trust root (allowed_signers, 3 principals,
+ * sha256 1a2b…)`. `sha256` is the hex digest of the file's bytes.
+ */
+export function trustRootLabel(signers: AllowedSigners, sha256: string): string {
+  const principals = new Set(signers.entries.flatMap((e) => e.principals)).size;
+  const noun = principals === 1 ? "principal" : "principals";
+  return `the configured trust root (allowed_signers, ${principals} ${noun}, sha256 ${
+    sha256.slice(0, 16)
+  }…)`;
+}
+
+/** The same signers named by `label` instead of the file they were read from. */
+export function relabelSigners(signers: AllowedSigners, label: string): AllowedSigners {
+  return { file: label, entries: signers.entries.map((e) => ({ ...e, file: label })) };
+}
+
 /** Result of looking a signing key up in allowed_signers. */
 export type SignerLookup =
   | { readonly ok: true; readonly entry: AllowedSigner }

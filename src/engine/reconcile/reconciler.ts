@@ -326,7 +326,10 @@ export class Reconciler {
       generatedAt: this.#d.clock.now(),
       ...(live ? { live } : {}),
     });
-    return this.publish([{ plan: facts.name, kind: "preview", markdown }], message);
+    return this.publish(
+      [{ plan: facts.name, kind: "preview", branch: facts.branch, markdown }],
+      message,
+    );
   }
 
   /** Publishes through one queue: report commits never race each other. */

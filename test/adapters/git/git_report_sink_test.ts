@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, rejects } from "node:assert/strict";
 import { CairnError } from "../../../src/domain/errors.ts";
 import { GitRemote } from "../../../src/adapters/git/git_remote.ts";
+import { BRANCH_FILE_MAX, branchFileName } from "../../../src/adapters/git/plan_paths.ts";
 import {
   GitReportSink,
   isMovedBranch,
@@ -67,7 +68,12 @@ function sink(
   });
 }
 
-const preview = { plan: "p", kind: "preview" as const, markdown: "# Preview\n\nready\n" };
+const preview = {
+  plan: "p",
+  kind: "preview" as const,
+  branch: "plan/p",
+  markdown: "# Preview\n\nready\n",
+};
 
 function reasonOf(err: unknown): string {
   return err instanceof CairnError ? err.reason : `not a CairnError: ${String(err)}`;
@@ -82,7 +88,10 @@ Deno.test("GitReportSink commits a report onto the watched branch with the confi
     assertEquals(result.attempts, 1);
     assertEquals(await git(["rev-parse", "main"], f.bare), result.commit);
     assertEquals(await git(["rev-parse", `${result.commit}^`], f.bare), before);
-    assertEquals(await git(["show", `main:reports/p/preview.md`], f.bare), "# Preview\n\nready");
+    assertEquals(
+      await git(["show", `main:reports/p/preview/plan~p.md`], f.bare),
+      "# Preview\n\nready",
+    );
     assertEquals(await git(["show", "main:plans/p.yaml"], f.bare), "kind: TalosUpgrade");
     assertEquals(
       await git(["log", "-1", "--format=%an <%ae>|%cn|%at|%s", "main"], f.bare),
@@ -134,7 +143,10 @@ Deno.test("GitReportSink rebuilds on a concurrent push and retries; both changes
     assertEquals(await git(["rev-parse", `${result.commit}^`], f.bare), otherCommit);
     await git(["merge-base", "--is-ancestor", otherCommit, "main"], f.bare);
     assertEquals(await git(["show", "main:plans/q.yaml"], f.bare), "kind: ConfigApply");
-    assertEquals(await git(["show", "main:reports/p/preview.md"], f.bare), "# Preview\n\nready");
+    assertEquals(
+      await git(["show", "main:reports/p/preview/plan~p.md"], f.bare),
+      "# Preview\n\nready",
+    );
   } finally {
     await f.close();
   }
@@ -177,12 +189,12 @@ Deno.test("GitReportSink writes to a separate report branch, creating it when ab
     assertEquals(await git(["rev-parse", "cairn-reports"], f.bare), first.commit);
     assertEquals(
       await git(["ls-tree", "-r", "--name-only", "cairn-reports"], f.bare),
-      "reports/p/execution.md\nreports/p/preview.md",
+      "reports/p/execution.md\nreports/p/preview/plan~p.md",
     );
     const second = await s.publish([{ ...exec, markdown: "# Execution\n\ndone\n" }], "update");
     assertEquals(await git(["rev-parse", `${second.commit}^`], f.bare), first.commit);
     assertEquals(
-      await git(["show", "cairn-reports:reports/p/preview.md"], f.bare),
+      await git(["show", "cairn-reports:reports/p/preview/plan~p.md"], f.bare),
       "# Preview\n\nready",
     );
     ok((await git(["ls-tree", "main", "reports/"], f.bare)) === "", "watched branch untouched");
@@ -196,9 +208,67 @@ Deno.test("GitReportSink refuses report paths built from unsafe plan names", asy
   try {
     for (const plan of ["../escape", "/abs", ".hidden", "a\nb", "a\0b", "x".repeat(101), ""]) {
       await rejects(
-        sink(f.remote).publish([{ plan, kind: "preview", markdown: "x" }], "m"),
+        sink(f.remote).publish([{ plan, kind: "preview", branch: "b", markdown: "x" }], "m"),
         (e) => reasonOf(e) === "PlanPathInvalid",
         JSON.stringify(plan),
+      );
+    }
+    assertEquals(await git(["rev-list", "--count", "main"], f.bare), "1");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitReportSink keeps one preview per branch: branches never overwrite each other's", async () => {
+  const f = await fixture();
+  try {
+    const branches = [
+      "plan/p",
+      "plan/q",
+      "plan_p", // would collide with plan/p under a naive '/' → '_' mapping
+      "../x", // path tricks stay inside reports/p/preview/
+      "a/../../b",
+      ".hidden",
+      "*bold* [link](http://x)",
+      "ünï/cødé",
+    ];
+    const s = sink(f.remote, { branch: "cairn-reports" });
+    const docs = branches.map((branch) => ({
+      plan: "p",
+      kind: "preview" as const,
+      branch,
+      markdown: `# Preview of ${branch}\n`,
+    }));
+    await s.publish(docs, "previews");
+    const listed = (await git(["ls-tree", "-r", "--name-only", "cairn-reports"], f.bare))
+      .split("\n");
+    assertEquals(listed.length, branches.length, listed.join("\n"));
+    for (const path of listed) {
+      ok(/^reports\/p\/preview\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*\.md$/.test(path), path);
+    }
+    for (const branch of branches) {
+      const path = listed.find((p) => p.endsWith(`/${branchFileName(branch)}.md`))!;
+      assertEquals(await git(["show", `cairn-reports:${path}`], f.bare), `# Preview of ${branch}`);
+    }
+    // A later preview of one branch leaves the others' files as they were.
+    await s.publish([{ ...docs[0]!, markdown: "# Preview of plan/p, again\n" }], "again");
+    assertEquals(
+      await git(["show", "cairn-reports:reports/p/preview/plan~q.md"], f.bare),
+      "# Preview of plan/q",
+    );
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitReportSink refuses a preview whose branch name cannot name a file, committing nothing", async () => {
+  const f = await fixture();
+  try {
+    for (const branch of ["", "b".repeat(BRANCH_FILE_MAX + 1)]) {
+      await rejects(
+        sink(f.remote).publish([{ ...preview, branch }], "m"),
+        (e) => reasonOf(e) === "PlanPathInvalid",
+        branch.slice(0, 20),
       );
     }
     assertEquals(await git(["rev-list", "--count", "main"], f.bare), "1");

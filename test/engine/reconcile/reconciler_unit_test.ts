@@ -168,7 +168,7 @@ Deno.test("reconciler (in process): a plan changed after approval is refused (Pl
     await r.cycle();
     await r.settled();
     assertEquals(r.finished().length, 1, "nothing more executed");
-    const preview = w.sink.files.get(`reports/${PLAN}/preview.md`) ?? "";
+    const preview = w.sink.files.get(`reports/${PLAN}/preview/main.md`) ?? "";
     assert(preview.includes("PlanChangedAfterApproval"), preview.slice(0, 400));
     const refused = w.log.entries.filter((e) => e.msg === "merged plan refused");
     assertEquals(refused.map((e) => e.fields["reason"]), ["PlanChangedAfterApproval"]);
@@ -199,7 +199,7 @@ Deno.test("reconciler (in process): an unsigned or under-approved merged plan is
     assertEquals(await w.journal.getPlan(refusals[0]!.fields["planDigest"] as string), undefined);
     assertEquals((await w.journal.listOperations()).length, 0);
     assertEquals(w.twin.talos.stats.totalMutating + w.twin.kube.stats.mutating, 0);
-    const preview = w.sink.files.get(`reports/${PLAN}/preview.md`) ?? "";
+    const preview = w.sink.files.get(`reports/${PLAN}/preview/main.md`) ?? "";
     assert(/refused/i.test(preview), preview.slice(0, 400));
   } finally {
     await w.close();
