@@ -264,15 +264,18 @@ Deno.test("cairn plan verify and plan sign refuse a plan or .sig that is a link 
       assert(says.test(e.message), e.message);
       return true;
     };
+    // An oversized regular .sig first: a reader without the cap returns instead of refusing (and
+    // never reaches the /dev/zero link below, which it would read until memory ran out).
+    await Deno.writeFile(`${plan}.sig`, new Uint8Array(2 * 1024 * 1024));
+    await rejects(runCmd(verify, verifyArgv(plan)), refusedAs("FileUnreadable", /over the cap/));
     // A signature file committed as a link to /dev/zero: read unbounded, it exhausts memory.
+    await Deno.remove(`${plan}.sig`);
     await Deno.symlink("/dev/zero", `${plan}.sig`);
     await rejects(
       runCmd(verify, verifyArgv(plan)),
       refusedAs("FileUnreadable", /signature file .*symbolic link/),
     );
     await Deno.remove(`${plan}.sig`);
-    await Deno.writeFile(`${plan}.sig`, new Uint8Array(2 * 1024 * 1024));
-    await rejects(runCmd(verify, verifyArgv(plan)), refusedAs("FileUnreadable", /over the cap/));
     // The plan itself as a link to /dev/zero, for verify and for sign.
     const zero = `${dir}/plans/zero.yaml`;
     await Deno.symlink("/dev/zero", zero);

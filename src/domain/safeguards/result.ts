@@ -55,7 +55,42 @@ export function completeRows(...layers: readonly (readonly RowResult[])[]): RowR
       byId.set(r.id, r);
     }
   }
+  const row3 = byId.get("InstallerDigestResolved");
+  const row10 = byId.get("InstallerImageExists");
+  if (row3 && row10) byId.set(row3.id, boundByResolution(row3, row10));
   return SAFEGUARDS.map((s) =>
     byId.get(s.id) ?? { id: s.id, verdict: "not-evaluated", evidence: "no result recorded" }
   );
+}
+
+const SEVERITY: Readonly<Record<RowVerdict, number>> = {
+  "not-applicable": 0,
+  pass: 1,
+  "not-evaluated": 2,
+  unreadable: 3,
+  fail: 4,
+};
+
+/**
+ * Row 3 (installer image resolved to a registry digest) cannot pass on the plan checks alone:
+ * they see only the reference's shape (tag, path, schematic, a pinned digest). The resolution at
+ * the registry is row 10's record (the preview's own, or the dispatch check's before each
+ * commitment); row 3 passes only when both do, and otherwise takes the worse verdict, saying why.
+ */
+function boundByResolution(row3: RowResult, row10: RowResult): RowResult {
+  if (row3.verdict === "not-applicable" || row10.verdict === "not-applicable") return row3;
+  if (row10.verdict === "pass") {
+    return {
+      ...row3,
+      evidence: `${row3.evidence}; its pinned digest resolved at the registry (row 10)`,
+    };
+  }
+  if (SEVERITY[row3.verdict] >= SEVERITY[row10.verdict]) return row3;
+  return {
+    id: row3.id,
+    verdict: row10.verdict,
+    evidence:
+      `${row3.evidence}, but the registry resolution did not pass: ${row10.evidence} (row 10)`,
+    ...(row10.reason !== undefined ? { reason: row10.reason } : {}),
+  };
 }
