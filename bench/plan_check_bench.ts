@@ -71,7 +71,7 @@ function cases(plan: string): Case[] {
   const check = [...cairn, "plan", "check", plan, "--now", NOW];
   const verify = [
     ...cairn,
-    ...["plan", "verify", plan, "--allowed-signers", "allowed_signers", "--at", NOW],
+    ...["plan", "verify", plan, "--allowed-signers", "allowed_signers", "--now", NOW],
   ];
   return [
     { label: "bare deno run (empty script)", argv: [[DENO, "run", "--quiet", "-A", "empty.ts"]] },

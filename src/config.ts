@@ -8,6 +8,7 @@ import { posix } from "node:path";
 import { z } from "zod";
 import { redactUrl } from "./adapters/log/redact.ts";
 import { CairnError, type Problem } from "./domain/errors.ts";
+import { plainIssueMessage } from "./domain/plain_issue.ts";
 import { MIN_SETTLE_FLOOR_MS } from "./domain/operation.ts";
 import { formatPath, type LoadedYaml, loadYaml, locate } from "./domain/plan/yaml_load.ts";
 import type { LogLevel } from "./ports/logger.ts";
@@ -175,6 +176,8 @@ interface Setting {
   readonly env: string;
   readonly flag: string;
   readonly int?: true;
+  /** The ecosystem's own variable, read when the `CAIRN_*` one is unset (`KUBECONFIG`). */
+  readonly fallbackEnv?: string;
 }
 
 /** Every overridable setting: `CAIRN_<SNAKE>` and `--<kebab>`. */
@@ -202,11 +205,22 @@ export const SETTINGS: readonly Setting[] = [
     flag: "required-approvals",
     int: true,
   },
-  { path: ["journalUrl"], env: "CAIRN_JOURNAL_URL", flag: "journal" },
+  // One name per concept: every journal command reads CAIRN_JOURNAL and --journal.
+  { path: ["journalUrl"], env: "CAIRN_JOURNAL", flag: "journal" },
   { path: ["stateDir"], env: "CAIRN_STATE_DIR", flag: "state-dir" },
   { path: ["evidenceCacheDir"], env: "CAIRN_EVIDENCE_CACHE", flag: "evidence-cache" },
-  { path: ["kubeconfigPath"], env: "CAIRN_KUBECONFIG", flag: "kubeconfig" },
-  { path: ["talosconfigPath"], env: "CAIRN_TALOSCONFIG", flag: "talosconfig" },
+  {
+    path: ["kubeconfigPath"],
+    env: "CAIRN_KUBECONFIG",
+    flag: "kubeconfig",
+    fallbackEnv: "KUBECONFIG",
+  },
+  {
+    path: ["talosconfigPath"],
+    env: "CAIRN_TALOSCONFIG",
+    flag: "talosconfig",
+    fallbackEnv: "TALOSCONFIG",
+  },
   {
     path: ["settleFloorSeconds"],
     env: "CAIRN_SETTLE_FLOOR_SECONDS",
@@ -271,12 +285,12 @@ function overlay(
 ): Problem[] {
   const problems: Problem[] = [];
   for (const s of SETTINGS) {
-    const fromEnv = input.env?.[s.env];
+    const fromEnv = input.env?.[s.env] || envFallback(s, input.env);
     const fromFlag = input.flags?.[s.flag];
     const pick: [string, Origin] | undefined = typeof fromFlag === "string"
       ? [fromFlag, { kind: "flag", name: s.flag }]
       : fromEnv !== undefined && fromEnv !== ""
-      ? [fromEnv, { kind: "env", name: s.env }]
+      ? [fromEnv, { kind: "env", name: input.env?.[s.env] ? s.env : s.fallbackEnv ?? s.env }]
       : undefined;
     if (!pick) continue;
     const [text, origin] = pick;
@@ -296,6 +310,15 @@ function overlay(
   return problems;
 }
 
+/** KUBECONFIG may list several files (kubectl merges them); cairn reads the first. */
+function envFallback(
+  s: Setting,
+  env: Readonly<Record<string, string | undefined>> | undefined,
+): string | undefined {
+  if (!s.fallbackEnv) return undefined;
+  return (env?.[s.fallbackEnv] ?? "").split(":").find((p) => p !== "");
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -312,9 +335,7 @@ function issueProblems(
       const path = formatPath(full);
       const message = key !== undefined
         ? `Unknown field "${key}"; unknown fields are refused`
-        : issue.code === "invalid_type" && /received undefined$/.test(issue.message)
-        ? "is required"
-        : issue.message;
+        : plainIssueMessage(issue);
       const origin = origins.get(full.map(String).join("."));
       if (origin) return invalid(`${originLabel(origin)}: ${message}`, { details: { path } });
       if (!loaded) return invalid(`${path || "config"}: ${message}`, { details: { path } });

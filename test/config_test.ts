@@ -101,8 +101,8 @@ Deno.test("loadConfig() works from env and flags alone, without a file", () => {
 Deno.test("safeLoadConfig() locates file problems at file:line:column", () => {
   const text = BASE + "pollIntervalSeconds: soon\nlisten:\n  port: 70000\n  hots: x\n";
   assertEquals(problems({ file: file(text) }), [
-    "cairn.yaml:6:22: ConfigInvalid: Invalid input: expected number, received string (at pollIntervalSeconds)",
-    "cairn.yaml:8:9: ConfigInvalid: Too big: expected number to be <=65535 (at listen.port)",
+    "cairn.yaml:6:22: ConfigInvalid: expected a number (at pollIntervalSeconds)",
+    "cairn.yaml:8:9: ConfigInvalid: must be at most 65535 (at listen.port)",
     'cairn.yaml:9:3: ConfigInvalid: Unknown field "hots"; unknown fields are refused (at listen.hots)',
   ]);
 });
@@ -125,7 +125,7 @@ Deno.test("safeLoadConfig() names the env variable or flag a bad value came from
   assertEquals(ps.length, 3);
   assert(ps[0]!.includes("CAIRN_REQUIRED_APPROVALS (environment): expected a whole number"), ps[0]);
   assert(
-    ps.some((p) => p.startsWith("ConfigInvalid: --settle-floor-seconds: Too small")),
+    ps.some((p) => p.startsWith("ConfigInvalid: --settle-floor-seconds: must be at least 30")),
     ps.join("\n"),
   );
   assert(
@@ -138,7 +138,7 @@ Deno.test("safeLoadConfig() refuses a settle floor under 30 seconds, wherever it
   const [p] = problems({ file: file(BASE + "settleFloorSeconds: 29\n") });
   assertEquals(
     p,
-    "cairn.yaml:6:21: ConfigInvalid: Too small: expected number to be >=30 (at settleFloorSeconds)",
+    "cairn.yaml:6:21: ConfigInvalid: must be at least 30 (at settleFloorSeconds)",
   );
   assertEquals(
     loadConfig({ file: file(BASE + "settleFloorSeconds: 30\n") }).settleFloorSeconds,
@@ -150,7 +150,7 @@ Deno.test("safeLoadConfig() refuses a settle floor under 30 seconds, wherever it
 Deno.test("safeLoadConfig() requires allowedSignersPath, as an absolute path outside the repository and stateDir", () => {
   const without = BASE.replace(/^allowedSignersPath:.*\n/m, "");
   assertEquals(problems({ file: file(without) }), [
-    "cairn.yaml:1:1: ConfigInvalid: is required (at allowedSignersPath)",
+    'cairn.yaml:1:1: ConfigInvalid: missing field "allowedSignersPath" (at allowedSignersPath)',
   ]);
   const relative = problems({
     file: file(without),
@@ -220,3 +220,35 @@ function assertThrowsCairn(fn: () => unknown): CairnError {
   }
   throw new Error("expected a CairnError");
 }
+
+Deno.test("config problems never use zod's wording and come all at once", () => {
+  const text = "remote: 5\nbranch: ''\nlogLevel: loud\nlisten:\n  port: 'x'\n";
+  const ps = problems({ file: file(text) });
+  assert(ps.length >= 4, ps.join("\n"));
+  for (const p of ps) {
+    assert(!/Invalid input|received|Too small|Too big|Invalid option/.test(p), p);
+  }
+  assert(ps.some((p) => p.includes("expected a string (at remote)")), ps.join("\n"));
+  assert(ps.some((p) => p.includes("not a valid branch name (at branch)")), ps.join("\n"));
+  assert(ps.some((p) => p.includes('missing field "allowedSignersPath"')), ps.join("\n"));
+});
+
+Deno.test("KUBECONFIG and TALOSCONFIG fill in for CAIRN_KUBECONFIG / CAIRN_TALOSCONFIG", () => {
+  const base = BASE.split("\n").filter((l) => !/^(kubeconfigPath|talosconfigPath):/.test(l))
+    .join("\n");
+  const c = loadConfig({
+    file: file(base),
+    env: { KUBECONFIG: "/k/one:/k/two", TALOSCONFIG: "/t/cfg", CAIRN_JOURNAL: "file:/j.db" },
+  });
+  assertEquals([c.kubeconfigPath, c.talosconfigPath, c.journalUrl], [
+    "/k/one",
+    "/t/cfg",
+    "file:/j.db",
+  ]);
+  const flagWins = loadConfig({
+    file: file(base),
+    env: { KUBECONFIG: "/k/one", CAIRN_TALOSCONFIG: "/t/cairn", TALOSCONFIG: "/t/cfg" },
+    flags: { kubeconfig: "/k/flag" },
+  });
+  assertEquals([flagWins.kubeconfigPath, flagWins.talosconfigPath], ["/k/flag", "/t/cairn"]);
+});

@@ -14,6 +14,8 @@ export interface ApplyRequest {
   readonly file: string;
   readonly kubeconfig: string;
   readonly talosconfig: string;
+  readonly kubeContext?: string;
+  readonly talosContext?: string;
   readonly journalUrl: string;
   readonly signersFile: string;
   readonly approvals: number;
@@ -78,6 +80,8 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
   const cluster = await m.connectCluster({
     kubeconfigPath: o.kubeconfig,
     talosconfigPath: o.talosconfig,
+    ...(o.kubeContext ? { kubeContext: o.kubeContext } : {}),
+    ...(o.talosContext ? { talosContext: o.talosContext } : {}),
   });
   const owner = `ctl_apply_${crypto.randomUUID().slice(0, 8)}`;
   const authority = {

@@ -21,6 +21,8 @@ export interface PreviewRequest {
   readonly cwd: string;
   readonly kubeconfig: string;
   readonly talosconfig: string;
+  readonly kubeContext?: string;
+  readonly talosContext?: string;
   /** Default: the shared evidence cache under the working directory. */
   readonly evidenceCache?: string;
   /** Refused unless byte for byte the policy the plan binds. */
@@ -49,6 +51,8 @@ export async function previewPlanFile(o: PreviewRequest): Promise<PreviewReportM
   const cluster = await connectCluster({
     kubeconfigPath: o.kubeconfig,
     talosconfigPath: o.talosconfig,
+    ...(o.kubeContext ? { kubeContext: o.kubeContext } : {}),
+    ...(o.talosContext ? { talosContext: o.talosContext } : {}),
   });
   let model: PreviewReportModel;
   try {

@@ -39,6 +39,7 @@ export interface RecoveryTarget {
   readonly kubeconfig: string;
   readonly talosconfig?: string;
   readonly talosContext?: string;
+  readonly kubeContext?: string;
 }
 
 /** Connects the Kubernetes client and, when a talosconfig is given, the Talos client. */
@@ -47,7 +48,12 @@ export async function connectRecoveryCluster(
   target: RecoveryTarget,
 ): Promise<{ cluster: RecoveryCluster; close: () => void }> {
   const { createClientNodeKube } = await import("../adapters/kube/client_node_kube.ts");
-  const kube = rt.wrap(await createClientNodeKube({ kubeconfigPath: target.kubeconfig }));
+  const kube = rt.wrap(
+    await createClientNodeKube({
+      kubeconfigPath: target.kubeconfig,
+      ...(target.kubeContext ? { context: target.kubeContext } : {}),
+    }),
+  );
   let talos: Talos | undefined;
   if (target.talosconfig) {
     const { createGrpcTalos } = await import("../adapters/talos/grpc_talos.ts");

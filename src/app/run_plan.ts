@@ -48,6 +48,8 @@ export interface ClusterTarget {
   readonly kubeconfigPath: string;
   readonly talosconfigPath: string;
   readonly talosContext?: string;
+  /** The kubeconfig context to use instead of the file's current one. */
+  readonly kubeContext?: string;
 }
 
 /** The cluster's adapters. */
@@ -61,7 +63,10 @@ export async function connectCluster(target: ClusterTarget): Promise<ClusterConn
   const { createClientNodeKube } = await import("../adapters/kube/client_node_kube.ts");
   const { createGrpcTalos } = await import("../adapters/talos/grpc_talos.ts");
   const { loadTalosconfig } = await import("../adapters/talos/talosconfig.ts");
-  const kube = await createClientNodeKube({ kubeconfigPath: target.kubeconfigPath });
+  const kube = await createClientNodeKube({
+    kubeconfigPath: target.kubeconfigPath,
+    ...(target.kubeContext ? { context: target.kubeContext } : {}),
+  });
   const talos = await createGrpcTalos({
     context: await loadTalosconfig(target.talosconfigPath, target.talosContext),
   });

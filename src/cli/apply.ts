@@ -5,6 +5,13 @@
  * cluster's own name, installer resolution), again before each node's commitment. A refusal is
  * journaled and sends nothing. The reconciler calls the same executor (engine/executor/run_plan.ts).
  */
+import {
+  CLUSTER_HELP,
+  CLUSTER_OPTIONS,
+  clusterFlags,
+  requireKubeconfig,
+  requireTalosconfig,
+} from "./cluster_flags.ts";
 import { resolve } from "node:path";
 import {
   type Command,
@@ -36,13 +43,13 @@ Then runs the plan node by node: intent, attempt and response for every mutation
 fresh health rounds of the plan's bound health policy before progressing, and an honest
 classification of each node step.
 
+${CLUSTER_HELP}
   --health-policy P       optional; refused unless P is byte for byte the policy the plan binds
   --registry-mirror H=URL resolve installer references naming registry host H at URL (repeatable)
 
 Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
   options: {
-    kubeconfig: { type: "string" },
-    talosconfig: { type: "string" },
+    ...CLUSTER_OPTIONS,
     journal: { type: "string" },
     "allowed-signers": { type: "string" },
     approvals: { type: "string", default: "1" },
@@ -66,9 +73,10 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       return v;
     };
     const file = resolve(io.cwd, args.positionals[0]!);
+    const where = clusterFlags(args, io);
     const [kubeconfig, talosconfig, journalUrl, signersFile] = [
-      need("kubeconfig"),
-      need("talosconfig"),
+      requireKubeconfig(where),
+      requireTalosconfig(where),
       need("journal"),
       need("allowed-signers"),
     ];
@@ -80,8 +88,10 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     const { applyPlan } = await import("../app/apply_run.ts");
     const r = await applyPlan({
       file,
-      kubeconfig: resolve(io.cwd, kubeconfig),
-      talosconfig: resolve(io.cwd, talosconfig),
+      kubeconfig,
+      talosconfig,
+      ...(where.kubeContext ? { kubeContext: where.kubeContext } : {}),
+      ...(where.talosContext ? { talosContext: where.talosContext } : {}),
       journalUrl,
       signersFile,
       approvals,

@@ -4,6 +4,13 @@
  * cordon), the bound evidence manifest checked offline against the evidence cache, and a markdown
  * preview report. Only reads are issued: Talos Version, Kubernetes get/list/watch.
  */
+import {
+  CLUSTER_HELP,
+  CLUSTER_OPTIONS,
+  clusterFlags,
+  requireKubeconfig,
+  requireTalosconfig,
+} from "./cluster_flags.ts";
 import { resolve } from "node:path";
 import {
   type Command,
@@ -11,7 +18,6 @@ import {
   OUTPUT_OPTION,
   parseRegistryMirrors,
   printJson,
-  UsageError,
   wantsJson,
 } from "./command.ts";
 
@@ -32,6 +38,7 @@ against the evidence cache and lists every tuple, assertion and control; a missi
 is unreadable and holds the plan (fill the cache with 'cairn evidence check MANIFEST --cache DIR
 --fetch'). Writes the markdown preview report to --out (or stdout).
 
+${CLUSTER_HELP}
   --evidence-cache DIR  evidence cache (default: .cache/evidence under the current directory)
   --health-policy P     optional; refused unless P is byte for byte the policy the plan binds
   --registry-mirror H=URL  resolve installer references naming registry host H at URL
@@ -41,8 +48,7 @@ is unreadable and holds the plan (fill the cache with 'cairn evidence check MANI
 Exit codes: 0 ready for approval (every plan-time safeguard row evaluated and passing); 1 not
 ready, refused or held (the report names the rows).`,
   options: {
-    kubeconfig: { type: "string" },
-    talosconfig: { type: "string" },
+    ...CLUSTER_OPTIONS,
     "health-policy": { type: "string" },
     "evidence-cache": { type: "string" },
     "registry-mirror": { type: "string", multiple: true },
@@ -52,18 +58,18 @@ ready, refused or held (the report names the rows).`,
   positionals: { min: 1, max: 1 },
   async run(args, io) {
     const file = args.positionals[0]!;
-    const kubeconfig = args.values["kubeconfig"], talosconfig = args.values["talosconfig"];
-    if (typeof kubeconfig !== "string" || typeof talosconfig !== "string") {
-      throw new UsageError("--kubeconfig K and --talosconfig T are required");
-    }
+    const where = clusterFlags(args, io);
+    const kubeconfig = requireKubeconfig(where), talosconfig = requireTalosconfig(where);
     const cacheFlag = args.values["evidence-cache"];
     const policyPath = args.values["health-policy"];
     const { previewPlanFile } = await import("../app/preview_run.ts");
     const model = await previewPlanFile({
       file,
       cwd: io.cwd,
-      kubeconfig: resolve(io.cwd, kubeconfig),
-      talosconfig: resolve(io.cwd, talosconfig),
+      kubeconfig,
+      talosconfig,
+      ...(where.kubeContext ? { kubeContext: where.kubeContext } : {}),
+      ...(where.talosContext ? { talosContext: where.talosContext } : {}),
       ...(typeof cacheFlag === "string" ? { evidenceCache: resolve(io.cwd, cacheFlag) } : {}),
       ...(typeof policyPath === "string" ? { policyPath: resolve(io.cwd, policyPath) } : {}),
       mirrors: parseRegistryMirrors(args.values["registry-mirror"]),

@@ -7,7 +7,7 @@ import {
   UsageError,
   wantsJson,
 } from "./command.ts";
-import type { CommandIO } from "./command.ts";
+import type { CommandIO, ParsedArgs } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
 import { MAX_BOUND_FILE_BYTES, readNamedFile } from "../adapters/repo/bound_file_reader.ts";
 import { loadYaml } from "../domain/plan/yaml_load.ts";
@@ -18,7 +18,7 @@ import { evaluatePolicy, type PolicyVerdict } from "../domain/trust/policy.ts";
 export const command: Command = {
   path: ["plan", "verify"],
   summary: "Verify a plan's signatures against allowed_signers and the approval policy",
-  usage: "FILE --allowed-signers F [--approvals N] [--at RFC3339] [--output json]",
+  usage: "FILE --allowed-signers F [--approvals N] [--now RFC3339] [--output json]",
   help: `
 Verifies every SSH signature in FILE.sig over the exact bytes of FILE (namespace cairn-plan),
 natively (no ssh-keygen), and checks each signing key against allowed_signers in git's format.
@@ -30,11 +30,13 @@ Options:
   --allowed-signers F   allowed_signers file (principals [options] keytype key); any malformed
                         line is an error; cert-authority is refused
   --approvals N         approvers required besides the author (default 1)
-  --at RFC3339          verification time for valid-after/valid-before (default now)
+  --now RFC3339         verify as of this time (valid-after/valid-before) instead of the system
+                        clock, as plan check and plan sign take it (--at: deprecated alias)
   --output json         print the verdict as JSON`,
   options: {
     "allowed-signers": { type: "string" },
     approvals: { type: "string", default: "1" },
+    now: { type: "string" },
     at: { type: "string" },
     ...OUTPUT_OPTION,
   },
@@ -44,7 +46,7 @@ Options:
     const signersFile = args.values["allowed-signers"];
     if (typeof signersFile !== "string") throw new UsageError("--allowed-signers F is required");
     const required = parseApprovals(args.values["approvals"]);
-    const atMs = parseAt(args.values["at"]);
+    const atMs = parseAt(nowFlag(args, io));
     // The plan and its .sig come from the repository: never through a link, capped (a .sig
     // committed as a link to /dev/zero must not exhaust memory).
     const plan = await readNamedFile(file, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
@@ -78,11 +80,18 @@ function parseApprovals(v: unknown): number {
   return n;
 }
 
+/** `--now`, or the deprecated `--at` it replaced (one name per concept across plan commands). */
+function nowFlag(args: ParsedArgs, io: CommandIO): unknown {
+  if (args.values["at"] === undefined) return args.values["now"];
+  io.stderr("cairn: --at is deprecated; use --now (same meaning)\n");
+  return args.values["now"] ?? args.values["at"];
+}
+
 function parseAt(v: unknown): number {
   if (v === undefined) return Date.now();
   const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
   const ms = typeof v === "string" && rfc3339.test(v) ? Date.parse(v) : NaN;
-  if (Number.isNaN(ms)) throw new UsageError(`--at must be an RFC 3339 time, got ${String(v)}`);
+  if (Number.isNaN(ms)) throw new UsageError(`--now must be an RFC 3339 time, got ${String(v)}`);
   return ms;
 }
 

@@ -5,9 +5,9 @@
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { CONFIG_FLAG_OPTIONS, loadConfig, MAX_CONFIG_BYTES } from "../config.ts";
+import { CONFIG_FLAG_OPTIONS, MAX_CONFIG_BYTES, safeLoadConfig } from "../config.ts";
 import { CairnError } from "../domain/errors.ts";
-import { type Command, EXIT, UsageError } from "./command.ts";
+import { type Command, EXIT, reportProblems, UsageError } from "./command.ts";
 
 const VERSION = "0.1.0";
 
@@ -48,7 +48,10 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
     }
     const configPath = args.values["config"] as string | undefined;
     const file = configPath ? { text: await readConfig(configPath), name: configPath } : undefined;
-    const config = loadConfig({ ...(file ? { file } : {}), env: io.env, flags: args.values });
+    // Every configuration problem at once: fixing them one run at a time wastes the user's time.
+    const loaded = safeLoadConfig({ ...(file ? { file } : {}), env: io.env, flags: args.values });
+    if (!loaded.ok) return reportProblems(io, loaded.problems);
+    const config = loaded.config;
     const { SystemClock } = await import("../adapters/clock/system_clock.ts");
     const { JsonLogger } = await import("../adapters/log/json_logger.ts");
     const { createCairnMetrics } = await import("../adapters/metrics/cairn_metrics.ts");

@@ -4,6 +4,12 @@
  * operation-owned cordon, classify on a completion observation). Resume is not rerun: nothing
  * here re-sends an install or a reboot.
  */
+import {
+  CLUSTER_OPTIONS,
+  clusterFlags,
+  requireKubeconfig,
+  requireTalosconfig,
+} from "./cluster_flags.ts";
 import { CairnError } from "../domain/errors.ts";
 import { MIN_SETTLE_FLOOR_MS } from "../domain/operation.ts";
 import type { Journal } from "../ports/journal.ts";
@@ -76,14 +82,20 @@ function stoppedAt(args: ParsedArgs): number | undefined {
 }
 
 /** The cluster the decision reads, from the flags (a talosconfig is required unless `needTalos` is false). */
-async function connect(args: ParsedArgs, rt: RecoveryRuntime, needTalos: boolean) {
-  const talosconfig = needTalos ? required(args, "talosconfig", "T") : str(args, "talosconfig");
-  const talosContext = str(args, "talos-context");
+async function connect(
+  args: ParsedArgs,
+  io: CommandIO,
+  rt: RecoveryRuntime,
+  needTalos: boolean,
+) {
+  const where = clusterFlags(args, io);
+  const talosconfig = needTalos ? requireTalosconfig(where) : where.talosconfig;
   const { connectRecoveryCluster } = await import("../app/recover_wiring.ts");
   return await connectRecoveryCluster(rt, {
-    kubeconfig: required(args, "kubeconfig", "K"),
+    kubeconfig: requireKubeconfig(where),
     ...(talosconfig ? { talosconfig } : {}),
-    ...(talosContext ? { talosContext } : {}),
+    ...(where.talosContext ? { talosContext: where.talosContext } : {}),
+    ...(where.kubeContext ? { kubeContext: where.kubeContext } : {}),
   });
 }
 
@@ -108,7 +120,7 @@ async function decide(
   const evidence = mode === "account" ? required(args, "evidence", "TEXT") : "";
   const stopped = stoppedAt(args);
   const rt = await runtime(args);
-  const { cluster, close } = await connect(args, rt, mode !== "uncordon");
+  const { cluster, close } = await connect(args, io, rt, mode !== "uncordon");
   try {
     if (mode === "account") {
       const explanation = str(args, "explanation");
@@ -206,7 +218,8 @@ ${JOURNAL_HELP}
   --explanation TEXT             required when the node changed during the settle
   --settle-floor-seconds N       deployment settle floor (default 30; below 30 is refused)
   --executor-stopped-at RFC3339  the attempt's executor is known stopped (no takeover)
-  --kubeconfig K, --talosconfig T, --talos-context NAME, --health-policy P
+  --kubeconfig K, --talosconfig T (default: $KUBECONFIG, $TALOSCONFIG), --context NAME,
+  --talos-context NAME, --health-policy P
                                  (P must be byte for byte the policy the plan binds)
   --twin-control URL             use the twin's virtual clock (rehearsal journals, tests)
   --output json                  machine-readable output
@@ -223,9 +236,7 @@ Exit 0 means shown or the decision was recorded; 1 means refused, with the reaso
     explanation: { type: "string" },
     "settle-floor-seconds": { type: "string" },
     "executor-stopped-at": { type: "string" },
-    kubeconfig: { type: "string" },
-    talosconfig: { type: "string" },
-    "talos-context": { type: "string" },
+    ...CLUSTER_OPTIONS,
     "health-policy": { type: "string" },
     "twin-control": { type: "string" },
   },

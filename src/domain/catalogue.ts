@@ -33,6 +33,7 @@ import {
 } from "./version.ts";
 import { formatPath, loadYaml, locate } from "./plan/yaml_load.ts";
 import { sha256Hex } from "./plan/digest.ts";
+import { plainIssueMessage } from "./plain_issue.ts";
 
 /** Default maximum age of a snapshot before plans that need it are held (30 days). */
 export const CATALOGUE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -164,7 +165,12 @@ export async function parseCatalogue(bytes: Uint8Array, file: string): Promise<C
     const issue = parsed.error.issues[0]!;
     const key = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
     const path = key === undefined ? issue.path : [...issue.path, key];
-    throw invalid(file, issue.message, locate(loaded, issue.path, key), formatPath(path));
+    throw invalid(
+      file,
+      plainIssueMessage(issue),
+      locate(loaded, issue.path, key),
+      formatPath(path),
+    );
   }
   const rows = buildRows(parsed.data, (msg, path) => {
     throw invalid(file, msg, locate(loaded, path), formatPath(path));

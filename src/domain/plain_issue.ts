@@ -1,0 +1,49 @@
+/**
+ * zod's issue wording ("Invalid input: expected string, received undefined", "Too small:
+ * expected string to have >=1 characters") is for developers. Users of cairn see this instead:
+ * "missing field", "expected a string", "must not be empty". The field's path is reported
+ * beside the message by the caller.
+ */
+import type { z } from "zod";
+
+const ARTICLE: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  object: "a mapping",
+  array: "a list",
+  bigint: "a whole number",
+  date: "a date",
+};
+
+/** The user-facing wording of one zod issue. */
+export function plainIssueMessage(issue: z.core.$ZodIssue): string {
+  // A message the schema set itself ("not a valid branch glob") is already cairn's wording.
+  if (!/^(Invalid|Too small|Too big|Unrecognized)/.test(issue.message)) return issue.message;
+  switch (issue.code) {
+    case "invalid_type":
+      if (/received undefined$/.test(issue.message)) {
+        const field = issue.path.at(-1);
+        return field === undefined ? "missing value" : `missing field "${String(field)}"`;
+      }
+      return `expected ${ARTICLE[issue.expected] ?? issue.expected}`;
+    case "invalid_value":
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      if (issue.origin === "string" && Number(issue.minimum) === 1) return "must not be empty";
+      if (issue.origin === "array") return `needs at least ${issue.minimum} item(s)`;
+      if (issue.origin === "string") return `must be at least ${issue.minimum} characters`;
+      return `must be at least ${issue.minimum}`;
+    case "too_big":
+      if (issue.origin === "array") return `takes at most ${issue.maximum} item(s)`;
+      if (issue.origin === "string") return `must be at most ${issue.maximum} characters`;
+      return `must be at most ${issue.maximum}`;
+    case "invalid_format":
+      return `is not a valid ${issue.format}`;
+    case "unrecognized_keys":
+      return `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    default:
+      return "invalid value";
+  }
+}

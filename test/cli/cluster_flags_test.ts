@@ -1,0 +1,64 @@
+/**
+ * KUBECONFIG / TALOSCONFIG and --context are honoured where --kubeconfig / --talosconfig are
+ * accepted, flags first; one name per concept (--now on every plan command).
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { clusterFlags } from "../../src/cli/cluster_flags.ts";
+import type { CommandIO } from "../../src/cli/command.ts";
+import { runCli } from "../_helpers/cli_run.ts";
+
+function io(env: Record<string, string>): CommandIO {
+  return {
+    stdout: () => {},
+    stderr: () => {},
+    env,
+    cwd: "/work",
+    color: false,
+    tty: false,
+    signal: new AbortController().signal,
+  };
+}
+
+const args = (values: Record<string, string>) => ({ values, positionals: [] });
+
+Deno.test("KUBECONFIG and TALOSCONFIG are read when no flag is given", () => {
+  assertEquals(clusterFlags(args({}), io({ KUBECONFIG: "kc:other", TALOSCONFIG: "/t/tc" })), {
+    kubeconfig: "/work/kc",
+    talosconfig: "/t/tc",
+  });
+});
+
+Deno.test("flags win over KUBECONFIG / TALOSCONFIG; --context and --talos-context pass on", () => {
+  const f = clusterFlags(
+    args({ kubeconfig: "/f/kc", talosconfig: "/f/tc", context: "admin@b", "talos-context": "b" }),
+    io({ KUBECONFIG: "/e/kc", TALOSCONFIG: "/e/tc" }),
+  );
+  assertEquals(f, {
+    kubeconfig: "/f/kc",
+    talosconfig: "/f/tc",
+    kubeContext: "admin@b",
+    talosContext: "b",
+  });
+});
+
+for (const cmd of [["apply"], ["plan", "preview"], ["recover"]]) {
+  Deno.test(`cairn ${cmd.join(" ")} accepts --context and documents KUBECONFIG`, async () => {
+    const r = await runCli([...cmd, "--help"]);
+    assertEquals(r.code, 0);
+    assert(r.stdout.includes("$KUBECONFIG") && r.stdout.includes("--context"), r.stdout);
+  });
+}
+
+Deno.test("without flag or variable the usage error names both ways to give the file", async () => {
+  const r = await runCli(["plan", "preview", "plans/none.yaml"], {});
+  assertEquals(r.code, 2);
+  assert(r.stderr.includes("--kubeconfig K is required (or set KUBECONFIG)"), r.stderr);
+});
+
+Deno.test("plan verify takes --now like plan check and plan sign; --at warns and still works", async () => {
+  const now = await runCli(["plan", "verify", "x.yaml", "--allowed-signers", "s", "--now", "bad"]);
+  assert(now.stderr.includes("--now must be an RFC 3339 time"), now.stderr);
+  const at = await runCli(["plan", "verify", "x.yaml", "--allowed-signers", "s", "--at", "bad"]);
+  assert(at.stderr.includes("--at is deprecated; use --now"), at.stderr);
+  assert(at.stderr.includes("--now must be an RFC 3339 time"), at.stderr);
+});
