@@ -7,6 +7,16 @@ export function iso(ms: number): string {
   return new Date(ms).toISOString().replace(".000Z", "Z");
 }
 
+/**
+ * Epoch ms as `09:00:15` when it falls on the same UTC day as `day`, else as full ISO-8601: long
+ * tables stay narrow without ever leaving a time's date ambiguous.
+ */
+export function clock(ms: number, day: number): string {
+  const full = iso(ms);
+  if (!Number.isFinite(day) || full.slice(0, 10) !== iso(day).slice(0, 10)) return full;
+  return full.slice(11).replace("Z", "");
+}
+
 /** Epoch ms as a Mermaid gantt date (`YYYY-MM-DD HH:mm:ss`, UTC). */
 export function ganttDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace("T", " ");

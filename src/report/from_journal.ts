@@ -123,7 +123,8 @@ function planRounds(
           binding: x.binding,
           verdict: x.outcome,
           ...(x.outcome === "pass" ? {} : { reason: x.reason }),
-          evidence: `${x.reason}; ${x.objectUid ?? "no object"}` +
+          // A non-passing result shows its reason beside the verdict; evidence names the object.
+          evidence: `${x.outcome === "pass" ? `${x.reason}; ` : ""}${x.objectUid ?? "no object"}` +
             (x.resourceVersion ? ` rv ${x.resourceVersion}` : ""),
         })),
       };

@@ -3,7 +3,7 @@
  * Pure and deterministic: the same model renders to the same bytes.
  */
 import { codeSpan, escapeText, tableHead, tableRow } from "./escape.ts";
-import { countBy, duration, iso, omittedLine, pick, text } from "./format.ts";
+import { clock, countBy, duration, iso, omittedLine, pick, text } from "./format.ts";
 import {
   type AttemptAccount,
   DEFAULT_LIMITS,
@@ -16,14 +16,14 @@ import {
   caveatSection,
   gapList,
   gapSentence,
-  healthSection,
   identitySection,
   journalSection,
   reasonList,
   safeguardSection,
   sourceSection,
 } from "./sections.ts";
-import { ganttChart, nodeDetails, nodeTable } from "./timeline.ts";
+import { ganttChart, isNotableNode, nodeDetails, nodeTable } from "./timeline.ts";
+import { failureRuns, healthSection } from "./health_section.ts";
 
 const HEADLINE: Readonly<Record<ExecutionVerdict, string>> = {
   running: "RUNNING: the rollout is in progress.",
@@ -56,8 +56,8 @@ export function renderExecutionReport(
     "",
     `**Verdict: ${headline(model.verdict, gaps)}**`,
     "",
-    ...(gaps ? [...gapList(model.gaps, limits), ""] : []),
-    ...(model.reasons.length ? [...reasonList(model.reasons, limits), ""] : []),
+    ...attentionSection(model, limits),
+    "",
     ...summaryTable(model),
     "",
     ...identitySection(model.plan),
@@ -73,7 +73,7 @@ export function renderExecutionReport(
     ...nodeTable(model.nodes, now, limits),
     ...nodeDetails(model.nodes, now, limits),
     "",
-    ...attemptSection(model.attempts, limits),
+    ...attemptSection(model.attempts, model.startedAt, limits),
     "",
     ...healthSection(model.healthRounds, limits),
     "",
@@ -107,7 +107,57 @@ function summaryTable(m: ExecutionReportModel): string[] {
     tableRow(["Health rounds", `${m.healthRounds.length}${rounds ? ` (${rounds})` : ""}`]),
     tableRow(["Started", iso(m.startedAt)]),
     tableRow([m.finishedAt === undefined ? "Elapsed so far" : "Took", duration(end - m.startedAt)]),
-    tableRow(["Journal head", codeSpan(m.journal.headHash)]),
+  ];
+}
+
+/**
+ * What a reviewer should look at first, before any detail: the rows that did not pass, the
+ * reasons behind a refusal, operations that did not complete, unaccounted attempts and health
+ * rounds that never passed again. Rendering only: every item is a row or record already judged.
+ */
+function attentionSection(m: ExecutionReportModel, lim: RenderLimits): string[] {
+  const nodes = m.nodes.filter(isNotableNode).map((n) =>
+    `- Node ${codeSpan(n.node)} **${n.state}**${n.note ? `: ${text(n.note, lim.textMax)}` : ""}`
+  );
+  const open = m.attempts.filter((a) => a.accountedBy === null).map((a) =>
+    `- Attempt ${a.attempt} (${escapeText(a.phase)}) on ${codeSpan(a.node)} **unaccounted**` +
+    (a.sentAt === undefined ? ": intent recorded, not sent" : `: sent ${iso(a.sentAt)}`)
+  );
+  const runs = failureRuns(m.healthRounds);
+  const stuck = runs.filter((r) => r.next === undefined).map((r) =>
+    `- Health ${r.rounds[0]!.purpose}${
+      r.rounds[0]!.node === undefined ? "" : ` on ${codeSpan(r.rounds[0]!.node)}`
+    }: **no passing round followed** ${r.rounds.length} that did not pass (see Health rounds)`
+  );
+  const recovered = runs.length - stuck.length;
+  const items = [
+    ...gapList(m.gaps, lim),
+    ...(m.reasons.length ? reasonList(m.reasons, lim) : []),
+    ...cap(nodes, lim, "nodes"),
+    ...cap(open, lim, "unaccounted attempts"),
+    ...stuck,
+    ...(recovered
+      ? [
+        `- ${recovered} run${recovered === 1 ? "" : "s"} of health rounds did not pass and ` +
+        "then passed on a later round (explained under Health rounds)",
+      ]
+      : []),
+  ];
+  return [
+    "## Needs attention",
+    "",
+    ...(items.length
+      ? items
+      : ["_Nothing: every applicable row passed, every operation completed, nothing refused._"]),
+  ];
+}
+
+/** At most `tableRows` items, and a line saying how many more. */
+function cap(items: readonly string[], lim: RenderLimits, what: string): string[] {
+  if (items.length <= lim.tableRows) return [...items];
+  return [
+    ...items.slice(0, lim.tableRows),
+    `- _${items.length - lim.tableRows} more ${what}; all are in the journal._`,
   ];
 }
 
@@ -115,17 +165,23 @@ function isNotableAttempt(a: AttemptAccount): boolean {
   return a.accountedBy === null || a.responseClass !== "accepted";
 }
 
-function attemptSection(attempts: readonly AttemptAccount[], lim: RenderLimits): string[] {
+function attemptSection(
+  attempts: readonly AttemptAccount[],
+  day: number,
+  lim: RenderLimits,
+): string[] {
   if (attempts.length === 0) return ["## Attempts", "", "_No mutation was attempted._"];
-  const p = pick(attempts, lim.tableRows, isNotableAttempt);
   const byClass = countBy(attempts, (a) => a.responseClass ?? "none");
   const open = (c: string) =>
     attempts.filter((a) => (a.responseClass ?? "none") === c && a.accountedBy === null).length;
+  const notable = attempts.filter(isNotableAttempt);
+  // Attempts that need a reader stay in sight; the routine ones are folded, never dropped.
+  const p = pick(attempts, lim.tableRows, isNotableAttempt);
   return [
     "## Attempts",
     "",
-    "Every external mutation: its durable intent, when it was sent, its deadlines, how the",
-    "response was classified and what accounted for it. An attempt without accounting keeps",
+    "Every external mutation: its durable intent, when it was sent, its deadlines, how the " +
+    "response was classified and what accounted for it. An attempt without accounting keeps " +
     "its operation unresolved.",
     "",
     ...tableHead(["Response class", "Attempts", "Unaccounted"]),
@@ -133,7 +189,30 @@ function attemptSection(attempts: readonly AttemptAccount[], lim: RenderLimits):
       const u = open(c);
       return tableRow([c === "none" ? "**none yet**" : c, String(n), u ? `**${u}**` : "0"]);
     }),
+    ...(notable.length
+      ? ["", ...attemptTable(pick(notable, lim.tableRows, () => true).shown, lim, NaN)]
+      : []),
     "",
+    "<details>",
+    `<summary>All ${attempts.length} attempts (times UTC on ${
+      iso(day).slice(0, 10)
+    } unless dated)</summary>`,
+    "",
+    ...attemptTable(p.shown, lim, day),
+    ...omittedLine(p, "attempts"),
+    "",
+    "</details>",
+  ];
+}
+
+/** Attempts as a table; times on `day` are shown as clock times (NaN: always dated). */
+function attemptTable(
+  attempts: readonly AttemptAccount[],
+  lim: RenderLimits,
+  day: number,
+): string[] {
+  const t = (ms: number) => clock(ms, day);
+  return [
     ...tableHead([
       "Node",
       "Phase",
@@ -145,20 +224,19 @@ function attemptSection(attempts: readonly AttemptAccount[], lim: RenderLimits):
       "Response",
       "Accounted by",
     ]),
-    ...p.shown.map((a) =>
+    ...attempts.map((a) =>
       tableRow([
         codeSpan(a.node),
         escapeText(a.phase),
         String(a.attempt),
-        iso(a.intentAt),
-        a.sentAt === undefined ? "not sent" : iso(a.sentAt),
-        iso(a.transportDeadline),
-        iso(a.verificationDeadline),
+        t(a.intentAt),
+        a.sentAt === undefined ? "not sent" : t(a.sentAt),
+        t(a.transportDeadline),
+        t(a.verificationDeadline),
         `${a.responseClass ?? "**none**"}${a.detail ? `: ${text(a.detail, lim.textMax)}` : ""}`,
         a.accountedBy ?? "**unaccounted**",
       ])
     ),
-    ...omittedLine(p, "attempts"),
   ];
 }
 

@@ -16,13 +16,13 @@ import {
   caveatSection,
   gapList,
   gapSentence,
-  healthSection,
   identitySection,
   journalSection,
   reasonList,
   safeguardSection,
   sourceSection,
 } from "./sections.ts";
+import { healthSection } from "./health_section.ts";
 
 const HEADLINE: Readonly<Record<PreviewVerdict, string>> = {
   ready:

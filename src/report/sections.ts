@@ -3,7 +3,6 @@ import { codeSpan, escapeText, tableHead, tableRow } from "./escape.ts";
 import { countBy, iso, omittedLine, pick, text } from "./format.ts";
 import type {
   AssertionResult,
-  HealthRound,
   JournalHead,
   PlanIdentity,
   RenderLimits,
@@ -177,98 +176,59 @@ export function sourceSection(
   // A hash match proves the bytes, not where they came from: every row says that too.
   const read = checks.filter((c) => c.actualSha256 !== undefined);
   const origin = provenanceSummary(read.map((c) => (c.provenance ?? UNRECORDED).kind));
+  // When every check and assertion passed, the tables are folded: the sentence above them says
+  // so, and a reviewer opens them only to see the hashes.
+  const allPass = failing === 0 && assertions.every((a) => a.verdict === "pass");
+  const fold = (body: string[]): string[] =>
+    allPass
+      ? [
+        "<details>",
+        `<summary>${checks.length} source checks and ${assertions.length} assertions, all passing</summary>`,
+        "",
+        ...body,
+        "",
+        "</details>",
+      ]
+      : body;
   return [
     "## Source-hash checks",
     "",
     `${checks.length - failing} of ${checks.length} pinned sources match their recorded ` +
     `SHA-256${escapeText(origin)}.`,
     "",
-    ...tableHead(["Repository", "Revision", "Path", "Expected", "Actual", "Verdict", "Bytes from"]),
-    ...pc.shown.map((c) =>
-      tableRow([
-        text(c.repository, 120),
-        codeSpan(c.revision),
-        text(c.path, 200),
-        codeSpan(c.expectedSha256),
-        c.actualSha256 === undefined ? "unread" : codeSpan(c.actualSha256),
-        `${verdictWord(c.verdict)}${c.reason ? ` ${codeSpan(c.reason)}` : ""}`,
-        c.actualSha256 === undefined
-          ? "nothing read"
-          : text(provenanceText(c.provenance ?? UNRECORDED), 200),
-      ])
-    ),
-    ...omittedLine(pc, "source checks"),
-    ...(assertions.length === 0 ? [] : [
-      "",
-      ...tableHead(["Assertion", "Verdict", "Detail"]),
-      ...pa.shown.map((a) =>
-        tableRow([text(a.name, 160), verdictWord(a.verdict), text(a.detail, lim.textMax)])
+    ...fold([
+      ...tableHead([
+        "Repository",
+        "Revision",
+        "Path",
+        "Expected",
+        "Actual",
+        "Verdict",
+        "Bytes from",
+      ]),
+      ...pc.shown.map((c) =>
+        tableRow([
+          text(c.repository, 120),
+          codeSpan(c.revision),
+          text(c.path, 200),
+          codeSpan(c.expectedSha256),
+          c.actualSha256 === undefined ? "unread" : codeSpan(c.actualSha256),
+          `${verdictWord(c.verdict)}${c.reason ? ` ${codeSpan(c.reason)}` : ""}`,
+          c.actualSha256 === undefined
+            ? "nothing read"
+            : text(provenanceText(c.provenance ?? UNRECORDED), 200),
+        ])
       ),
-      ...omittedLine(pa, "assertions"),
-    ]),
-  ];
-}
-
-/** Health rounds: a summary table, then folded details for the rounds that need attention. */
-export function healthSection(rounds: readonly HealthRound[], lim: RenderLimits): string[] {
-  if (rounds.length === 0) return ["## Health rounds", "", "_No health round recorded._"];
-  const notable = (r: HealthRound) => r.verdict !== "pass";
-  const p = pick(rounds, lim.tableRows, notable);
-  const totals = countBy(rounds, (r) => r.verdict).map(([v, n]) => `${n} ${v}`).join(", ");
-  const detailed = pick(rounds.filter(notable), lim.detailBlocks, () => true);
-  const lastPass = [...rounds].reverse().find((r) => !notable(r));
-  const details = [...detailed.shown, ...(lastPass ? [lastPass] : [])];
-  return [
-    "## Health rounds",
-    "",
-    `${rounds.length} rounds: ${totals}. A round passes only when every bound check passed within it.`,
-    "",
-    ...tableHead(["Round", "Purpose", "Node", "Started", "Verdict", "Pass", "Fail", "Unreadable"]),
-    ...p.shown.map((r) => {
-      const c = (v: string) => String(r.results.filter((x) => x.verdict === v).length);
-      return tableRow([
-        codeSpan(r.id),
-        r.purpose,
-        r.node === undefined ? "cluster" : codeSpan(r.node),
-        iso(r.startedAt),
-        verdictWord(r.verdict),
-        c("pass"),
-        c("fail"),
-        c("unreadable"),
-      ]);
-    }),
-    ...omittedLine(p, "rounds"),
-    ...details.flatMap((r) => roundDetails(r, lim)),
-    ...(detailed.omitted > 0
-      ? [
+      ...omittedLine(pc, "source checks"),
+      ...(assertions.length === 0 ? [] : [
         "",
-        `_Details of ${detailed.omitted} more failing or unreadable rounds are in the journal._`,
-      ]
-      : []),
-  ];
-}
-
-function roundDetails(r: HealthRound, lim: RenderLimits): string[] {
-  const p = pick(r.results, lim.resultsPerRound, (x) => x.verdict !== "pass");
-  const node = r.node === undefined ? "" : ` on ${escapeText(r.node)}`;
-  return [
-    "",
-    "<details>",
-    `<summary>Round ${escapeText(r.id)} (${r.purpose}${node}): ${r.verdict}, ${
-      iso(r.startedAt)
-    } to ${iso(r.endedAt)}</summary>`,
-    "",
-    ...tableHead(["Binding", "Verdict", "Evidence"]),
-    ...p.shown.map((x) =>
-      tableRow([
-        text(x.binding, 120),
-        `${verdictWord(x.verdict)}${x.reason ? ` ${codeSpan(x.reason)}` : ""}`,
-        text(x.evidence, lim.textMax),
-      ])
-    ),
-    ...omittedLine(p, "results"),
-    "",
-    "</details>",
+        ...tableHead(["Assertion", "Verdict", "Detail"]),
+        ...pa.shown.map((a) =>
+          tableRow([text(a.name, 160), verdictWord(a.verdict), text(a.detail, lim.textMax)])
+        ),
+        ...omittedLine(pa, "assertions"),
+      ]),
+    ]),
   ];
 }
 
@@ -296,8 +256,8 @@ export function journalSection(journal: JournalHead | undefined): string[] {
   return [
     "## Journal",
     "",
-    `Journal head: ${codeSpan(journal.headHash)} after ${journal.eventCount} events.`,
-    "Each event's hash covers the previous one; recomputing the chain from the journal must end",
+    `Journal head: ${codeSpan(journal.headHash)} after ${journal.eventCount} events. ` +
+    "Each event's hash covers the previous one; recomputing the chain from the journal must end " +
     "at this hash, or the journal was rewritten after this report.",
   ];
 }

@@ -2,6 +2,7 @@
 import { codeSpan, escapeText, ganttLabel, tableHead, tableRow } from "./escape.ts";
 import { countBy, duration, ganttDate, iso, omittedLine, pick, text } from "./format.ts";
 import type { NodeTimeline, PhaseOutcome, PhaseSpan, RenderLimits } from "./model.ts";
+import type { Phase } from "../domain/operation.ts";
 
 const TAG: Readonly<Record<PhaseOutcome, string>> = {
   ok: "done, ",
@@ -29,7 +30,40 @@ function bar(label: string, tag: string, id: number, start: number, end: number)
   return `    ${label} :${tag}t${id}, ${ganttDate(start)}, ${seconds}s`;
 }
 
-/** The gantt chart; per-phase bars for small rollouts, one bar per node for large ones. */
+/**
+ * The phase groups a reader thinks in: one gantt bar each per node, instead of one per phase
+ * (a 7-node rollout has ~70 phases; a chart of 35 bars still shows where the time went).
+ */
+const PHASE_GROUPS: readonly { readonly name: string; readonly phases: readonly Phase[] }[] = [
+  { name: "prepare", phases: ["gate", "pull"] },
+  { name: "install", phases: ["install"] },
+  { name: "drain", phases: ["cordon", "drain"] },
+  { name: "reboot", phases: ["reboot", "boot-observed"] },
+  { name: "verify", phases: ["verify", "uncordon", "post-gate"] },
+];
+
+/** Worst first: a group shows the outcome that most needs a reader. */
+const OUTCOME_RANK: readonly PhaseOutcome[] = ["failed", "unresolved", "running", "ok", "skipped"];
+
+/** One node's phases folded into its phase groups, in group order; empty groups are left out. */
+export function phaseGroups(
+  n: NodeTimeline,
+  now: number,
+): { name: string; start: number; end: number; outcome: PhaseOutcome }[] {
+  return PHASE_GROUPS.flatMap((g) => {
+    const mine = n.phases.filter((p) => g.phases.includes(p.phase));
+    if (mine.length === 0) return [];
+    const outcome = OUTCOME_RANK.find((o) => mine.some((p) => p.outcome === o)) ?? "skipped";
+    return [{
+      name: g.name,
+      start: Math.min(...mine.map((p) => p.startedAt)),
+      end: Math.max(...mine.map((p) => p.endedAt ?? now)),
+      outcome,
+    }];
+  });
+}
+
+/** The gantt chart; per phase-group bars for small rollouts, one bar per node for large ones. */
 export function ganttChart(
   nodes: readonly NodeTimeline[],
   now: number,
@@ -43,8 +77,8 @@ export function ganttChart(
   if (started.length <= lim.ganttPhaseNodes) {
     for (const n of started) {
       lines.push(`    section ${ganttLabel(n.node)}`);
-      for (const p of n.phases) {
-        lines.push(bar(ganttLabel(p.phase), TAG[p.outcome], ++id, p.startedAt, p.endedAt ?? now));
+      for (const g of phaseGroups(n, now)) {
+        lines.push(bar(g.name, TAG[g.outcome], ++id, g.start, g.end));
       }
     }
   } else {
@@ -65,7 +99,10 @@ export function ganttChart(
   return [...lines, ...(note.length ? ["", ...note] : [])];
 }
 
-/** Node table with outcome counts. */
+/**
+ * Node table with outcome counts: one row per node, with how long each phase group took (the
+ * per-phase detail is folded below for the nodes that need attention).
+ */
 export function nodeTable(
   nodes: readonly NodeTimeline[],
   now: number,
@@ -73,32 +110,42 @@ export function nodeTable(
 ): string[] {
   const counts = countBy(nodes, (n) => n.state).map(([s, c]) => `${c} ${s}`).join(", ");
   const p = pick(nodes, lim.tableRows, isNotableNode);
+  const groups = PHASE_GROUPS.map((g) => g.name);
   return [
     `${nodes.length} nodes: ${counts}.`,
     "",
-    ...tableHead(["Node", "Role", "State", "Phases", "Started", "Took"]),
+    ...tableHead(["Node", "Role", "State", "Started", "Took", ...groups]),
     ...p.shown.map((n) => {
       const s = spanOf(n, now);
+      const mine = new Map(phaseGroups(n, now).map((g) => [g.name, g]));
       return tableRow([
         codeSpan(n.node),
         n.role,
         isNotableNode(n) ? `**${n.state}**` : n.state,
-        String(n.phases.length),
         s ? iso(s.start) : "not started",
         s ? duration(s.end - s.start) : "",
+        ...groups.map((name) => {
+          const g = mine.get(name);
+          if (!g) return "";
+          const took = duration(g.end - g.start);
+          return g.outcome === "ok" ? took : `${took} **${g.outcome}**`;
+        }),
       ]);
     }),
     ...omittedLine(p, "nodes"),
   ];
 }
 
-/** Folded per-node phase details, for nodes needing attention first. */
+/**
+ * Folded per-node phase details, only for the nodes needing attention: a completed node's phases
+ * are in the table's phase groups and, mutation by mutation, in the attempts.
+ */
 export function nodeDetails(
   nodes: readonly NodeTimeline[],
   now: number,
   lim: RenderLimits,
 ): string[] {
-  const started = nodes.filter((n) => n.phases.length > 0);
+  const started = nodes.filter((n) => n.phases.length > 0 && isNotableNode(n));
   const p = pick(started, lim.detailBlocks, isNotableNode);
   const blocks = p.shown.flatMap((n) => [
     "",
