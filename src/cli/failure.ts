@@ -2,7 +2,7 @@
  * Expected environment failures that are not cairn bugs, turned into a one-line problem instead
  * of an internal stack trace: a port someone else holds, a file that is missing or unreadable.
  */
-import type { Problem } from "../domain/errors.ts";
+import { CairnError, type Problem } from "../domain/errors.ts";
 
 /** The problem for a known environment failure, or undefined for anything else (a bug). */
 export function describeFailure(e: unknown): Problem | undefined {
@@ -25,4 +25,15 @@ export function describeFailure(e: unknown): Problem | undefined {
 
 function portIn(message: string): string | undefined {
   return /:(\d{1,5})\b/.exec(message)?.[1];
+}
+
+/** A listen failure on `host:port` as the user should read it; anything else unchanged. */
+export function listenFailure(e: unknown, at: { host: string; port: number }): unknown {
+  const known = describeFailure(e);
+  if (known?.reason !== "PortInUse") return e;
+  return new CairnError({
+    reason: "PortInUse",
+    message: `${at.host}:${at.port} is already in use; stop what holds it or set another ` +
+      "listen port (listen.port, CAIRN_LISTEN_PORT, --listen-port)",
+  }, { cause: e });
 }

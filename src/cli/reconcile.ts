@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { CONFIG_FLAG_OPTIONS, MAX_CONFIG_BYTES, safeLoadConfig } from "../config.ts";
 import { CairnError } from "../domain/errors.ts";
 import { type Command, EXIT, reportProblems, UsageError } from "./command.ts";
+import { listenFailure } from "./failure.ts";
 
 const VERSION = "0.1.0";
 
@@ -114,6 +115,8 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
         readiness: () => reconciler.readiness(),
         onGitHook: () => wakeup.nudge(),
         ...(hookSecret ? { hookSecret } : {}),
+      }).catch((e) => {
+        throw listenFailure(e, config.listen);
       });
       log.info("reconciler started", { url: ops.url, branch: config.branch });
       try {

@@ -5,6 +5,7 @@
  * `spec.unschedulable` can be read back from managedFields. Reads go through the library's HTTP
  * pipeline but are mapped from the raw JSON (see map.ts); lists follow `continue` tokens.
  */
+import { yamlErrorSummary } from "../../domain/yaml_error_summary.ts";
 import type * as K8s from "@kubernetes/client-node";
 import { Buffer } from "node:buffer";
 import type {
@@ -97,7 +98,7 @@ export async function createClientNodeKube(opts: ClientNodeKubeOptions = {}): Pr
     throw new CairnError({
       reason: "KubeconfigInvalid",
       message: `cannot load kubeconfig${opts.kubeconfigPath ? ` ${opts.kubeconfigPath}` : ""}: ${
-        e instanceof Error ? e.message : String(e)
+        yamlErrorSummary(e)
       }`,
     }, { cause: e });
   }

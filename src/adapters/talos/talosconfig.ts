@@ -4,6 +4,7 @@
  * writes Ed25519 keys under the non-standard PEM label `ED25519 PRIVATE KEY`; the body is already
  * PKCS#8, so the label is rewritten to `PRIVATE KEY` for the TLS stack.
  */
+import { yamlErrorSummary } from "../../domain/yaml_error_summary.ts";
 import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { CairnError } from "../../domain/errors.ts";
@@ -66,7 +67,7 @@ export function parseTalosconfig(text: string, file: string, contextName?: strin
   try {
     doc = parse(text);
   } catch (e) {
-    throw invalid(file, `not valid YAML: ${(e as Error).message}`);
+    throw invalid(file, `not valid YAML: ${yamlErrorSummary(e)}`);
   }
   if (typeof doc !== "object" || doc === null) throw invalid(file, "not a YAML mapping");
   const root = doc as Record<string, unknown>;
