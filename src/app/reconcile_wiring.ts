@@ -19,6 +19,7 @@ import type { TrustRoot, WakeReason, Wakeup } from "../ports/reconcile.ts";
 import type { ReportSink } from "../ports/report_sink.ts";
 import { GitRemote } from "../adapters/git/git_remote.ts";
 import { GitReportSink } from "../adapters/git/git_report_sink.ts";
+import { PendingReportSink } from "../adapters/git/pending_report_sink.ts";
 import type { CairnMetrics } from "../adapters/metrics/cairn_metrics.ts";
 import { reconcileReports } from "../report/reconcile_reports.ts";
 import { cacheEvidenceChecker } from "./evidence_run.ts";
@@ -114,6 +115,11 @@ export interface GitSettings {
   readonly reportBranch: string;
   readonly reportAuthor: { readonly name: string; readonly email: string };
   readonly clock?: Clock;
+  /**
+   * Where reports the remote did not take are kept until it does (beside the journal, in the
+   * state directory); unset: such a report is logged as failed and lost.
+   */
+  readonly pendingReportsDir?: string;
 }
 
 /** Opens the plan source and report sink over one cache clone. */
@@ -123,12 +129,13 @@ export async function openGit(g: GitSettings): Promise<{ source: GitRemote; sink
     cacheDir: g.cacheDir,
     watchedBranch: g.branch,
   });
-  const sink = new GitReportSink(source, {
+  const git = new GitReportSink(source, {
     branch: g.reportBranch,
     authorName: g.reportAuthor.name,
     authorEmail: g.reportAuthor.email,
     ...(g.clock ? { clock: g.clock } : {}),
   });
+  const sink = g.pendingReportsDir ? new PendingReportSink(git, g.pendingReportsDir) : git;
   return { source, sink };
 }
 

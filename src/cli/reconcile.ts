@@ -84,6 +84,7 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
           reportBranch: config.reportBranch,
           reportAuthor: config.reportAuthor,
           clock,
+          pendingReportsDir: join(config.stateDir, "pending-reports"),
         },
         executor: {
           journal,

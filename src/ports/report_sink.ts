@@ -45,4 +45,9 @@ export interface PublishResult {
 export interface ReportSink {
   /** Writes all `documents` in one commit with `message`. */
   publish(documents: readonly ReportDocument[], message: string): Promise<PublishResult>;
+  /**
+   * Pushes reports kept from publishes the remote did not take (when the sink keeps them);
+   * undefined when nothing was waiting. Throws when the remote still does not take them.
+   */
+  retryPending?(): Promise<PublishResult | undefined>;
 }

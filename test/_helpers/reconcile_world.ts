@@ -107,6 +107,7 @@ export async function startReconcileWorld(o: ReconcileWorldOptions = {}): Promis
           branch: "main",
           reportBranch,
           reportAuthor: { name: "cairn", email: "cairn@localhost" },
+          pendingReportsDir: join(dir, "state", "pending-reports"),
         },
         executor: {
           journal: o.wrapJournal ? o.wrapJournal(journal) : journal,

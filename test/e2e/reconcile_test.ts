@@ -328,6 +328,76 @@ Deno.test("a stop between node steps leaves a reported, resumable execution; a r
   }
 });
 
+Deno.test("reports the remote did not take are kept and pushed when it returns (the stop report included)", async () => {
+  let onFirstNode: () => Promise<void> = async () => {};
+  const w = await startReconcileWorld({
+    wrapJournal: (j) =>
+      new Proxy(j, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target);
+          if (prop !== "transition" || typeof v !== "function") {
+            return typeof v === "function" ? v.bind(target) : v;
+          }
+          return async (input: { to: string }) => {
+            const out = await v.call(target, input);
+            if (input.to === "completed") await onFirstNode();
+            return out;
+          };
+        },
+      }),
+  });
+  const away = `${w.bare}.away`;
+  try {
+    await w.wt.pull("main");
+    await w.wt.commit({
+      [`plans/${PLAN}.yaml`]: w.planText,
+      [`plans/${PLAN}.yaml.sig`]: await w.sign(w.planText, ["alice", "bob"]),
+    }, "Plan merged directly");
+    await w.wt.push("main");
+    // The remote goes away after the first node, then the controller is stopped: the node's
+    // milestone and the stop report cannot be pushed.
+    onFirstNode = async () => {
+      onFirstNode = async () => {};
+      await Deno.rename(w.bare, away);
+      w.stopper.abort();
+    };
+    await w.reconciler.run();
+    const pending = JSON.parse(
+      await Deno.readTextFile(join(w.dir, "state", "pending-reports", "pending.json")),
+    ) as { documents: { kind: string; markdown: string }[] };
+    assertEquals(pending.documents.map((d) => d.kind), ["execution"]);
+    assert(pending.documents[0]!.markdown.includes("`Stopped`"), "the stop report is kept");
+    const before = await git(["--git-dir", away, "show", `${w.reportBranch}:${EXECUTION}`]);
+    assert(!before.includes("`Stopped`"), "the remote never saw the stop report");
+
+    // The remote returns; the next start pushes the kept report before anything newer.
+    await Deno.rename(away, w.bare);
+    const restarted = await w.makeReconciler(new AbortController().signal);
+    await restarted.cycle();
+    await restarted.settled();
+    const log = (await git([
+      "--git-dir",
+      w.bare,
+      "log",
+      "--reverse",
+      "--format=%H %s",
+      w.reportBranch,
+    ])).split("\n");
+    const kept = log.find((l) => l.includes("kept while the remote was unreachable"));
+    assert(kept, log.join("\n"));
+    const replayed = await git(["--git-dir", w.bare, "show", `${kept.split(" ")[0]}:${EXECUTION}`]);
+    assert(replayed.includes("`Stopped`"), replayed.slice(0, 600));
+    assert((await w.reportAt(EXECUTION))?.includes("**Verdict: COMPLETED"), "then the rest ran");
+    await Deno.stat(join(w.dir, "state", "pending-reports", "pending.json")).then(
+      () => assert(false, "the queue is emptied once pushed"),
+      (e) => assert(e instanceof Deno.errors.NotFound),
+    );
+  } finally {
+    await Deno.rename(away, w.bare).catch(() => {});
+    await w.stop();
+  }
+});
+
 Deno.test("./cairn demo completes and prints the report path; the report renders", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cairn-demo-test-" });
   try {

@@ -30,7 +30,7 @@ import type {
   TrustRoot,
   Wakeup,
 } from "../../ports/reconcile.ts";
-import type { ReportDocument, ReportSink } from "../../ports/report_sink.ts";
+import type { PublishResult, ReportDocument, ReportSink } from "../../ports/report_sink.ts";
 import { type Assessed, assessPlan } from "./assess.ts";
 import {
   boundManifest,
@@ -137,6 +137,8 @@ export class Reconciler {
       const gitFetch = this.#d.source.fetch.bind(this.#d.source);
       const fetched = await gitFetch();
       this.#ready = { ready: true };
+      // The remote answered: reports it missed earlier go first (never after newer ones).
+      await this.#retryPending();
       const signers = await this.#d.trust.load();
       await this.#watched(fetched.watched, signers);
       for (const b of fetched.branches) {
@@ -334,14 +336,32 @@ export class Reconciler {
 
   /** Publishes through one queue: report commits never race each other. */
   publish(docs: readonly ReportDocument[], message: string): Promise<void> {
+    return this.#serially(
+      () => this.#d.sink.publish(docs, `cairn: ${message}`),
+      docs.length,
+    );
+  }
+
+  /** Pushes reports the sink kept while the remote was away, in the same queue. */
+  #retryPending(): Promise<void> {
+    const sink = this.#d.sink;
+    if (!sink.retryPending) return Promise.resolve();
+    return this.#serially(() => sink.retryPending!(), undefined);
+  }
+
+  #serially(
+    send: () => Promise<PublishResult | undefined>,
+    count: number | undefined,
+  ): Promise<void> {
     const next = this.#publishing.then(async () => {
       try {
-        const r = await this.#d.sink.publish(docs, `cairn: ${message}`);
+        const r = await send();
+        if (!r) return;
         this.#d.metrics?.observeGitCommitSeconds(r.durationMs / 1000);
-        this.#d.log.info("reports published", {
+        this.#d.log.info(count === undefined ? "pending reports published" : "reports published", {
           commit: r.commit,
           branch: this.#d.reportBranch,
-          count: docs.length,
+          ...(count !== undefined ? { count } : {}),
           durationMs: r.durationMs,
           verdict: r.status,
         });
