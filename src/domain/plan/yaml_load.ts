@@ -172,7 +172,7 @@ export function loadYaml(bytes: Uint8Array, options: LoadYamlOptions): LoadYamlR
   }
   const errors = [...doc.errors, ...doc.warnings];
   if (errors.length > 0) {
-    return { ok: false, problems: errors.map((e) => yamlErrorProblem(e, file)) };
+    return { ok: false, problems: withoutCascade(errors).map((e) => yamlErrorProblem(e, file)) };
   }
   let value: unknown;
   try {
@@ -223,4 +223,14 @@ export function locate(
     return at(node.range[0]);
   }
   return { line: 1, column: 1 };
+}
+
+/**
+ * A tab in indentation leaves the parser misreading every line after it, so one tab used to
+ * yield ten errors about compact mappings and implicit keys. Errors after a tab error are its
+ * echoes: only the tab is reported. Other errors are all kept (each is worth fixing).
+ */
+function withoutCascade<E extends { code: string }>(errors: readonly E[]): E[] {
+  const tab = errors.findIndex((e) => e.code === "TAB_AS_INDENT");
+  return tab === -1 ? [...errors] : errors.slice(0, tab + 1);
 }
