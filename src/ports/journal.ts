@@ -232,6 +232,8 @@ export interface HealthResultInput {
   readonly outcome: Verdict;
   readonly reason: string;
   readonly objectUid?: string;
+  /** `Kind namespace/name` (or `Kind name` when cluster-scoped) of the object read. */
+  readonly objectRef?: string;
   readonly resourceVersion?: string;
   readonly observedAtMs: number;
 }

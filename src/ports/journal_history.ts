@@ -138,6 +138,8 @@ export interface HealthResultEntry {
   readonly outcome: Verdict;
   readonly reason: string;
   readonly objectUid: string | null;
+  /** `Kind namespace/name` of the object read; null in journals written before it was recorded. */
+  readonly objectRef: string | null;
   readonly resourceVersion: string | null;
   readonly observedAtMs: number;
 }

@@ -124,7 +124,11 @@ function planRounds(
           verdict: x.outcome,
           ...(x.outcome === "pass" ? {} : { reason: x.reason }),
           // A non-passing result shows its reason beside the verdict; evidence names the object.
-          evidence: `${x.outcome === "pass" ? `${x.reason}; ` : ""}${x.objectUid ?? "no object"}` +
+          // Named as a reviewer knows the object; the UID only for rows recorded without a name.
+          evidence:
+            `${x.outcome === "pass" ? `${x.reason}; ` : ""}${
+              x.objectRef ?? x.objectUid ?? "no object"
+            }` +
             (x.resourceVersion ? ` rv ${x.resourceVersion}` : ""),
         })),
       };

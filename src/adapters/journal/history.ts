@@ -166,6 +166,7 @@ export function readPlanHistory(
         outcome: verdict(x.outcome),
         reason: x.reason,
         objectUid: x.object_uid,
+        objectRef: x.object_ref ?? null,
         resourceVersion: x.resource_version,
         observedAtMs: x.observed_at_ms,
       })),

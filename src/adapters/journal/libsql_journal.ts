@@ -440,6 +440,7 @@ class LibsqlJournal implements Journal {
           outcome: r.outcome,
           reason: r.reason,
           object_uid: r.objectUid ?? null,
+          object_ref: r.objectRef ?? null,
           resource_version: r.resourceVersion ?? null,
           observed_at_ms: r.observedAtMs,
         }).execute();

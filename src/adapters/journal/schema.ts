@@ -136,6 +136,8 @@ export interface HealthResultTable {
   outcome: string;
   reason: string;
   object_uid: string | null;
+  /** `Kind namespace/name` of the object read (migration 0005); null on older rows. */
+  object_ref: string | null;
   resource_version: string | null;
   observed_at_ms: number;
 }

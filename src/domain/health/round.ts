@@ -94,6 +94,8 @@ export interface JournalResultRow {
   readonly outcome: Verdict;
   readonly reason: Reason;
   readonly objectUid?: string;
+  /** How a reviewer names the object: `Kind namespace/name`, or `Kind name` cluster-scoped. */
+  readonly objectRef?: string;
   readonly resourceVersion?: string;
   readonly observedAtMs: number;
 }
@@ -115,8 +117,16 @@ export function journalRows(outcome: RoundOutcome): JournalResultRow[] {
         outcome: r.verdict,
         reason: r.reason,
         ...(b.uid ? { objectUid: b.uid } : {}),
+        ...(b.name ? { objectRef: objectRef(b) } : {}),
         ...(b.resourceVersion ? { resourceVersion: b.resourceVersion } : {}),
         observedAtMs: b.observedAtMs,
       }))
   );
+}
+
+/** `Deployment apps/web`, or `Node worker-1` for a cluster-scoped object. */
+export function objectRef(
+  b: { readonly kind: string; readonly name: string; readonly namespace?: string },
+): string {
+  return `${b.kind} ${b.namespace ? `${b.namespace}/` : ""}${b.name}`;
 }

@@ -55,6 +55,7 @@ Deno.test("planHistory() returns a plan's operations with their phases, attempts
         outcome: "pass",
         reason: "HealthCheckPassed",
         objectUid: "pdb-1",
+        objectRef: "PodDisruptionBudget apps/web",
         resourceVersion: "7",
         observedAtMs: T0 + 5000,
       }],
@@ -112,6 +113,7 @@ Deno.test("planHistory() returns a plan's operations with their phases, attempts
       outcome: "pass",
       reason: "HealthCheckPassed",
       objectUid: "pdb-1",
+      objectRef: "PodDisruptionBudget apps/web",
       resourceVersion: "7",
       observedAtMs: T0 + 5000,
     });

@@ -1,7 +1,12 @@
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import type { HealthPolicy } from "../../../src/domain/health/policy_parse.ts";
 import { readBinding } from "../../../src/domain/health/readers/index.ts";
-import { evaluateRound, gateVerdict, journalRows } from "../../../src/domain/health/round.ts";
+import {
+  evaluateRound,
+  gateVerdict,
+  journalRows,
+  objectRef,
+} from "../../../src/domain/health/round.ts";
 import type { BindingResult } from "../../../src/domain/health/types.ts";
 import { binding, inputs, node, NOW } from "./fixtures.ts";
 
@@ -76,4 +81,19 @@ Deno.test("a round with a missing, late or unreadable binding does not pass", ()
     "versions",
     "unreadable",
   ]]);
+});
+
+Deno.test("journal rows name each object read as Kind namespace/name beside its UID", () => {
+  const ins = { ...inputs({ "v1/Node": [node("cp-1")] }), nowMs: NOW + 1000 };
+  const round = evaluateRound(policy, window(NOW), [
+    readBinding(nodesB, ins, NOW),
+    readBinding(versionsB, ins, NOW),
+  ]);
+  const rows = journalRows(round).filter((r) => r.objectUid !== undefined);
+  ok(rows.length > 0, "the nodes binding reads the Node");
+  for (const r of rows) assertEquals(r.objectRef, "Node cp-1");
+  assertEquals(
+    objectRef({ kind: "Deployment", namespace: "apps", name: "web" }),
+    "Deployment apps/web",
+  );
 });

@@ -8,6 +8,7 @@ import { up as init } from "./0001_init.ts";
 import { up as postconditionReading } from "./0002_postcondition_reading.ts";
 import { up as healthReader } from "./0003_health_reader.ts";
 import { up as machineIdentity } from "./0004_machine_identity.ts";
+import { up as healthObjectRef } from "./0005_health_object_ref.ts";
 
 /** One migration step. */
 export interface Migration {
@@ -22,6 +23,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "0002_postcondition_reading", up: postconditionReading },
   { version: 3, name: "0003_health_reader", up: healthReader },
   { version: 4, name: "0004_machine_identity", up: machineIdentity },
+  { version: 5, name: "0005_health_object_ref", up: healthObjectRef },
 ];
 
 /** The schema version this code writes. */
