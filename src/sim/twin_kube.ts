@@ -11,6 +11,7 @@ import { nodeInfoFacts } from "./kube/controllers.ts";
 import { startWorkloadStatus } from "./kube/workload_status.ts";
 import { startScheduler } from "./kube/scheduler.ts";
 import { startDeploymentRollouts } from "./kube/rollout.ts";
+import { startEventRecorder } from "./kube/events.ts";
 import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
 
 /** Starts the Kubernetes simulator for the twin. */
@@ -37,6 +38,7 @@ export const startTwinKube: KubeStarter = async (
   const stopCnpg = startCnpgOperator({ store: sim.store, clock });
   const stopWorkloads = startWorkloadStatus(sim.store);
   const stopScheduler = startScheduler({ store: sim.store, clock, controllers: sim.controllers });
+  const stopEvents = startEventRecorder({ store: sim.store, clock });
   const stopRollouts = startDeploymentRollouts({
     store: sim.store,
     clock,
@@ -71,6 +73,7 @@ export const startTwinKube: KubeStarter = async (
       stopWorkloads();
       stopScheduler();
       stopRollouts();
+      stopEvents();
       return sim.close();
     },
   };

@@ -216,6 +216,23 @@ Deno.test("the real kubectl drains a free worker of sim serve, and a PDB-blocked
     );
     assertEquals(left.code, 0, left.err);
     assertEquals(left.out.trim().split("\n").filter((k) => k !== "DaemonSet" && k !== ""), []);
+    // The drain is on the record, as a real cluster's events would have it.
+    const events = await kubectl(twin.kubeconfig, "get", "events", "-A");
+    assertEquals(events.code, 0, events.err);
+    assertMatch(events.out, /^NAMESPACE\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n/);
+    assertMatch(
+      events.out,
+      /Normal\s+NodeNotSchedulable\s+node\/worker-4\s+Node worker-4 status is now: NodeNotSchedulable/,
+    );
+    assertMatch(
+      events.out,
+      /Normal\s+Killing\s+pod\/cert-manager-\S+\s+Stopping container cert-manager/,
+    );
+    const described = await kubectl(twin.kubeconfig, "describe", "node", "worker-4");
+    assertMatch(
+      described.out,
+      /Events:\n(.*\n)*\s+Normal\s+NodeNotSchedulable\s+\S+\s+kubelet\s+Node worker-4 status is now/,
+    );
 
     // worker-1 holds the postgres primary, which postgres18-primary (minAvailable 1) protects.
     const blocked = await kubectl(

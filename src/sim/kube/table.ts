@@ -411,7 +411,7 @@ const eventPrinter: Printer = {
     col("Message", "string", "What happened."),
     col("First Seen", "string", "Time since the event was first seen.", 1),
     col("Count", "integer", "How often the event happened.", 1),
-    NAME,
+    { ...NAME, priority: 1 },
   ],
   row: eventRow,
 };
