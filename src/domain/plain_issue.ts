@@ -43,6 +43,13 @@ export function plainIssueMessage(issue: z.core.$ZodIssue): string {
       return `is not a valid ${issue.format}`;
     case "unrecognized_keys":
       return `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    case "invalid_union": {
+      // A discriminated union (a plan's kind) names the field that selected no branch.
+      const field = (issue as { discriminator?: unknown }).discriminator;
+      return typeof field === "string"
+        ? `not a known ${field}`
+        : "matches none of the forms allowed here";
+    }
     default:
       return "invalid value";
   }

@@ -2,6 +2,7 @@
  * Plan file → schema-valid `Plan`, with every problem located (file:line:column, field path,
  * reason). Semantic rules are in `checks.ts`; `located()` maps their field paths back to the file.
  */
+import { plainIssueMessage } from "../plain_issue.ts";
 import type { core } from "zod";
 import { CairnError, type Problem } from "../errors.ts";
 import { isReason, type Reason } from "../reasons.ts";
@@ -70,7 +71,7 @@ function schemaIssues(issues: readonly core.$ZodIssue[]): PlanIssue[] {
     // A refinement may name its own catalogued reason (e.g. BoundPathInvalid).
     const named = issue.code === "custom" ? issue.params?.["reason"] : undefined;
     const reason = typeof named === "string" && isReason(named) ? named : "PlanSchemaInvalid";
-    return [{ reason, message: issue.message, path: issue.path }];
+    return [{ reason, message: plainIssueMessage(issue), path: issue.path }];
   });
 }
 

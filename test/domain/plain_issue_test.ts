@@ -1,0 +1,24 @@
+/** zod's wording never reaches users: plan and config problems speak cairn's words. */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { safeParsePlan } from "../../src/domain/plan/parse.ts";
+
+const ZOD = /Invalid input|received|Too small|Too big|Invalid option|Unrecognized/;
+const PLAN = await Deno.readTextFile(new URL("../../plans/cilium-1.18.2.yaml", import.meta.url));
+
+async function messages(text: string): Promise<string[]> {
+  const r = await safeParsePlan(new TextEncoder().encode(text), { file: "p.yaml" });
+  assert(!r.ok, "the broken plan parsed");
+  return r.ok ? [] : r.problems.map((p) => p.message);
+}
+
+Deno.test("a missing field, a wrong type, a bad kind and a bound are said plainly", async () => {
+  const broken = PLAN.replace(/^  author: .*\n/m, "")
+    .replace(/^  name: .*$/m, "  name: 5")
+    .replace(/maxAttempts: \d+/, "maxAttempts: -1");
+  const ms = await messages(broken);
+  for (const m of ms) assert(!ZOD.test(m), m);
+  assert(ms.includes('missing field "author"'), ms.join("\n"));
+  assert(ms.includes("expected a string"), ms.join("\n"));
+  assert(ms.includes("must be at least 1"), ms.join("\n"));
+  assertEquals(await messages(PLAN.replace(/^kind: .*$/m, "kind: Nope")), ["not a known kind"]);
+});
