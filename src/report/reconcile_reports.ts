@@ -73,6 +73,7 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
       connected: live !== undefined,
       ...(live?.installers ? { installers: live.installers } : {}),
       live: liveSafeguards(live),
+      ...otherCluster(live),
       rounds: (live?.healthRounds ?? []).map((r) => ({
         verdict: r.verdict,
         results: r.results.map((x) => ({
@@ -146,6 +147,13 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
 }
 
 /** Rows the live preview evaluated (ids it does not know are dropped). */
+/** The cluster-identity check's finding when the cluster read is not confirmed as the plan's. */
+function otherCluster(live?: LiveFindings): { otherCluster?: string } {
+  const check = live?.checks.find((c) => c.name === "cluster identity");
+  if (!live || check?.verdict === "pass") return {};
+  return { otherCluster: check ? check.detail : "the cluster's identity was not checked" };
+}
+
 function liveSafeguards(live?: LiveFindings): SafeguardResult[] {
   return (live?.safeguards ?? []).flatMap((r): SafeguardResult[] =>
     isSafeguardId(r.id)

@@ -34,6 +34,12 @@ export interface PreviewRecord {
   readonly writes?: { readonly count: number; readonly evidence: string };
   /** Every hop's installer resolution the preview made (none: not resolved). */
   readonly installers?: readonly InstallerRecord[];
+  /**
+   * What the cluster-identity check found when it did not pass (another cluster, or unreadable).
+   * Then what the live checks and the health round read describes a cluster that is not (or not
+   * known to be) the plan's: none of it passes a row.
+   */
+  readonly otherCluster?: string;
 }
 
 const SEVERITY: Readonly<Record<RowResult["verdict"], number>> = {
@@ -61,9 +67,17 @@ export function judgePreview(p: PreviewRecord): RowResult[] {
     live.delete(r.id);
     return l ? worse(l, r) : r;
   });
+  const observed = [...live.values(), ...health].map((r) =>
+    p.otherCluster !== undefined && r.verdict === "pass"
+      ? {
+        id: r.id,
+        verdict: "not-evaluated" as const,
+        evidence: `read from a cluster that is not the plan's (${p.otherCluster}): ${r.evidence}`,
+      }
+      : r
+  );
   return [
-    ...live.values(),
-    ...health,
+    ...observed,
     rowResult("PreviewReadOnly", readOnly(p)),
     rowResult(
       "InstallerImageExists",

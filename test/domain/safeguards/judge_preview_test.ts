@@ -56,3 +56,28 @@ Deno.test("plan-check rows pass only when the checks ran and found none of their
     "Kubernetes rows apply to a KubernetesUpgrade",
   );
 });
+
+Deno.test("judgePreview(): nothing read from a cluster that is not the plan's passes a row (identity, health)", () => {
+  const record = {
+    connected: true,
+    rounds: [{
+      verdict: "pass" as const,
+      results: [{ binding: "workloads-ready", reader: "workloads", outcome: "pass" as const }],
+    }],
+    live: [{ id: "NodeIdentityBound" as const, verdict: "pass" as const, evidence: "7 node(s)" }],
+    writes: { count: 0, evidence: "guard: 0" },
+  };
+  const of = (rows: ReturnType<typeof judgePreview>, id: string) => rows.find((r) => r.id === id)!;
+  const same = judgePreview(record);
+  assertEquals(
+    [of(same, "NodeIdentityBound").verdict, of(same, "WorkloadsReady").verdict],
+    ["pass", "pass"],
+  );
+  const other = judgePreview({ ...record, otherCluster: "the cluster reports home-ops" });
+  for (const id of ["NodeIdentityBound", "WorkloadsReady"]) {
+    assertEquals(of(other, id).verdict, "not-evaluated", id);
+    assert(of(other, id).evidence.includes("not the plan's (the cluster reports home-ops)"));
+  }
+  // The guard's count is about this preview's calls, whichever cluster answered.
+  assertEquals(of(other, "PreviewReadOnly").verdict, "pass");
+});
