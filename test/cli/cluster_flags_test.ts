@@ -62,3 +62,23 @@ Deno.test("plan verify takes --now like plan check and plan sign; --at warns and
   assert(at.stderr.includes("--at is deprecated; use --now"), at.stderr);
   assert(at.stderr.includes("--now must be an RFC 3339 time"), at.stderr);
 });
+
+Deno.test("KUBECONFIG reaches the Kubernetes client, with no dependency deprecation noise", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const missing = `${dir}/no-such-kubeconfig`;
+    const out = await new Deno.Command("./cairn", {
+      args: ["plan", "preview", "plans/cilium-1.18.2.yaml", "--talosconfig", `${dir}/tc`],
+      cwd: new URL("../../", import.meta.url),
+      env: { KUBECONFIG: missing },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 1, stderr);
+    assert(stderr.startsWith(`KubeconfigInvalid: cannot load kubeconfig ${missing}`), stderr);
+    assert(!stderr.includes("DeprecationWarning"), stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
