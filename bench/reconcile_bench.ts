@@ -66,6 +66,9 @@ async function untilPreview(bare: string): Promise<void> {
   }
 }
 
+/** The webhook's shared secret in the benchmark (hooks are always authenticated). */
+const BENCH_HOOK_SECRET = "bench-only-hook-secret";
+
 /** One pickup measurement: push the plan branch, wait for its preview, merge, time the intent. */
 async function pickup(mode: "poll" | "hook"): Promise<number> {
   const timer = intentTimer();
@@ -78,9 +81,14 @@ async function pickup(mode: "poll" | "hook"): Promise<number> {
     metrics: createCairnMetrics({ version: "bench" }),
     readiness: () => w.reconciler.readiness(),
     onGitHook: () => w.wakeup.nudge(),
+    hookSecret: BENCH_HOOK_SECRET,
   });
   const hook = () =>
-    fetch(`${ops.url}/hooks/git`, { method: "POST", body: "{}" }).then((r) => r.body?.cancel());
+    fetch(`${ops.url}/hooks/git`, {
+      method: "POST",
+      headers: { "x-cairn-token": BENCH_HOOK_SECRET },
+      body: "{}",
+    }).then((r) => r.body?.cancel());
   const loop = w.reconciler.run();
   try {
     await w.wt.checkout(`plan/${PLAN}`, true);

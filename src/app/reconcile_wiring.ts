@@ -4,6 +4,7 @@
  * path, the poll/hook wake-up, metrics and the ops server. Not a command; the cluster connection
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
+import { CairnError } from "../domain/errors.ts";
 import { sha256Hex } from "../domain/plan/digest.ts";
 import {
   parseAllowedSigners,
@@ -55,6 +56,33 @@ export function fileTrustRoot(path: string): TrustRoot {
       return relabelSigners(signers, trustRootLabel(signers, await sha256Hex(bytes)));
     },
   };
+}
+
+/**
+ * The webhook's shared secret, read from its file (surrounding whitespace dropped). An unreadable
+ * or empty file refuses to start (`ConfigInvalid`): running with no secret would accept anyone's
+ * hook. The message names the path, never the content.
+ */
+export async function readHookSecret(path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    throw new CairnError({
+      reason: "ConfigInvalid",
+      message: `cannot read the hook secret at ${path}: ${
+        e instanceof Error ? e.name : "unreadable"
+      }`,
+    });
+  }
+  const secret = text.trim();
+  if (secret.length === 0) {
+    throw new CairnError({
+      reason: "ConfigInvalid",
+      message: `the hook secret at ${path} is empty; an empty secret would accept anyone's hook`,
+    });
+  }
+  return secret;
 }
 
 /** Poll timer + webhook nudges + stop signal. */

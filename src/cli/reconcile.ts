@@ -60,7 +60,14 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
     const { startOpsServer } = await import("../adapters/http/ops_server.ts");
     const { connectCluster } = await import("../app/run_plan.ts");
     const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
-    const { createReconciler, HookWakeup } = await import("../app/reconcile_wiring.ts");
+    const { createReconciler, HookWakeup, readHookSecret } = await import(
+      "../app/reconcile_wiring.ts"
+    );
+    // Before anything is opened: an unreadable or empty secret refuses to start. No secret
+    // configured: no hook endpoint (polling only), never an unauthenticated one.
+    const hookSecret = config.hookSecretPath
+      ? await readHookSecret(config.hookSecretPath)
+      : undefined;
     const clock = new SystemClock();
     const log = new JsonLogger({ write: io.stderr, clock, level: config.logLevel });
     const metrics = createCairnMetrics({ version: VERSION });
@@ -106,16 +113,12 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
         signal: io.signal,
         wakeup,
       });
-      const hookSecret = config.hookSecretPath
-        ? (await Deno.readTextFile(config.hookSecretPath)).trim()
-        : undefined;
       const ops = await startOpsServer({
         host: config.listen.host,
         port: config.listen.port,
         metrics,
         readiness: () => reconciler.readiness(),
-        onGitHook: () => wakeup.nudge(),
-        ...(hookSecret ? { hookSecret } : {}),
+        ...(hookSecret ? { hookSecret, onGitHook: () => wakeup.nudge() } : {}),
       }).catch((e) => {
         throw listenFailure(e, config.listen);
       });

@@ -1,4 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import { startReconcileWorld } from "../_helpers/reconcile_world.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
@@ -40,10 +41,14 @@ function logReader(stream: ReadableStream<Uint8Array>) {
   };
 }
 
+const HOOK_SECRET = "test-only-hook-secret";
+
 Deno.test("cairn reconcile serves ops endpoints, previews on a webhook, and exits 0 on SIGTERM", async () => {
   const w = await startReconcileWorld();
   const state = join(w.dir, "cli-state");
   const config = join(w.dir, "cairn.yaml");
+  const hookSecretPath = join(w.dir, "hook-secret");
+  await Deno.writeTextFile(hookSecretPath, `${HOOK_SECRET}\n`);
   await Deno.writeTextFile(
     config,
     [
@@ -56,6 +61,7 @@ Deno.test("cairn reconcile serves ops endpoints, previews on a webhook, and exit
       `kubeconfigPath: ${w.tc.twin.kubeconfigPath}`,
       `talosconfigPath: ${w.tc.twin.talosconfigPath}`,
       "listen: { host: 127.0.0.1, port: 0 }",
+      `hookSecretPath: ${hookSecretPath}`,
       "",
     ].join("\n"),
   );
@@ -94,8 +100,30 @@ Deno.test("cairn reconcile serves ops endpoints, previews on a webhook, and exit
       [`plans/${plan}.yaml.sig`]: await w.sign(w.planText, ["alice", "bob"]),
     }, "plan");
     await w.wt.push(`plan/${plan}`);
+    const fetches = async () => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return Number(/^cairn_git_fetch_seconds_count (\d+)/m.exec(text)?.[1]);
+    };
+    const atStart = await fetches();
+    // Unauthenticated hooks are answered 401 and never wake the loop (no fetch follows).
+    const body = '{"ref":"refs/heads/plan/x"}';
+    const sign = (b: string) =>
+      "sha256=" + createHmac("sha256", HOOK_SECRET).update(b).digest("hex");
+    for (
+      const headers of [{}, { "x-hub-signature-256": sign(body + " ") }, { "x-cairn-token": "no" }]
+    ) {
+      const refused = await fetch(`${url}/hooks/git`, { method: "POST", headers, body });
+      await refused.body?.cancel();
+      assertEquals(refused.status, 401, JSON.stringify(headers));
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    assertEquals(await fetches(), atStart, "a refused hook woke the loop");
     const published = logs.next("reports published");
-    const hook = await fetch(`${url}/hooks/git`, { method: "POST", body: "{}" });
+    const hook = await fetch(`${url}/hooks/git`, {
+      method: "POST",
+      headers: { "x-hub-signature-256": sign(body) },
+      body,
+    });
     await hook.body?.cancel();
     assertEquals(hook.status, 202);
     await published; // the hour-long poll cannot explain it: the hook woke the loop

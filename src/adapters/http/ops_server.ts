@@ -4,6 +4,7 @@
  * fetch sooner; it carries no authority (plans are still verified from Git), so a forged hook
  * costs a fetch at most. When a secret is configured it is still checked, in constant time.
  */
+import { CairnError } from "../../domain/errors.ts";
 
 /** Anything that renders Prometheus text (the metrics registry). */
 export interface MetricsSource {
@@ -31,9 +32,13 @@ export interface OpsServerOptions {
   readonly port: number;
   readonly metrics: MetricsSource;
   readonly readiness: () => Readiness;
-  /** Without it, `/hooks/git` answers 404. */
+  /** Without it, `/hooks/git` answers 404. With it, `hookSecret` is required. */
   readonly onGitHook?: (hook: GitHook) => void;
-  /** Shared secret: `X-Cairn-Token: <secret>` or GitHub-style `X-Hub-Signature-256`. */
+  /**
+   * Shared secret: GitHub-style `X-Hub-Signature-256: sha256=<hex HMAC of the raw body>` or
+   * `X-Cairn-Token: <secret>`. Required (non-empty) whenever `onGitHook` is given: a request
+   * without it is answered 401 and never reaches the handler.
+   */
   readonly hookSecret?: string;
   /** Largest accepted hook body (default 1 MiB). */
   readonly maxHookBytes?: number;
@@ -125,9 +130,7 @@ export async function hookAuthorised(
 async function handleHook(req: Request, opts: OpsServerOptions): Promise<Response> {
   const body = await readLimited(req, opts.maxHookBytes ?? DEFAULT_MAX_HOOK_BYTES);
   if (body === TOO_LARGE) return json(413, { error: "hook body too large" });
-  if (
-    opts.hookSecret !== undefined && !(await hookAuthorised(req.headers, body, opts.hookSecret))
-  ) {
+  if (!opts.hookSecret || !(await hookAuthorised(req.headers, body, opts.hookSecret))) {
     return json(401, { error: "hook token or signature missing or wrong" });
   }
   const event = req.headers.get("x-github-event") ?? req.headers.get("x-gitea-event") ??
@@ -183,6 +186,15 @@ export async function handleOpsRequest(req: Request, opts: OpsServerOptions): Pr
 
 /** Starts the ops server; resolves once it is listening. */
 export function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
+  if (opts.onGitHook && !opts.hookSecret) {
+    // An unauthenticated hook would let anyone on the network drive the loop's fetches.
+    return Promise.reject(
+      new CairnError({
+        reason: "ConfigInvalid",
+        message: "the git hook needs a non-empty secret (hookSecretPath); refusing to start",
+      }),
+    );
+  }
   const hostname = opts.host ?? "127.0.0.1";
   return new Promise((resolve) => {
     const server = Deno.serve({

@@ -1,4 +1,4 @@
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { type GitHook, startOpsServer } from "../../../src/adapters/http/ops_server.ts";
 import { createCairnMetrics } from "../../../src/adapters/metrics/cairn_metrics.ts";
@@ -19,7 +19,7 @@ async function withServer(
     metrics,
     readiness: () => state.ready ? { ready: true } : { ready: false, why: "journal not open" },
     onGitHook: (h) => void hooks.push(h),
-    ...(opts.secret !== undefined ? { hookSecret: opts.secret } : {}),
+    hookSecret: opts.secret ?? SECRET,
     ...(opts.maxHookBytes !== undefined ? { maxHookBytes: opts.maxHookBytes } : {}),
   });
   try {
@@ -69,12 +69,31 @@ Deno.test("ops server answers 404 for unknown paths and 405 for wrong methods", 
   });
 });
 
-Deno.test("POST /hooks/git without a secret configured accepts and passes the body on", async () => {
-  await withServer({}, async ({ url, hooks }) => {
+Deno.test("ops server refuses to start a hook handler without a non-empty secret", async () => {
+  for (const hookSecret of [undefined, ""]) {
+    await rejects(
+      startOpsServer({
+        port: 0,
+        metrics: { render: () => "" },
+        readiness: () => ({ ready: true }),
+        onGitHook: () => {},
+        ...(hookSecret !== undefined ? { hookSecret } : {}),
+      }),
+      (e: { reason?: string }) => e.reason === "ConfigInvalid",
+    );
+  }
+});
+
+Deno.test("POST /hooks/git with a valid signature passes the body and event on", async () => {
+  await withServer({ secret: SECRET }, async ({ url, hooks }) => {
+    const body = '{"ref":"refs/heads/main"}';
     const [status] = await call(`${url}/hooks/git`, {
       method: "POST",
-      headers: { "x-github-event": "push" },
-      body: '{"ref":"refs/heads/main"}',
+      headers: {
+        "x-github-event": "push",
+        "x-hub-signature-256": "sha256=" + createHmac("sha256", SECRET).update(body).digest("hex"),
+      },
+      body,
     });
     assertEquals(status, 202);
     assertEquals(hooks.length, 1);
@@ -125,7 +144,11 @@ Deno.test("POST /hooks/git refuses an oversized body with 413, declared or strea
     assertEquals((await call(`${url}/hooks/git`, { method: "POST", body: stream }))[0], 413);
     assertEquals(hooks.length, 0);
     assertEquals(
-      (await call(`${url}/hooks/git`, { method: "POST", body: "x".repeat(1024) }))[0],
+      (await call(`${url}/hooks/git`, {
+        method: "POST",
+        headers: { "x-cairn-token": SECRET },
+        body: "x".repeat(1024),
+      }))[0],
       202,
     );
   });

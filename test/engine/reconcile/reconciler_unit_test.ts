@@ -199,8 +199,14 @@ Deno.test("reconciler (in process): an unsigned or under-approved merged plan is
     assertEquals(await w.journal.getPlan(refusals[0]!.fields["planDigest"] as string), undefined);
     assertEquals((await w.journal.listOperations()).length, 0);
     assertEquals(w.twin.talos.stats.totalMutating + w.twin.kube.stats.mutating, 0);
+    // Each refusal was committed as a report naming its reason (the second superseding the first).
+    const refusedReports = w.sink.commits.filter((c) => c.message.startsWith("cairn: refuse"))
+      .map((c) => c.documents[0]!.markdown);
+    assertEquals(refusedReports.length, 2);
+    assert(refusedReports[0]!.includes("`SignatureMissing`"), refusedReports[0]!.slice(0, 600));
+    assert(refusedReports[1]!.includes("`ApprovalsInsufficient`"));
     const preview = w.sink.files.get(`reports/${PLAN}/preview/main.md`) ?? "";
-    assert(/refused/i.test(preview), preview.slice(0, 400));
+    assert(preview.includes("**Verdict: REFUSED"), preview.slice(0, 400));
   } finally {
     await w.close();
   }
