@@ -103,6 +103,10 @@ export const ConfigSchema = z.strictObject({
   kubeconfigPath: z.string().min(1),
   /** talosconfig for the cluster, by path (it holds the client key). */
   talosconfigPath: z.string().min(1),
+  /** kubeconfig context to use instead of the file's current one (kubectl's --context). */
+  kubeContext: z.string().min(1).optional(),
+  /** talosconfig context to use instead of the file's current one (talosctl's --context). */
+  talosContext: z.string().min(1).optional(),
   /**
    * Settle floor for recovery decisions, in seconds: how long after an executor stops before
    * its in-flight effects are assumed landed or not. A deployment setting held outside the
@@ -221,6 +225,8 @@ export const SETTINGS: readonly Setting[] = [
     flag: "talosconfig",
     fallbackEnv: "TALOSCONFIG",
   },
+  { path: ["kubeContext"], env: "CAIRN_KUBE_CONTEXT", flag: "context" },
+  { path: ["talosContext"], env: "CAIRN_TALOS_CONTEXT", flag: "talos-context" },
   {
     path: ["settleFloorSeconds"],
     env: "CAIRN_SETTLE_FLOOR_SECONDS",

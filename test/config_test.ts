@@ -252,3 +252,13 @@ Deno.test("KUBECONFIG and TALOSCONFIG fill in for CAIRN_KUBECONFIG / CAIRN_TALOS
   });
   assertEquals([flagWins.kubeconfigPath, flagWins.talosconfigPath], ["/k/flag", "/t/cairn"]);
 });
+
+Deno.test("reconcile takes --context / --talos-context like the other cluster commands", () => {
+  const c = loadConfig({
+    file: file(BASE),
+    env: { CAIRN_TALOS_CONTEXT: "home" },
+    flags: { context: "admin@home" },
+  });
+  assertEquals([c.kubeContext, c.talosContext], ["admin@home", "home"]);
+  assertEquals(loadConfig({ file: file(BASE) }).kubeContext, undefined);
+});

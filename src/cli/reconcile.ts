@@ -30,6 +30,12 @@ now, the cluster's own name); a refusal is journaled and reported, and nothing i
 JSON logs go to stderr.
 
   --config FILE         configuration file (see docs; every setting also has a flag and CAIRN_* env)
+  --kubeconfig K, --talosconfig T
+                        the cluster (kubeconfigPath, talosconfigPath; CAIRN_KUBECONFIG or
+                        KUBECONFIG, CAIRN_TALOSCONFIG or TALOSCONFIG)
+  --context NAME, --talos-context NAME
+                        contexts other than the files' current ones (kubeContext, talosContext)
+  --journal URL         journal (journalUrl, CAIRN_JOURNAL; default file:<stateDir>/journal.db)
   --evidence-cache DIR  evidence cache the plans' bound evidence manifests are checked against
                         offline (evidenceCacheDir, CAIRN_EVIDENCE_CACHE; default <stateDir>/evidence)
 
@@ -80,6 +86,8 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
     const cluster = await connectCluster({
       kubeconfigPath: config.kubeconfigPath,
       talosconfigPath: config.talosconfigPath,
+      ...(config.kubeContext ? { kubeContext: config.kubeContext } : {}),
+      ...(config.talosContext ? { talosContext: config.talosContext } : {}),
     });
     const wakeup = new HookWakeup(io.signal);
     try {
