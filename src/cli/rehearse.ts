@@ -18,7 +18,7 @@ import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
 const DEFAULT_CLUSTER = "fixtures/clusters/home-ops.yaml";
 /** The default description ships with cairn: resolved from its install, not the caller's cwd. */
-const DEFAULT_CLUSTER_PATH = join(
+export const DEFAULT_CLUSTER_PATH = join(
   dirname(fileURLToPath(import.meta.url)),
   "../..",
   DEFAULT_CLUSTER,
