@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Keeps the shipped example plans (plans/*.yaml) valid: `deno task examples`.
  *

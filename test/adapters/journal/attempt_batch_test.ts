@@ -53,7 +53,8 @@ Deno.test("an uncontended attempt is one read and one write batch", async () => 
 Deno.test("a write landing between the read and the batch rolls the batch back; the attempt is decided again", async () => {
   await withFile(async (url) => {
     const points: string[] = [];
-    let other: Journal | undefined;
+    // Opened after `j` (its writePoint hook reads it once it exists).
+    const peer: { other?: Journal } = {};
     let raced = false;
     const j = await openJournal({
       url,
@@ -61,19 +62,20 @@ Deno.test("a write landing between the read and the batch rolls the batch back; 
       nowMs: T0,
       writePoint: async (p) => {
         points.push(p);
-        if (p === "attempt:before-commit" && !raced && other) {
+        if (p === "attempt:before-commit" && !raced && peer.other) {
           raced = true;
           // Another connection (another process in production) writes to the journal now.
-          await other.startObservation("worker-2", CONTROLLER, T0 + 2999);
+          await peer.other.startObservation("worker-2", CONTROLLER, T0 + 2999);
         }
       },
     });
     // The same file under another spelling: its own connection and its own write queue.
-    other = await openJournal({
+    const other = await openJournal({
       url: url.replace("/journal.db", "/./journal.db"),
       ids: counterIds("b"),
       nowMs: T0,
     });
+    peer.other = other;
     try {
       const plan = (await approvedPlan(j)).digest;
       const c = await committed(j, { plan });

@@ -158,7 +158,7 @@ Deno.test("a plan that expired before it was dispatched is refused (PlanExpired)
   // Approved earlier, run after its expiry: the twin's clock starts at 09:00.
   const w = await startInprocWorld({
     nodes: ["worker-1"],
-    editPlan: (t) => t.replace(/^  expires: \S+$/m, "  expires: 2026-12-01T08:59:00Z"),
+    editPlan: (t) => t.replace(/^ {2}expires: \S+$/m, "  expires: 2026-12-01T08:59:00Z"),
   });
   try {
     const out = await w.run();

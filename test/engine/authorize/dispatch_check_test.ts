@@ -256,7 +256,9 @@ Deno.test("boundHealthPolicy() gives the bound policy only when its digest match
 });
 
 Deno.test("dispatch check holds on a catalogue that went stale since approval (CatalogueStale)", async () => {
-  const f = await fixture((t) => t.replace(/^  expires: \S+$/m, "  expires: 2027-01-31T00:00:00Z"));
+  const f = await fixture((t) =>
+    t.replace(/^ {2}expires: \S+$/m, "  expires: 2027-01-31T00:00:00Z")
+  );
   const later = Date.parse("2026-12-25T00:00:00Z"); // the snapshot of 2026-11-20 is 35 days old
   const r = await checkAtDispatch(f.subject, {
     ...f.ports,
