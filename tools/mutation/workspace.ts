@@ -14,6 +14,8 @@ export interface WorkspaceCopy {
   remove(): Promise<void>;
 }
 
+const LINKED = ["node_modules", "tools/deno/node_modules", "tools/kubectl/node_modules"];
+
 export async function makeWorkspaceCopy(root: string): Promise<WorkspaceCopy> {
   const listed = await new Deno.Command("git", {
     args: ["-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -47,9 +49,13 @@ export async function makeWorkspaceCopy(root: string): Promise<WorkspaceCopy> {
       if (st.isSymlink) await Deno.symlink(await Deno.readLink(from), to);
       else if (st.isFile) await Deno.copyFile(from, to);
     }
-    for (const linked of ["node_modules"]) {
+    // Installed dependencies are linked, not copied: the npm packages, and the pinned Deno and
+    // kubectl that ./cairn and the tools bootstrap (a test that runs ./cairn must not install
+    // a second Deno into the copy, nor print that it does).
+    for (const linked of LINKED) {
       try {
         await Deno.stat(join(root, linked));
+        await Deno.mkdir(dirname(join(dir, linked)), { recursive: true });
         await Deno.symlink(join(root, linked), join(dir, linked));
       } catch (e) {
         if (!(e instanceof Deno.errors.NotFound)) throw e;
@@ -74,7 +80,7 @@ export async function makeWorkspaceCopy(root: string): Promise<WorkspaceCopy> {
       }
     },
     async remove() {
-      // Removes the node_modules link itself, never what it points to.
+      // Removes the links themselves, never what they point to.
       await Deno.remove(dir, { recursive: true });
     },
   };
