@@ -150,6 +150,9 @@ Deno.test("kubectl get prints the real apiserver's columns from the twin's serve
     );
     const pg1 = rows(pods.out).find((r) => r["NAME"] === "postgres18-1")!;
     assertEquals(pg1["NODE"], "worker-1");
+    assertMatch(pg1["IP"]!, /^10\.244\.\d+\.\d+$/);
+    const ips = rows(pods.out).map((r) => r["IP"]);
+    assertEquals(new Set(ips).size, ips.length, "pod IPs are unique");
     assertEquals(pg1["STATUS"], "Running");
     assertEquals(pg1["READY"], "1/1");
 
@@ -415,5 +418,37 @@ Deno.test("sim serve --manual-time keeps time still until a client moves it", as
     assertEquals(await twinNow(twin.control), first);
   } finally {
     await twin.stop();
+  }
+});
+
+Deno.test("sim serve refuses a speed that is not positive, and --speed with --manual-time, before starting", async () => {
+  for (
+    const [args, message] of [
+      [["--speed", "0"], /UsageInvalid: --speed must be a positive number, got "0"/],
+      [["--speed", "fast"], /UsageInvalid: --speed must be a positive number, got "fast"/],
+      [
+        ["--speed", "2", "--manual-time"],
+        /UsageInvalid: --speed and --manual-time exclude each other/,
+      ],
+    ] as const
+  ) {
+    const o = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "src/main.ts",
+        "sim",
+        "serve",
+        "--cluster",
+        "fixtures/clusters/home-ops.yaml",
+        ...args,
+      ],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assertEquals(o.code, 2);
+    assertMatch(new TextDecoder().decode(o.stderr), message);
+    assertEquals(new TextDecoder().decode(o.stdout), "");
   }
 });

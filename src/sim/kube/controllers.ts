@@ -31,6 +31,7 @@ export class Controllers {
   #syncPending = new Set<string>();
   /** Pods bound to each node, and per controller the pods it has on each node (placement). */
   readonly #index = new PodIndex();
+  readonly #podIpCounter = new Map<string, number>();
   /** Eligible node names per pod scheduling shape; dropped whenever any node changes. */
   readonly #eligible = new Map<string, readonly string[]>();
 
@@ -156,6 +157,7 @@ export class Controllers {
           startTime: isoSeconds(this.clock.now()),
           conditions: podConditions(true, true),
           containerStatuses: containerStatuses(template.spec, true, true, this.clock.now()),
+          ...this.podAddress(template.spec, node),
         }
         : {
           phase: "Pending",
@@ -192,8 +194,34 @@ export class Controllers {
         startTime: isoSeconds(this.clock.now()),
         conditions: podConditions(ready, true),
         containerStatuses: containerStatuses(cur.spec, true, ready, this.clock.now()),
+        ...this.podAddress(cur.spec, rec(cur.spec).nodeName as string),
       },
     });
+  }
+
+  /**
+   * The addresses a pod starting on `node` gets: the node's own for host-network pods, else the
+   * next one in the node's pod range (10.244.<node ordinal>.0/24, as a CNI hands them out).
+   */
+  podAddress(spec: unknown, node: string): { hostIP?: string; podIP?: string; podIPs?: R[] } {
+    const n = this.store.get(this.nodes, undefined, node);
+    const hostIP = ((rec(n?.status).addresses ?? []) as R[])
+      .find((a) => a.type === "InternalIP")?.address as string | undefined;
+    let ip: string | undefined;
+    if (rec(spec).hostNetwork === true) ip = hostIP;
+    else {
+      const names = this.store.list(this.nodes).map((x) => x.metadata.name).sort();
+      const ordinal = names.indexOf(node);
+      if (ordinal >= 0) {
+        const next = (this.#podIpCounter.get(node) ?? 1) % 254 + 1;
+        this.#podIpCounter.set(node, next);
+        ip = `10.244.${ordinal}.${next}`;
+      }
+    }
+    return {
+      ...(hostIP ? { hostIP } : {}),
+      ...(ip ? { podIP: ip, podIPs: [{ ip }] } : {}),
+    };
   }
 
   #suffix(prefix: string): string {

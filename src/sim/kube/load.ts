@@ -108,6 +108,10 @@ export function loadDescription(c: Controllers, d: ClusterDescription): void {
         ((status.conditions ?? []) as R[]).some((x) => x.type === "Ready" && x.status === "True"),
         c.clock.now(),
       );
+      const node = rec(o.spec).nodeName;
+      if (status.phase === "Running" && typeof node === "string" && status.podIP === undefined) {
+        Object.assign(status, c.podAddress(o.spec, node));
+      }
     }
     c.store.create(t, o);
   }

@@ -76,6 +76,7 @@ function placePending(store: Store, clock: SimClock, c: Controllers): void {
           phase: "Running",
           conditions: podConditions(ready, true),
           containerStatuses: containerStatuses(cur["spec"], true, ready, clock.now()),
+          ...c.podAddress(cur["spec"], node),
         },
       });
     });
