@@ -57,6 +57,8 @@ export interface Rehearsal {
   readonly faultNode: string;
   readonly effect: PresetEffect;
   run(opts?: { readonly signal?: AbortSignal }): Promise<RolloutOutcome>;
+  /** The execution report of `outcome`, rendered from this rehearsal's journal as a real run's. */
+  report(outcome: RolloutOutcome): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -154,6 +156,17 @@ async function wire(
         owner,
         ...(r.signal ? { signal: r.signal } : {}),
       }),
+    report: async (outcome) => {
+      const { rehearsalReport } = await import("./rehearsal_report.ts");
+      return await rehearsalReport({
+        journal: raw,
+        parsed,
+        planPath: o.planPath,
+        requiredApprovals: o.requiredApprovals ?? 1,
+        outcome,
+        generatedAt: clock.now(),
+      });
+    },
     async stop() {
       for (const c of closers.splice(0).reverse()) await c();
     },

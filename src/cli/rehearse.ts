@@ -1,6 +1,7 @@
 /**
  * `cairn rehearse PLAN`: runs a TalosUpgrade plan against the twin in virtual time with named
- * faults, prints the outcome per node and leaves the journal behind for `cairn journal show`.
+ * faults, prints the outcome per node, writes the same execution report a real run publishes and
+ * leaves the journal behind for `cairn journal show`.
  */
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,11 +29,12 @@ export const command: Command = {
   path: ["rehearse"],
   summary: "Run a plan on the twin in virtual time with named faults",
   usage: "PLAN [--cluster FILE] [--fault NAME]... [--fault-node NODE] [--journal URL] " +
-    "[--allowed-signers F] [--approvals N] [--health-policy P] [--output json]",
+    "[--allowed-signers F] [--approvals N] [--health-policy P] [--out DIR] [--output json]",
   help: `
 Starts the twin (Kubernetes API simulator and Talos apid simulator, built from a cluster
 description), binds PLAN into a journal, arms the named faults against one node and runs the
-same executor as \`cairn apply\` in the twin's virtual time. Prints the outcome per node.
+same executor as \`cairn apply\` in the twin's virtual time. Prints the outcome per node and
+writes execution.md, the report a real run publishes, rendered from the rehearsal's journal.
 
 Like \`cairn apply\`, it first re-runs every authorising check on current evidence (the checks of
 'cairn plan check' over the bound files in the plan's repository, expiry, the cluster's own name
@@ -42,19 +44,22 @@ refusal is journaled and nothing is sent. The health rounds use the plan's bound
 Options:
   --cluster FILE        cluster description (default ${DEFAULT_CLUSTER})
   --fault NAME          a named fault, repeatable: ${FAULT_PRESET_NAMES.join(", ")}
-  --fault-node NODE     node the faults aim at (default: the plan's first node)
+  --fault-node NODE     node the faults aim at, one of the plan's nodes (default: its first)
   --journal URL         journal (default: a file: URL in a fresh temporary directory, printed)
   --allowed-signers F   check PLAN.sig against this trust root (re-read before every node);
                         without it the trust check is recorded as not evaluated
   --approvals N         approvers required besides the author (default 1)
   --health-policy P     optional; refused unless P is byte for byte the policy the plan binds
+  --out DIR             where execution.md is written (default reports/rehearsal/<plan>/)
   --output json         print the outcome as JSON
 
-Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, refused).`,
+Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, refused);
+2 usage error (an unknown fault or fault node).`,
   options: {
     cluster: { type: "string" },
     fault: { type: "string", multiple: true },
     "fault-node": { type: "string" },
+    out: { type: "string" },
     journal: { type: "string" },
     "health-policy": { type: "string" },
     "allowed-signers": { type: "string" },
@@ -75,24 +80,40 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
       level: "warn",
     });
     const planBytes = await readPlan(planPath);
+    const { parsePlan } = await import("../domain/plan/parse.ts");
+    const parsed = await parsePlan(planBytes, { file: planPath });
+    const faultNode = str(args.values["fault-node"]);
+    // Checked before the twin starts: faults aimed at a node the plan never touches would
+    // never fire, and the rehearsal would "complete" having rehearsed nothing.
+    const planNodes = nodeNames(parsed.plan);
+    if (faultNode !== undefined && !planNodes.includes(faultNode)) {
+      throw new UsageError(
+        `--fault-node ${faultNode}: no such node in plan ${parsed.plan.metadata.name}; ` +
+          `its nodes: ${planNodes.join(", ")}`,
+      );
+    }
     const policyPath = str(args.values["health-policy"]);
     if (policyPath) {
-      const { parsePlan } = await import("../domain/plan/parse.ts");
       const { requireBoundPolicy } = await import("../app/run_plan.ts");
-      const parsed = await parsePlan(planBytes, { file: planPath });
       await requireBoundPolicy(resolve(io.cwd, policyPath), parsed.plan);
     }
+    const outDir = resolve(
+      io.cwd,
+      str(args.values["out"]) ?? join("reports", "rehearsal", parsed.plan.metadata.name),
+    );
     const signers = str(args.values["allowed-signers"]);
     const approvals = Number(args.values["approvals"]);
     if (!Number.isSafeInteger(approvals) || approvals < 0) {
       throw new UsageError("--approvals must be a non-negative integer");
     }
+    const clusterPath = await readableCluster(
+      str(args.values["cluster"])
+        ? resolve(io.cwd, str(args.values["cluster"])!)
+        : DEFAULT_CLUSTER_PATH,
+    );
+    await requireSameCluster(clusterPath, parsed.plan.metadata.cluster);
     const r = await startRehearsal({
-      cluster: await readableCluster(
-        str(args.values["cluster"])
-          ? resolve(io.cwd, str(args.values["cluster"])!)
-          : DEFAULT_CLUSTER_PATH,
-      ),
+      cluster: clusterPath,
       planPath,
       planBytes,
       ...(signers
@@ -109,15 +130,19 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
         : {}),
       requiredApprovals: approvals,
       faults,
-      ...(str(args.values["fault-node"]) ? { faultNode: str(args.values["fault-node"])! } : {}),
+      ...(faultNode !== undefined ? { faultNode } : {}),
       journalUrl,
       log,
     });
     try {
       const out = await r.run({ signal: io.signal });
+      const reportPath = join(outDir, "execution.md");
+      await Deno.mkdir(outDir, { recursive: true });
+      await Deno.writeTextFile(reportPath, await r.report(out));
       const report = {
         plan: planPath,
         journal: journalUrl,
+        report: reportPath,
         faults,
         faultNode: r.faultNode,
         ...out,
@@ -174,7 +199,12 @@ async function readableCluster(path: string): Promise<string> {
 
 function printOutcome(
   io: CommandIO,
-  r: RolloutOutcome & { journal: string; faults: FaultPresetName[]; faultNode: string },
+  r: RolloutOutcome & {
+    journal: string;
+    report: string;
+    faults: FaultPresetName[];
+    faultNode: string;
+  },
 ): void {
   for (const f of r.faults) {
     io.stdout(`fault ${f} on ${r.faultNode}: ${FAULT_PRESETS[f].summary}\n`);
@@ -182,5 +212,40 @@ function printOutcome(
   for (const n of r.nodes) {
     io.stdout(`${n.node.padEnd(12)} ${n.state.padEnd(13)} ${n.reason}: ${n.detail}\n`);
   }
-  io.stdout(`rollout ${r.state}\njournal ${r.journal}\n`);
+  io.stdout(`rollout ${r.state}\njournal ${r.journal}\nreport  ${r.report}\n`);
+}
+
+/** The nodes a plan rolls, in plan order (none for a kind without a node list). */
+function nodeNames(plan: unknown): string[] {
+  const nodes = (plan as { spec?: { nodes?: readonly { name?: unknown }[] } }).spec?.nodes;
+  return Array.isArray(nodes) ? nodes.map((n) => String(n.name)) : [];
+}
+
+/**
+ * A plan rehearsed on a twin of another cluster rehearses nothing it would do for real: refused
+ * before the twin starts, naming both clusters (the dispatch check would only see that the plan's
+ * nodes do not answer).
+ */
+async function requireSameCluster(path: string, planCluster: string): Promise<void> {
+  const { parse } = await import("yaml");
+  let name: unknown;
+  try {
+    name = (parse(await Deno.readTextFile(path)) as { metadata?: { name?: unknown } } | null)
+      ?.metadata?.name;
+  } catch (e) {
+    throw new CairnError({
+      reason: "FileUnreadable",
+      message: `cannot read the cluster description ${path}: ${
+        e instanceof Error ? e.message : String(e)
+      } (--cluster FILE)`,
+    });
+  }
+  if (name !== planCluster) {
+    throw new CairnError({
+      reason: "ClusterIdentityMismatch",
+      message: `the plan is for cluster ${planCluster}, but ${path} describes ${
+        typeof name === "string" ? name : "a cluster without metadata.name"
+      }; nothing was started (--cluster FILE)`,
+    });
+  }
 }

@@ -111,6 +111,8 @@ Deno.test("cairn apply and cairn rehearse refuse a signed plan that skips a mino
       `file:${join(dir, "rehearsal.db")}`,
       "--allowed-signers",
       join(dir, "allowed_signers"),
+      "--out",
+      join(dir, "out"),
     ]);
     assertEquals(rehearsed.code, 1, rehearsed.stderr);
     assert(/worker-1\s+not-committed\s+SkippedMinor: /.test(rehearsed.stdout), rehearsed.stdout);
@@ -157,8 +159,21 @@ Deno.test("cairn rehearse refuses a plan whose pinned installer digest is not wh
   assert(text.includes("cd".repeat(32)));
   const { dir, plan } = await repoWithPlan(text);
   try {
-    const r = await cairn(["rehearse", plan, "--journal", `file:${join(dir, "rehearsal.db")}`]);
+    const r = await cairn([
+      "rehearse",
+      plan,
+      "--journal",
+      `file:${join(dir, "rehearsal.db")}`,
+      "--out",
+      join(dir, "out"),
+    ]);
     assertEquals(r.code, 1, r.stderr);
+    // The rehearsal writes the report a real run publishes, saying why nothing was sent.
+    const report = await Deno.readTextFile(join(dir, "out", "execution.md"));
+    assert(report.startsWith("# Execution report: talos-skip\n"), report.slice(0, 200));
+    assert(report.includes("**Verdict: REFUSED"), report.slice(0, 400));
+    assert(report.includes("`InstallerDigestMismatch`"), report.slice(0, 1200));
+    assert(r.stdout.includes(`report  ${join(dir, "out", "execution.md")}`), r.stdout);
     assert(/worker-1\s+not-committed\s+InstallerDigestMismatch: /.test(r.stdout), r.stdout);
     assert(r.stdout.includes(`sha256:${"cd".repeat(32)}`), "names the pinned digest");
     assert(r.stdout.includes("rollout refused"), r.stdout);
