@@ -6,6 +6,7 @@
  * command only turns flags into this request and prints the result.
  */
 import { CairnError } from "../domain/errors.ts";
+import { type PhaseEvent, watchPhases } from "./phase_watch.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
@@ -26,6 +27,8 @@ export interface ApplyRequest {
   /** Where the executor's log lines go (one JSON line each). */
   readonly writeLog: (line: string) => void;
   readonly signal: AbortSignal;
+  /** Told every phase the executor records (a progress display); absent: nothing is told. */
+  readonly onPhase?: (e: PhaseEvent) => void;
 }
 
 /** Refused before anything was opened (the approval policy), or the rollout's outcome. */
@@ -111,8 +114,9 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
       approver: { identity: verdict.approvers.join(",") || "policy", role: "approver" },
       nowMs: clock.now(),
     });
+    const nodeOrder = bound.plan.spec.nodes.map((n) => n.name);
     const outcome = await run.executePlan({
-      journal,
+      journal: o.onPhase ? watchPhases(journal, nodeOrder, o.onPhase) : journal,
       bound,
       cluster,
       authority,

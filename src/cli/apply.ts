@@ -5,6 +5,7 @@
  * cluster's own name, installer resolution), again before each node's commitment. A refusal is
  * journaled and sends nothing. The reconciler calls the same executor (engine/executor/run_plan.ts).
  */
+import type { PhaseEvent } from "../app/phase_watch.ts";
 import {
   CLUSTER_HELP,
   CLUSTER_OPTIONS,
@@ -15,6 +16,7 @@ import {
 import { resolve } from "node:path";
 import {
   type Command,
+  type CommandIO,
   EXIT,
   OUTPUT_OPTION,
   parseRegistryMirrors,
@@ -86,6 +88,9 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     }
     const policyPath = args.values["health-policy"];
     const { applyPlan } = await import("../app/apply_run.ts");
+    // On a terminal: one status line (node, phase, elapsed) with log lines kept above it.
+    // Elsewhere: the JSON log lines alone, one per event, for CI and log collectors.
+    const progress = io.tty ? await terminalProgress(io) : undefined;
     const r = await applyPlan({
       file,
       kubeconfig,
@@ -97,12 +102,20 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       approvals,
       ...(typeof policyPath === "string" ? { policyPath: resolve(io.cwd, policyPath) } : {}),
       mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
-      writeLog: (l) => io.stderr(l),
+      writeLog: progress ? (l) => progress.note(l.trimEnd()) : (l) => io.stderr(l),
       signal: io.signal,
+      ...(progress ? { onPhase: (e: PhaseEvent) => progress.update(e) } : {}),
     });
+    if (r.kind === "ran") progress?.done(`rollout ${r.outcome.state}`);
     if (r.kind === "ran") return report(r.outcome);
     if (wantsJson(args)) printJson(io, { refused: true, policy: r.verdict });
     else io.stderr(`refused: ${r.verdict.reasons.join(", ")}: ${r.verdict.summary}\n`);
     return EXIT.refused;
   },
 };
+
+async function terminalProgress(io: CommandIO) {
+  const { createProgress } = await import("../adapters/terminal/progress.ts");
+  const { SystemClock } = await import("../adapters/clock/system_clock.ts");
+  return createProgress({ tty: true, color: io.color, write: io.stderr, clock: new SystemClock() });
+}
