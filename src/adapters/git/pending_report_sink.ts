@@ -98,14 +98,16 @@ export class PendingReportSink implements ReportSink {
       if (e instanceof Deno.errors.NotFound) return undefined;
       throw e;
     }
-    const parsed = JSON.parse(text) as PendingFile;
-    if (parsed.version !== 1 || !Array.isArray(parsed.documents)) {
-      throw new CairnError({
-        reason: "Internal",
-        message: `${this.#path} is not a pending-report queue this version of cairn wrote`,
-      });
-    }
-    return parsed;
+    const parsed = parseQueue(text);
+    if (parsed) return parsed;
+    // An unreadable queue must not block every later report: it is set aside (kept for a
+    // human), and the reports flow again; what it held is lost, which is logged by the caller.
+    await Deno.rename(this.#path, `${this.#path}.unreadable`);
+    throw new CairnError({
+      reason: "Internal",
+      message: `the pending-report queue was unreadable and was set aside as ${FILE}.unreadable; ` +
+        "the reports it held were not pushed",
+    });
   }
 
   async #write(p: PendingFile): Promise<void> {
@@ -113,6 +115,17 @@ export class PendingReportSink implements ReportSink {
     const tmp = `${this.#path}.tmp`;
     await Deno.writeTextFile(tmp, JSON.stringify(p));
     await Deno.rename(tmp, this.#path);
+  }
+}
+
+function parseQueue(text: string): PendingFile | undefined {
+  try {
+    const p = JSON.parse(text) as PendingFile;
+    return p?.version === 1 && Array.isArray(p.documents) && Array.isArray(p.messages)
+      ? p
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -115,3 +115,21 @@ Deno.test("PendingReportSink never queues a report cairn refuses (an unsafe plan
     await w.close();
   }
 });
+
+Deno.test("PendingReportSink sets an unreadable queue aside once instead of blocking every later report", async () => {
+  const w = await world();
+  try {
+    await Deno.mkdir(w.pendingDir, { recursive: true });
+    await Deno.writeTextFile(`${w.pendingDir}/pending.json`, "{ half a queue");
+    const s = w.sink();
+    await rejects(s.retryPending(), (e: Error) => e.message.includes("set aside"));
+    assertEquals(
+      await Deno.readTextFile(`${w.pendingDir}/pending.json.unreadable`),
+      "{ half a queue",
+    );
+    await s.publish([execution("# after\n")], "after");
+    assertEquals(await w.shown("reports/p/execution.md"), "# after");
+  } finally {
+    await w.close();
+  }
+});
