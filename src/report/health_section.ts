@@ -4,7 +4,7 @@
  * folded away. Rendering only: round and result verdicts come from the journal as recorded.
  */
 import { codeSpan, tableHead, tableRow } from "./escape.ts";
-import { countBy, duration, iso, omittedLine, pick, text } from "./format.ts";
+import { clock, countBy, duration, iso, omittedLine, pick, text } from "./format.ts";
 import type { HealthCheckResult, HealthRound, RenderLimits } from "./model.ts";
 import type { Verdict } from "../domain/verdict.ts";
 import { verdictWord } from "./sections.ts";
@@ -147,7 +147,13 @@ export function healthSection(rounds: readonly HealthRound[], lim: RenderLimits)
   const totals = countBy(rounds, (r) => r.verdict).map(([v, n]) => `${n} ${v}`).join(", ");
   const explained = failureExplanations(rounds, lim);
   const p = pick(rounds, lim.tableRows, notable);
-  const detailed = pick(rounds.filter(notable), lim.detailBlocks, () => true);
+  // One detail block per run of rounds that did not pass (its last round): the rounds of a run
+  // read the same bindings, and the run's explanation above already counts them.
+  const detailed = pick(
+    failureRuns(rounds).map((r) => r.rounds.at(-1)!),
+    lim.detailBlocks,
+    () => true,
+  );
   const lastPass = [...rounds].reverse().find((r) => !notable(r));
   return [
     "## Health rounds",
@@ -160,7 +166,9 @@ export function healthSection(rounds: readonly HealthRound[], lim: RenderLimits)
       : []),
     "",
     "<details>",
-    `<summary>All ${rounds.length} rounds, the results of those that did not pass and of the ` +
+    `<summary>All ${rounds.length} rounds (times UTC on ${
+      iso(rounds[0]!.startedAt).slice(0, 10)
+    } unless dated); the results of the last round of each run that did not pass, and of the ` +
     "latest passing round</summary>",
     "",
     ...tableHead(["Round", "Purpose", "Node", "Started", "Verdict", "Pass", "Fail", "Unreadable"]),
@@ -170,7 +178,7 @@ export function healthSection(rounds: readonly HealthRound[], lim: RenderLimits)
         codeSpan(r.id),
         r.purpose,
         r.node === undefined ? "cluster" : codeSpan(r.node),
-        iso(r.startedAt),
+        clock(r.startedAt, rounds[0]!.startedAt),
         verdictWord(r.verdict),
         c("pass"),
         c("fail"),
@@ -184,7 +192,7 @@ export function healthSection(rounds: readonly HealthRound[], lim: RenderLimits)
     ...(detailed.omitted > 0
       ? [
         "",
-        `_Details of ${detailed.omitted} more failing or unreadable rounds are in the journal._`,
+        `_Details of ${detailed.omitted} more runs of failing or unreadable rounds are in the journal._`,
       ]
       : []),
     "",

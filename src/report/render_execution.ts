@@ -212,31 +212,40 @@ function attemptTable(
   day: number,
 ): string[] {
   const t = (ms: number) => clock(ms, day);
+  // The attempts needing attention keep absolute deadlines (when they can be resolved); the
+  // folded list gives them as spans after the send, which is what row 12 bounds.
+  const absolute = !Number.isFinite(day);
   return [
     ...tableHead([
       "Node",
       "Phase",
       "#",
-      "Intent",
       "Sent",
-      "Transport deadline",
-      "Verification deadline",
+      absolute
+        ? "Deadlines (transport / verification)"
+        : "Deadlines after send (transport / verification)",
       "Response",
       "Accounted by",
     ]),
-    ...attempts.map((a) =>
-      tableRow([
+    ...attempts.map((a) => {
+      const from = a.sentAt ?? a.intentAt;
+      return tableRow([
         codeSpan(a.node),
         escapeText(a.phase),
         String(a.attempt),
-        t(a.intentAt),
-        a.sentAt === undefined ? "not sent" : t(a.sentAt),
-        t(a.transportDeadline),
-        t(a.verificationDeadline),
+        // The intent's time only when it differs from the send: a gap between them matters.
+        a.sentAt === undefined
+          ? `not sent (intent ${t(a.intentAt)})`
+          : a.sentAt === a.intentAt
+          ? t(a.sentAt)
+          : `${t(a.sentAt)} (intent ${t(a.intentAt)})`,
+        absolute
+          ? `${t(a.transportDeadline)} / ${t(a.verificationDeadline)}`
+          : `${duration(a.transportDeadline - from)} / ${duration(a.verificationDeadline - from)}`,
         `${a.responseClass ?? "**none**"}${a.detail ? `: ${text(a.detail, lim.textMax)}` : ""}`,
         a.accountedBy ?? "**unaccounted**",
-      ])
-    ),
+      ]);
+    }),
   ];
 }
 
