@@ -15,6 +15,7 @@ import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 import type { TwinProcess } from "./twin_process.ts";
 import type { ClusterConnection } from "./run_plan.ts";
 import type { TwinClock } from "../adapters/clock/twin_clock.ts";
+import { type PhaseEvent, watchPhases } from "./phase_watch.ts";
 
 /** The identity that takes operations over in `takeover-before-attempt`. */
 export const TAKEOVER_OWNER = "ctl_rehearsal_takeover";
@@ -56,7 +57,9 @@ export interface Rehearsal {
   readonly cluster: ClusterConnection;
   readonly faultNode: string;
   readonly effect: PresetEffect;
-  run(opts?: { readonly signal?: AbortSignal }): Promise<RolloutOutcome>;
+  run(
+    opts?: { readonly signal?: AbortSignal; readonly onPhase?: (e: PhaseEvent) => void },
+  ): Promise<RolloutOutcome>;
   /** The execution report of `outcome`, rendered from this rehearsal's journal as a real run's. */
   report(outcome: RolloutOutcome): Promise<string>;
   stop(): Promise<void>;
@@ -147,7 +150,9 @@ async function wire(
     effect,
     run: (r = {}) =>
       refused ? Promise.resolve(refused) : executePlan({
-        journal,
+        journal: r.onPhase
+          ? watchPhases(journal, bound.plan.spec.nodes.map((n) => n.name), r.onPhase)
+          : journal,
         bound,
         cluster,
         authority,

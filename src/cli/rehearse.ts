@@ -135,7 +135,16 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
       log,
     });
     try {
-      const out = await r.run({ signal: io.signal });
+      // On a terminal: a status line in the twin's (virtual) time; elsewhere nothing extra.
+      const { createProgress } = await import("../adapters/terminal/progress.ts");
+      const progress = io.tty
+        ? createProgress({ tty: true, color: io.color, write: io.stderr, clock: r.clock })
+        : undefined;
+      const out = await r.run({
+        signal: io.signal,
+        ...(progress ? { onPhase: (e) => progress.update(e) } : {}),
+      });
+      progress?.done(`rollout ${out.state}`);
       const reportPath = join(outDir, "execution.md");
       await Deno.mkdir(outDir, { recursive: true });
       await Deno.writeTextFile(reportPath, await r.report(out));
