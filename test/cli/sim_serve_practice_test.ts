@@ -179,6 +179,14 @@ Deno.test("kubectl get prints the real apiserver's columns from the twin's serve
       ds.out,
       /^NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+NODE SELECTOR\s+AGE\ncilium\s+7\s+7\s+7\s+7\s+7\s+<none>\s+\d+s\n/,
     );
+    // `all` is a category the discovery documents carry; ReplicaSets report their pods.
+    const all = await kubectl(twin.kubeconfig, "get", "all", "-n", "network");
+    assertEquals(all.code, 0, all.err);
+    assertMatch(all.out, /^deployment\.apps\/echo\s+2\/2\s+2\s+2\s/m);
+    assertMatch(all.out, /^replicaset\.apps\/echo-\S+\s+2\s+2\s+2\s/m);
+    assertMatch(all.out, /^pod\/echo-\S+\s+1\/1\s+Running\s/m);
+    const ev = await kubectl(twin.kubeconfig, "get", "ev", "-A");
+    assertEquals([ev.code, ev.err.includes("Warning")], [0, false], ev.err);
     const sts = await kubectl(twin.kubeconfig, "get", "statefulsets", "-A");
     assertEquals(sts.code, 0, sts.err);
     const leases = await kubectl(twin.kubeconfig, "get", "leases", "-A");

@@ -3,6 +3,20 @@ import { groupVersion, type ResourceType, type Store } from "./store.ts";
 
 type R = Record<string, unknown>;
 
+/** The resources the apiserver puts in the `all` category (`kubectl get all`). */
+const CATEGORY_ALL = new Set([
+  "/pods",
+  "/services",
+  "/replicationcontrollers",
+  "apps/deployments",
+  "apps/replicasets",
+  "apps/statefulsets",
+  "apps/daemonsets",
+  "batch/jobs",
+  "batch/cronjobs",
+  "autoscaling/horizontalpodautoscalers",
+]);
+
 const VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
 function resourceList(store: Store, group: string, version: string): R {
@@ -16,6 +30,7 @@ function resourceList(store: Store, group: string, version: string): R {
       kind: t.kind,
       verbs: t.verbs ?? VERBS,
       ...(t.shortNames ? { shortNames: t.shortNames } : {}),
+      ...(CATEGORY_ALL.has(`${t.group}/${t.plural}`) ? { categories: ["all"] } : {}),
     });
     for (const sub of t.subresources ?? []) {
       resources.push(subresource(t, sub));

@@ -167,7 +167,7 @@ const BUILTIN: ResourceType[] = [
     kind: "Event",
     plural: "events",
     namespaced: true,
-    shortNames: ["ev"],
+    // No short name: as on a real apiserver, `ev` is the core group's Event only.
   },
 ];
 
