@@ -5,7 +5,6 @@
  * the engine's dispatch check, `bindPlan` and `executePlan` (`engine/executor/run_plan.ts`). The
  * command only turns flags into this request and prints the result.
  */
-import { CairnError } from "../domain/errors.ts";
 import { type PhaseEvent, watchPhases } from "./phase_watch.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
@@ -38,7 +37,7 @@ export type ApplyResult =
 
 /** Verifies the approval, then runs the plan through the dispatch check and the executor. */
 export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
-  const { readNamedFile, MAX_BOUND_FILE_BYTES } = await import(
+  const { readNamedFile, readCappedFile, MAX_BOUND_FILE_BYTES } = await import(
     "../adapters/repo/bound_file_reader.ts"
   );
   const bytes = await readNamedFile(o.file, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
@@ -56,7 +55,7 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
     plan: bytes,
     signatures,
     signers: parseAllowedSigners(
-      new TextDecoder().decode(await read(o.signersFile)),
+      new TextDecoder().decode(await readCappedFile(o.signersFile, MAX_BOUND_FILE_BYTES)),
       o.signersFile,
     ),
     author: parsed.plan.metadata.author,
@@ -132,16 +131,5 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
   } finally {
     cluster.close();
     await journal.close();
-  }
-}
-
-async function read(path: string): Promise<Uint8Array> {
-  try {
-    return await Deno.readFile(path);
-  } catch (e) {
-    throw new CairnError({
-      reason: "FileUnreadable",
-      message: `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`,
-    });
   }
 }

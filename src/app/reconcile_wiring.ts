@@ -4,6 +4,7 @@
  * path, the poll/hook wake-up, metrics and the ops server. Not a command; the cluster connection
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
+import { MAX_BOUND_FILE_BYTES, readCappedFile } from "../adapters/repo/bound_file_reader.ts";
 import { CairnError } from "../domain/errors.ts";
 import { sha256Hex } from "../domain/plan/digest.ts";
 import {
@@ -51,7 +52,7 @@ export function metricsObserver(metrics: CairnMetrics): ExecutionObserver {
 export function fileTrustRoot(path: string): TrustRoot {
   return {
     load: async () => {
-      const bytes = await Deno.readFile(path);
+      const bytes = await readCappedFile(path, MAX_BOUND_FILE_BYTES);
       const signers = parseAllowedSigners(new TextDecoder().decode(bytes), path);
       return relabelSigners(signers, trustRootLabel(signers, await sha256Hex(bytes)));
     },

@@ -9,7 +9,11 @@ import {
 } from "./command.ts";
 import type { CommandIO, ParsedArgs } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
-import { MAX_BOUND_FILE_BYTES, readNamedFile } from "../adapters/repo/bound_file_reader.ts";
+import {
+  MAX_BOUND_FILE_BYTES,
+  readCappedFile,
+  readNamedFile,
+} from "../adapters/repo/bound_file_reader.ts";
 import { loadYaml } from "../domain/plan/yaml_load.ts";
 import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
 import { evaluatePolicy, type PolicyVerdict } from "../domain/trust/policy.ts";
@@ -56,7 +60,10 @@ Options:
       optional: true,
     });
     const signatures = sigBytes === undefined ? undefined : new TextDecoder().decode(sigBytes);
-    const signers = parseAllowedSigners(await readText(signersFile), signersFile);
+    const signers = parseAllowedSigners(
+      new TextDecoder().decode(await readCappedFile(signersFile, MAX_BOUND_FILE_BYTES)),
+      signersFile,
+    );
     const author = readAuthor(plan, file);
     const verdict = await evaluatePolicy({
       plan,
@@ -93,25 +100,6 @@ function parseAt(v: unknown): number {
   const ms = typeof v === "string" && rfc3339.test(v) ? Date.parse(v) : NaN;
   if (Number.isNaN(ms)) throw new UsageError(`--now must be an RFC 3339 time, got ${String(v)}`);
   return ms;
-}
-
-function unreadable(path: string, e: unknown): CairnError {
-  const why = e instanceof Error ? e.message : String(e);
-  return new CairnError({ reason: "FileUnreadable", message: `cannot read ${path}: ${why}` }, {
-    cause: e,
-  });
-}
-
-async function readBytes(path: string): Promise<Uint8Array> {
-  try {
-    return await Deno.readFile(path);
-  } catch (e) {
-    throw unreadable(path, e);
-  }
-}
-
-async function readText(path: string): Promise<string> {
-  return new TextDecoder().decode(await readBytes(path));
 }
 
 /** Reads only `metadata.author`; full plan validation is `cairn plan check`'s job. */

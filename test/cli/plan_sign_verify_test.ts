@@ -292,3 +292,36 @@ Deno.test("cairn plan verify and plan sign refuse a plan or .sig that is a link 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cairn plan verify reads allowed_signers through a link (a mounted Secret) but never a device or more than the cap", async () => {
+  const dir = await makePlanRepo("cairn-cli-verify-signers-");
+  try {
+    const plan = `${dir}/plans/talos-v1.14.2.yaml`;
+    const refusedAs = (says: RegExp) => (e: unknown) => {
+      assert(e instanceof CairnError, String(e));
+      assertEquals(e.reason, "FileUnreadable");
+      assert(says.test(e.message), e.message);
+      return true;
+    };
+    // Oversized first: a reader without the cap returns instead of refusing (and never reaches
+    // the /dev/zero link below, which it would read until memory ran out).
+    await Deno.writeFile(`${dir}/big`, new Uint8Array(2 * 1024 * 1024));
+    await rejects(
+      runCmd(verify, [plan, "--allowed-signers", `${dir}/big`]),
+      refusedAs(/over the cap/),
+    );
+    await Deno.symlink("/dev/zero", `${dir}/zero`);
+    await rejects(
+      runCmd(verify, [plan, "--allowed-signers", `${dir}/zero`]),
+      refusedAs(/not a regular file/),
+    );
+    // A link to a regular file is followed: the verdict is about the (empty) trust root.
+    await Deno.writeTextFile(`${dir}/signers`, "");
+    await Deno.symlink(`${dir}/signers`, `${dir}/linked`);
+    const linked = await runCmd(verify, [plan, "--allowed-signers", `${dir}/linked`]);
+    assertEquals(linked.code, 1);
+    assert(/SignatureMissing/.test(linked.stdout), linked.stdout);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

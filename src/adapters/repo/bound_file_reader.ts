@@ -238,3 +238,26 @@ export async function readNamedFile(
       read.detail,
   });
 }
+
+/**
+ * An operator's file that may legitimately be a link (the trust root mounted from a Kubernetes
+ * Secret is a chain of symlinks): followed, but it must end at a regular file of at most
+ * `maxBytes`, checked before reading, so a trust root pointed at `/dev/zero` or a FIFO is refused
+ * instead of exhausting memory or hanging. Throws FileUnreadable naming the path and why.
+ */
+export async function readCappedFile(path: string, maxBytes: number): Promise<Uint8Array> {
+  let read: BoundFileRead;
+  try {
+    const info = await Deno.stat(path);
+    read = info.isFile
+      ? await readRegular(path, info, maxBytes)
+      : refused("BoundFileNotRegular", `it is ${kindOf(info)}, not a regular file`);
+  } catch (e) {
+    read = { status: "missing", detail: e instanceof Error ? e.message : "unreadable" };
+  }
+  if (read.status === "read") return read.bytes;
+  throw new CairnError({
+    reason: "FileUnreadable",
+    message: `cannot read ${path}: ${read.detail}`,
+  });
+}
