@@ -12,6 +12,7 @@ import type {
   PlanIntroduction,
   PlanListing,
   PlanSource,
+  RefusedPlanPath,
 } from "../../src/ports/plan_source.ts";
 import type { PublishResult, ReportDocument, ReportSink } from "../../src/ports/report_sink.ts";
 
@@ -29,6 +30,8 @@ export class MemoryPlanSource implements PlanSource {
   readonly #tips = new Map<string, string>();
   #fetched = new Map<string, string>();
   #seq = 0;
+  /** Plans larger than this are refused unread (`PlanTooLarge`), as the Git source does. */
+  maxPlanBytes = Infinity;
 
   constructor(readonly watchedBranch: string, private readonly now: () => number) {}
 
@@ -68,9 +71,15 @@ export class MemoryPlanSource implements PlanSource {
   async listPlans(commit: string): Promise<PlanListing> {
     const c = this.#get(commit);
     const plans: PlanFile[] = [];
+    const refused: RefusedPlanPath[] = [];
     for (const [path, bytes] of [...c.files].sort(([a], [b]) => a.localeCompare(b))) {
       const m = PLAN.exec(path);
       if (!m) continue;
+      if (bytes.length > this.maxPlanBytes) {
+        const message = `the file has ${bytes.length} bytes (limit ${this.maxPlanBytes})`;
+        refused.push({ path, reason: "PlanTooLarge", message });
+        continue;
+      }
       const signature = c.files.get(`${path}.sig`);
       plans.push({
         name: m[1]!,
@@ -80,7 +89,7 @@ export class MemoryPlanSource implements PlanSource {
         ...(signature ? { signature } : {}),
       });
     }
-    return { commit, plans, refused: [] };
+    return { commit, plans, refused };
   }
 
   introductions(commit: string, since?: string): Promise<readonly PlanIntroduction[]> {

@@ -17,6 +17,7 @@ import type {
   PlanFile,
   PlanIntroduction,
   PlanSource,
+  RefusedPlanPath,
 } from "../../ports/plan_source.ts";
 import type {
   EvidenceChecker,
@@ -87,6 +88,8 @@ export class Reconciler {
   readonly #bound = new Map<string, string>();
   readonly #seen = new Map<string, string>();
   readonly #previewed = new Map<string, string>();
+  /** Refused plan paths already reported (branch, path, reason, message). */
+  readonly #refusedMarks = new Set<string>();
   readonly #queue: Queued[] = [];
   readonly #running = new Map<string, Promise<void>>();
   readonly #finished: ExecutionRecord[] = [];
@@ -177,6 +180,7 @@ export class Reconciler {
       this.#lastWatched = head.commit;
     }
     const listing = await this.#d.source.listPlans(head.commit);
+    await this.#refusedFiles(listing.refused, this.#d.watchedBranch, head.commit);
     const order = new Map(this.#intros.map((i, k) => [i.name, k]));
     const files = listing.plans.slice().sort((a, b) =>
       (order.get(a.name) ?? Infinity) - (order.get(b.name) ?? Infinity)
@@ -262,6 +266,7 @@ export class Reconciler {
     if (this.#branchTips.get(b.branch) === tip) return;
     this.#branchTips.set(b.branch, tip);
     const listing = await this.#d.source.listPlans(b.commit);
+    await this.#refusedFiles(listing.refused, b.branch, b.commit);
     for (const file of listing.plans) {
       const key = `${await fileKey(file)}|${trustMark(signers)}`;
       if (this.#seen.get(file.name) === key) continue; // unchanged from the watched branch
@@ -291,6 +296,36 @@ export class Reconciler {
         `preview ${file.name} at ${b.commit.slice(0, 12)}`,
         live,
       );
+    }
+  }
+
+  /**
+   * Plan files the source refused before reading them (unsafe name, symlink, oversized): each
+   * still gets a refused preview saying why, once per branch and problem. A name that cannot
+   * name a report path is refused again by the sink, which the log then shows.
+   */
+  async #refusedFiles(
+    refused: readonly RefusedPlanPath[],
+    branch: string,
+    commit: string,
+  ): Promise<void> {
+    for (const r of refused) {
+      const mark = `${branch}\u0000${r.path}\u0000${r.reason}\u0000${r.message}`;
+      if (this.#refusedMarks.has(mark)) continue;
+      this.#refusedMarks.add(mark);
+      this.#d.log.warn("plan file refused", { branch, commit, path: r.path, reason: r.reason });
+      const name = r.path.replace(/^plans\//, "").replace(/\.yaml$/, "");
+      const facts: PlanFacts = {
+        name,
+        path: r.path,
+        branch,
+        commit,
+        digest: "not computed: the file was refused before it was read",
+        problems: [],
+        requiredApprovals: this.#d.requiredApprovals,
+        refusals: [{ reason: r.reason, message: r.message, where: r.path }],
+      };
+      await this.#publishPreview(facts, "refused", `refuse ${name}`);
     }
   }
 

@@ -272,3 +272,29 @@ Deno.test("reconciler (in process): a merged plan signed for prod-eu whose bound
     await w.close();
   }
 });
+
+Deno.test("reconciler (in process): a plan file refused unread (too large) still gets a report saying why, once", async () => {
+  const w = await startLoopWorld();
+  try {
+    w.source.maxPlanBytes = 100;
+    await merge(w, w.planText, await w.sign(w.planText, ["alice", "bob"]));
+    const r = await w.reconciler();
+    await r.cycle();
+    await r.settled();
+    const preview = w.sink.files.get(`reports/${PLAN}/preview/main.md`) ?? "";
+    assert(preview.includes("**Verdict: REFUSED"), preview.slice(0, 600));
+    assert(preview.includes("`PlanTooLarge`"), preview.slice(0, 1200));
+    assertEquals(r.finished().length, 0, "nothing executed");
+    assertEquals(w.installs(), 0);
+    const refused = w.log.entries.filter((e) => e.msg === "plan file refused");
+    assertEquals(refused.map((e) => e.fields["reason"]), ["PlanTooLarge"]);
+    // The next cycle finds the same refusal: no second commit.
+    const commits = w.sink.commits.length;
+    await w.source.commit("main", { "README.md": "# plans, edited\n" });
+    await r.cycle();
+    await r.settled();
+    assertEquals(w.sink.commits.length, commits);
+  } finally {
+    await w.close();
+  }
+});
