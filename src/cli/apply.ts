@@ -5,7 +5,7 @@
  * cluster's own name, installer resolution), again before each node's commitment. A refusal is
  * journaled and sends nothing. The reconciler calls the same executor (engine/executor/run_plan.ts).
  */
-import type { PhaseEvent } from "../app/phase_watch.ts";
+import { phaseOutput } from "./phase_output.ts";
 import {
   CLUSTER_HELP,
   CLUSTER_OPTIONS,
@@ -89,8 +89,9 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     const policyPath = args.values["health-policy"];
     const { applyPlan } = await import("../app/apply_run.ts");
     // On a terminal: one status line (node, phase, elapsed) with log lines kept above it.
-    // Elsewhere: the JSON log lines alone, one per event, for CI and log collectors.
-    const progress = io.tty ? await terminalProgress(io) : undefined;
+    // Elsewhere: the JSON log lines and one JSON line per phase, for CI and log collectors.
+    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
+    const progress = await phaseOutput(io, new SystemClock());
     const r = await applyPlan({
       file,
       kubeconfig,
@@ -102,20 +103,14 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       approvals,
       ...(typeof policyPath === "string" ? { policyPath: resolve(io.cwd, policyPath) } : {}),
       mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
-      writeLog: progress ? (l) => progress.note(l.trimEnd()) : (l) => io.stderr(l),
+      writeLog: (l) => progress.log(l),
       signal: io.signal,
-      ...(progress ? { onPhase: (e: PhaseEvent) => progress.update(e) } : {}),
+      onPhase: (e) => progress.onPhase(e),
     });
-    if (r.kind === "ran") progress?.done(`rollout ${r.outcome.state}`);
+    if (r.kind === "ran") progress.done(`rollout ${r.outcome.state}`);
     if (r.kind === "ran") return report(r.outcome);
     if (wantsJson(args)) printJson(io, { refused: true, policy: r.verdict });
     else io.stderr(`refused: ${r.verdict.reasons.join(", ")}: ${r.verdict.summary}\n`);
     return EXIT.refused;
   },
 };
-
-async function terminalProgress(io: CommandIO) {
-  const { createProgress } = await import("../adapters/terminal/progress.ts");
-  const { SystemClock } = await import("../adapters/clock/system_clock.ts");
-  return createProgress({ tty: true, color: io.color, write: io.stderr, clock: new SystemClock() });
-}

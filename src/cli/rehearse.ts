@@ -3,6 +3,7 @@
  * faults, prints the outcome per node, writes the same execution report a real run publishes and
  * leaves the journal behind for `cairn journal show`.
  */
+import { phaseOutput } from "./phase_output.ts";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
@@ -135,16 +136,13 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
       log,
     });
     try {
-      // On a terminal: a status line in the twin's (virtual) time; elsewhere nothing extra.
-      const { createProgress } = await import("../adapters/terminal/progress.ts");
-      const progress = io.tty
-        ? createProgress({ tty: true, color: io.color, write: io.stderr, clock: r.clock })
-        : undefined;
+      // On a terminal a status line in the twin's (virtual) time; elsewhere a JSON line per phase.
+      const progress = await phaseOutput(io, r.clock);
       const out = await r.run({
         signal: io.signal,
-        ...(progress ? { onPhase: (e) => progress.update(e) } : {}),
+        onPhase: (e) => progress.onPhase(e),
       });
-      progress?.done(`rollout ${out.state}`);
+      progress.done(`rollout ${out.state}`);
       const reportPath = join(outDir, "execution.md");
       await Deno.mkdir(outDir, { recursive: true });
       await Deno.writeTextFile(reportPath, await r.report(out));

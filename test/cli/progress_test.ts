@@ -25,3 +25,29 @@ Deno.test("cairn rehearse on a terminal shows each node's phases, then the outco
     await Deno.remove(out, { recursive: true });
   }
 });
+
+Deno.test("off a terminal each phase is one JSON line on stderr, with elapsed time", async () => {
+  const { phaseOutput } = await import("../../src/cli/phase_output.ts");
+  let stderr = "";
+  let now = 1_000;
+  const out = await phaseOutput({
+    stdout: () => {},
+    stderr: (t) => void (stderr += t),
+    env: {},
+    cwd: ROOT,
+    color: false,
+    tty: false,
+    signal: new AbortController().signal,
+  }, { now: () => now } as never);
+  now += 5_000;
+  out.onPhase({ node: "worker-1", index: 1, total: 3, phase: "drain" });
+  out.done("rollout completed");
+  const lines = stderr.trimEnd().split("\n").map((l) => JSON.parse(l));
+  assert(lines.length === 1, stderr);
+  const [line] = lines;
+  assert(
+    line.event === "phase" && line.node === "worker-1" && line.index === 1 &&
+      line.total === 3 && line.phase === "drain" && line.elapsedMs === 5_000,
+    stderr,
+  );
+});

@@ -1,0 +1,36 @@
+/**
+ * Where a run's phases go: on a terminal, the redrawn status line (adapters/terminal/progress);
+ * elsewhere one JSON line per phase on stderr, which CI logs and collectors parse without
+ * scraping a display.
+ */
+import type { Clock } from "../ports/clock.ts";
+import type { PhaseEvent } from "../app/phase_watch.ts";
+import type { CommandIO } from "./command.ts";
+
+/** What apply and rehearse hand their run, and how they end it. */
+export interface PhaseOutput {
+  onPhase(e: PhaseEvent): void;
+  /** A log line: above the status line on a terminal, as is elsewhere. */
+  log(line: string): void;
+  done(summary: string): void;
+}
+
+/** The terminal display or the JSON-lines writer, by `io.tty`. */
+export async function phaseOutput(io: CommandIO, clock: Clock): Promise<PhaseOutput> {
+  const start = clock.now();
+  if (!io.tty) {
+    return {
+      onPhase: (e) =>
+        io.stderr(JSON.stringify({ event: "phase", ...e, elapsedMs: clock.now() - start }) + "\n"),
+      log: (line) => io.stderr(line),
+      done: () => {},
+    };
+  }
+  const { createProgress } = await import("../adapters/terminal/progress.ts");
+  const p = createProgress({ tty: true, color: io.color, write: io.stderr, clock });
+  return {
+    onPhase: (e) => p.update(e),
+    log: (line) => p.note(line.trimEnd()),
+    done: (summary) => p.done(summary),
+  };
+}
