@@ -59,6 +59,9 @@ export function fileTrustRoot(path: string): TrustRoot {
   };
 }
 
+/** A hook secret is a short token; anything larger is not one. */
+const MAX_HOOK_SECRET_BYTES = 4096;
+
 /**
  * The webhook's shared secret, read from its file (surrounding whitespace dropped). An unreadable
  * or empty file refuses to start (`ConfigInvalid`): running with no secret would accept anyone's
@@ -67,12 +70,13 @@ export function fileTrustRoot(path: string): TrustRoot {
 export async function readHookSecret(path: string): Promise<string> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    // Capped, and only a regular file: pointed at /dev/zero it must refuse, not read forever.
+    text = new TextDecoder().decode(await readCappedFile(path, MAX_HOOK_SECRET_BYTES));
   } catch (e) {
     throw new CairnError({
       reason: "ConfigInvalid",
       message: `cannot read the hook secret at ${path}: ${
-        e instanceof Error ? e.name : "unreadable"
+        (e as { reason?: string })?.reason ?? (e instanceof Error ? e.name : "unreadable")
       }`,
     });
   }

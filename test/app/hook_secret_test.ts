@@ -17,7 +17,13 @@ Deno.test("readHookSecret() refuses an unreadable or empty secret (never running
     assertEquals(await readHookSecret(path), "s3cret-value");
     // A directory is unreadable as a file: refused, and the message never quotes content.
     await rejects(readHookSecret(dir), (e: Error) => !e.message.includes("s3cret"));
-    assert(true);
+    // Not a regular file, or too large to be a secret: refused without reading it all.
+    await rejects(
+      readHookSecret("/dev/zero"),
+      (e: { reason?: string }) => e.reason === "ConfigInvalid",
+    );
+    await Deno.writeTextFile(path, "x".repeat(5000));
+    await rejects(readHookSecret(path), refused, "oversized");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
