@@ -20,6 +20,8 @@ interface PendingFile {
 }
 
 const FILE = "pending.json";
+/** Commit messages remembered for the replay commit (documents are bounded by report paths). */
+const MAX_MESSAGES = 20;
 
 /** Wraps a sink with an on-disk queue of reports that did not reach the remote. */
 export class PendingReportSink implements ReportSink {
@@ -139,7 +141,8 @@ function merge(
   for (const d of [...(queued?.documents ?? []), ...documents]) byPath.set(documentKey(d), d);
   return {
     version: 1,
-    messages: [...(queued?.messages ?? []), ...(message ? [message] : [])],
+    // The newest messages only: a long outage must not grow the queue without bound.
+    messages: [...(queued?.messages ?? []), ...(message ? [message] : [])].slice(-MAX_MESSAGES),
     documents: [...byPath.values()],
   };
 }
