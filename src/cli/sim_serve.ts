@@ -5,7 +5,8 @@
  * kubeconfig paths and the control URL, and stops on SIGINT/SIGTERM.
  */
 import { resolve } from "node:path";
-import { type Command, EXIT, printJson, wantsJson } from "./command.ts";
+import { type Command, EXIT, printJson, UsageError, wantsJson } from "./command.ts";
+import { CairnError } from "../domain/errors.ts";
 import { startTwinProcess } from "../app/twin_process.ts";
 
 export const command: Command = {
@@ -42,22 +43,18 @@ Options:
   positionals: { min: 0, max: 0 },
   async run(args, io) {
     const cluster = args.values["cluster"];
-    if (typeof cluster !== "string") {
-      io.stderr("UsageInvalid: --cluster FILE is required\n");
-      return EXIT.usage;
-    }
+    if (typeof cluster !== "string") throw new UsageError("--cluster FILE is required");
     const stateDir = args.values["state-dir"];
     const manualTime = args.values["manual-time"] === true;
     const speedText = args.values["speed"];
     const speed = typeof speedText === "string" ? Number(speedText) : 1;
     if (!Number.isFinite(speed) || speed <= 0) {
-      io.stderr(`UsageInvalid: --speed must be a positive number, got "${speedText}"\n`);
-      return EXIT.usage;
+      throw new UsageError(`--speed must be a positive number, got "${speedText}"`);
     }
     if (manualTime && typeof speedText === "string") {
-      io.stderr("UsageInvalid: --speed and --manual-time exclude each other\n");
-      return EXIT.usage;
+      throw new UsageError("--speed and --manual-time exclude each other");
     }
+    await requireReadable(resolve(io.cwd, cluster));
     const twin = await startTwinProcess({
       cluster: resolve(io.cwd, cluster),
       ...(typeof stateDir === "string" ? { stateDir: resolve(io.cwd, stateDir) } : {}),
@@ -99,3 +96,17 @@ Options:
     return io.signal.aborted || code === 0 ? EXIT.ok : EXIT.internal;
   },
 };
+
+/** A missing cluster description is the user's typo, not a stack trace from the twin process. */
+async function requireReadable(path: string): Promise<void> {
+  try {
+    await Deno.readTextFile(path);
+  } catch (e) {
+    throw new CairnError({
+      reason: "FileUnreadable",
+      message: `cannot read cluster description ${path}: ${
+        e instanceof Error ? e.message : String(e)
+      }`,
+    }, { cause: e });
+  }
+}

@@ -31,3 +31,11 @@ Deno.test("an unexpected error stays an internal error (a bug is not disguised)"
   assertEquals(describeFailure(bug), undefined);
   assertEquals(listenFailure(bug, { host: "h", port: 1 }), bug);
 });
+
+Deno.test("sim serve with a missing cluster file is one FileUnreadable line, no twin stack", async () => {
+  const { runCli } = await import("../_helpers/cli_run.ts");
+  const r = await runCli(["sim", "serve", "--cluster", "no-such-cluster.yaml"]);
+  assertEquals(r.code, 1);
+  assert(r.stderr.startsWith("FileUnreadable: cannot read cluster description "), r.stderr);
+  assertEquals(r.stderr.trim().split("\n").length, 1, r.stderr);
+});
