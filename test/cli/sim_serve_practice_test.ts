@@ -307,6 +307,19 @@ Deno.test("kubectl rollout status, get -w and describe node behave as on a real 
     assertMatch(rollout.out, /deployment "echo" successfully rolled out/);
     assert(Date.now() - started < 10_000, `rollout status took ${Date.now() - started} ms`);
 
+    // Workloads carry the apiserver's defaults, so a DaemonSet has its RollingUpdate strategy.
+    const ds = await kubectl(
+      twin.kubeconfig,
+      "rollout",
+      "status",
+      "daemonset/cilium",
+      "-n",
+      "kube-system",
+      "--timeout=20s",
+    );
+    assertEquals(ds.code, 0, ds.err);
+    assertMatch(ds.out, /daemon set "cilium" successfully rolled out/);
+
     // describe node shows the kubelet's lease and the node's system facts.
     const describe = await kubectl(twin.kubeconfig, "describe", "node", "worker-1");
     assertEquals(describe.code, 0, describe.err);

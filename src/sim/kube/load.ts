@@ -6,6 +6,7 @@
 import { type ClusterDescription, machineUuidOf, type SimNode } from "../cluster_description.ts";
 import { containerStatuses, type Controllers, podConditions } from "./controllers.ts";
 import { isoSeconds, type Obj } from "./store.ts";
+import { defaultWorkload } from "./defaults.ts";
 import { createHash } from "node:crypto";
 
 type R = Record<string, unknown>;
@@ -113,6 +114,7 @@ export function loadDescription(c: Controllers, d: ClusterDescription): void {
         Object.assign(status, c.podAddress(o.spec, node));
       }
     }
+    if (t.group === "apps") defaultWorkload(o);
     c.store.create(t, o);
   }
   expandWorkloads(c);

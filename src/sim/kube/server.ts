@@ -18,6 +18,7 @@ import { loadDescription } from "./load.ts";
 import { applyManaged, recordUpdate, SsaConflict } from "./ssa.ts";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "./patch.ts";
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "./selectors.ts";
+import { defaultWorkload } from "./defaults.ts";
 import { includeObjectOf, toTable, wantsTable } from "./table.ts";
 import { GoneError, type Obj, type ResourceType, Store, type StoredEvent } from "./store.ts";
 
@@ -334,6 +335,7 @@ function dispatch(
       if (r.ns) o.metadata.namespace = r.ns;
       if (dryRun) return send(res, 201, o);
       recordUpdate(o, undefined, o, managerOf(q, req), r.type, ctx.opts.clock.now());
+      if (r.type.group === "apps") defaultWorkload(o);
       const created = store.create(r.type, o);
       if (!created) {
         throw new HttpError(
@@ -409,7 +411,10 @@ function patch(
     const next = applyManaged(cur, applied, fieldManager, q.get("force") === "true", r.type, now);
     if (r.ns) next.metadata.namespace = r.ns;
     if (dryRun) return send(res, 200, next);
-    if (!cur) return send(res, 201, ctx.store.create(r.type, next));
+    if (!cur) {
+      if (r.type.group === "apps") defaultWorkload(next);
+      return send(res, 201, ctx.store.create(r.type, next));
+    }
     return send(res, 200, ctx.store.put(r.type, next));
   }
   if (!cur) throw notFound(r);
