@@ -16,7 +16,6 @@ import {
 import { resolve } from "node:path";
 import {
   type Command,
-  type CommandIO,
   EXIT,
   OUTPUT_OPTION,
   parseRegistryMirrors,

@@ -1,4 +1,4 @@
-import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { readHookSecret } from "../../src/app/reconcile_wiring.ts";
 

@@ -3,7 +3,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { describeFailure, listenFailure } from "../../src/cli/failure.ts";
 import { CairnError } from "../../src/domain/errors.ts";
 
-async function addrInUse(port: number): Promise<unknown> {
+function addrInUse(port: number): unknown {
   try {
     Deno.listen({ hostname: "127.0.0.1", port }).close();
   } catch (e) {
@@ -12,11 +12,11 @@ async function addrInUse(port: number): Promise<unknown> {
   throw new Error("second listen on the same port succeeded");
 }
 
-Deno.test("a port in use is PortInUse naming host:port and where to change it", async () => {
+Deno.test("a port in use is PortInUse naming host:port and where to change it", () => {
   const holder = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
     const { port } = holder.addr as Deno.NetAddr;
-    const e = listenFailure(await addrInUse(port), { host: "127.0.0.1", port });
+    const e = listenFailure(addrInUse(port), { host: "127.0.0.1", port });
     assert(e instanceof CairnError);
     assertEquals(e.reason, "PortInUse");
     assert(e.message.startsWith(`127.0.0.1:${port} is already in use`), e.message);

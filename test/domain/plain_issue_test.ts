@@ -12,8 +12,8 @@ async function messages(text: string): Promise<string[]> {
 }
 
 Deno.test("a missing field, a wrong type, a bad kind and a bound are said plainly", async () => {
-  const broken = PLAN.replace(/^  author: .*\n/m, "")
-    .replace(/^  name: .*$/m, "  name: 5")
+  const broken = PLAN.replace(/^ {2}author: .*\n/m, "")
+    .replace(/^ {2}name: .*$/m, "  name: 5")
     .replace(/maxAttempts: \d+/, "maxAttempts: -1");
   const ms = await messages(broken);
   for (const m of ms) assert(!ZOD.test(m), m);
