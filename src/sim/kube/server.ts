@@ -539,7 +539,7 @@ function watch(
   const rvParam = q.get("resourceVersion");
   let initial: StoredEvent[];
   try {
-    initial = rvParam && rvParam !== "0"
+    initial = rvParam && rvParam !== "0" && q.get("sendInitialEvents") !== "true"
       ? ctx.store.eventsSince(r.type, Number(rvParam))
       : ctx.store.list(r.type, r.ns).map((o) => ({
         rv: 0,
@@ -554,6 +554,23 @@ function watch(
     return;
   }
   for (const e of initial) if (match(e.object)) write(e.type, e.object);
+  // A streaming list (`sendInitialEvents=true`, client-go's WatchList, used by kubectl 1.35
+  // informers) waits for a bookmark that says the initial events are all sent.
+  if (q.get("sendInitialEvents") === "true") {
+    res.write(
+      JSON.stringify({
+        type: "BOOKMARK",
+        object: {
+          kind: r.type.kind,
+          apiVersion: r.type.group === "" ? "v1" : `${r.type.group}/${r.type.version}`,
+          metadata: {
+            resourceVersion: String(ctx.store.resourceVersion),
+            annotations: { "k8s.io/initial-events-end": "true" },
+          },
+        },
+      }) + "\n",
+    );
+  }
   let closed = false;
   const stop = () => {
     if (closed) return;
