@@ -34,6 +34,15 @@ import type {
   TalosVersion,
 } from "../../ports/talos.ts";
 import { Code, mutationFailure, readError } from "./errors.ts";
+import {
+  completedInstallTag,
+  COSI_GET,
+  IMAGE_PULL,
+  LIFECYCLE_UPGRADE,
+  MACHINE_SERVICE as M,
+  notSent,
+  streamMutationOutcome,
+} from "./mutation_outcome.ts";
 import type { TalosContext } from "./talosconfig.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -62,10 +71,6 @@ const PROTO_FILES = [
   "cosi/resource.proto",
 ];
 const DEFAULT_PROTO_DIR = fileURLToPath(new URL("../../../proto/", import.meta.url));
-const M = "/machine.MachineService/";
-const LIFECYCLE_UPGRADE = "/machine.LifecycleService/Upgrade";
-const IMAGE_PULL = "/machine.ImageService/Pull";
-const COSI_GET = "/cosi.resource.State/Get";
 
 interface MethodDef {
   readonly path: string;
@@ -407,15 +412,7 @@ export class GrpcTalos implements Talos {
   ): Promise<TalosMutation<T>> {
     if (opts.signal?.aborted) return notSent(node, path);
     const s = await this.#stream(path, node, req, Date.now() + opts.timeoutMs, opts.signal, onItem);
-    const value = finish(s.items);
-    if (s.code === Code.OK && value !== undefined) return { outcome: "ok", value };
-    if (s.code === Code.OK) {
-      return {
-        ...mutationFailure(Code.UNKNOWN, "stream ended without its final item", node, path, true),
-        reason: "TalosStreamIncomplete",
-      };
-    }
-    return mutationFailure(s.code, s.message, node, path, s.items.length > 0);
+    return streamMutationOutcome(s, finish(s.items), node, path);
   }
 
   async #mutateUnary<T>(
@@ -468,8 +465,7 @@ export class GrpcTalos implements Talos {
     return this.#mutateStream(LIFECYCLE_UPGRADE, node, req, opts, onItem, () => {
       const lines = splitter.finish();
       if (exitCode === undefined) return undefined;
-      const done = lines.map((l) => /installation of (\S+) complete/.exec(l)?.[1]).find(Boolean);
-      return { exitCode, lines, completedTag: done };
+      return { exitCode, lines, completedTag: completedInstallTag(lines) };
     });
   }
 
@@ -516,17 +512,6 @@ export class GrpcTalos implements Talos {
   close(): void {
     this.#retire();
   }
-}
-
-function notSent<T>(node: string, method: string): TalosMutation<T> {
-  return {
-    outcome: "not-sent",
-    reason: "TalosCancelled",
-    grpcCode: -1,
-    message: "aborted before sending",
-    node,
-    method,
-  };
 }
 
 /** Re-splits installer output into lines (v1.13 sends chunks that split lines, v1.14 lines). */

@@ -31,15 +31,20 @@ import type {
   TalosVersion,
 } from "../../ports/talos.ts";
 import { Code, mutationFailure, readError } from "../../adapters/talos/errors.ts";
+import {
+  completedInstallTag,
+  COSI_GET,
+  IMAGE_PULL,
+  LIFECYCLE_UPGRADE,
+  MACHINE_SERVICE as M,
+  notSent,
+  streamMutationOutcome,
+} from "../../adapters/talos/mutation_outcome.ts";
 import type { Fault, FaultKind, FaultSchedule } from "../faults.ts";
 import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "../talos/model.ts";
 import { type MethodSpec, TALOS_METHODS, TalosStats } from "../talos/methods.ts";
 import type { VirtualTime } from "./time.ts";
 
-const M = "/machine.MachineService/";
-const IMAGE_PULL = "/machine.ImageService/Pull";
-const LIFECYCLE_UPGRADE = "/machine.LifecycleService/Upgrade";
-const COSI_GET = "/cosi.resource.State/Get";
 const RESET_MESSAGE = "simulated: connection reset by peer";
 const TRANSPORT_KINDS: readonly FaultKind[] = [
   "lose-response",
@@ -374,7 +379,7 @@ export class InprocTalos implements Talos {
       });
     });
     const last = s.items.find((i) => i.name !== undefined);
-    return classifyStream(s, IMAGE_PULL, node, last ? { name: last.name! } : undefined);
+    return streamMutationOutcome(s, last ? { name: last.name! } : undefined, node, IMAGE_PULL);
   }
 
   async upgrade(
@@ -408,14 +413,12 @@ export class InprocTalos implements Talos {
       },
     );
     const exit = s.items.find((i) => i.exitCode !== undefined)?.exitCode;
-    const completedTag = lines.map((l) => /installation of (\S+) complete/.exec(l)?.[1]).find(
-      Boolean,
-    );
-    return classifyStream(
+    const completedTag = completedInstallTag(lines);
+    return streamMutationOutcome(
       s,
-      LIFECYCLE_UPGRADE,
-      node,
       exit === undefined ? undefined : { exitCode: exit, lines, completedTag },
+      node,
+      LIFECYCLE_UPGRADE,
     );
   }
 
@@ -497,22 +500,6 @@ async function waitPassively(
   }
 }
 
-function classifyStream<T>(
-  s: StreamEnd<unknown>,
-  path: string,
-  node: string,
-  value: T | undefined,
-): TalosMutation<T> {
-  if (s.code === Code.OK && value !== undefined) return { outcome: "ok", value };
-  if (s.code === Code.OK) {
-    return {
-      ...mutationFailure(Code.UNKNOWN, "stream ended without its final item", node, path, true),
-      reason: "TalosStreamIncomplete",
-    };
-  }
-  return mutationFailure(s.code, s.message, node, path, s.items.length > 0);
-}
-
 function failure(e: unknown): { ok: false; code: number; message: string } {
   if (e instanceof TalosSimError) return { ok: false, code: e.code, message: e.message };
   return { ok: false, code: Code.INTERNAL, message: e instanceof Error ? e.message : String(e) };
@@ -525,17 +512,6 @@ function noAnswer(): { ok: false; code: number; message: string } {
 
 function unavailable(): { ok: false; code: number; message: string } {
   return { ok: false, code: Code.UNAVAILABLE, message: RESET_MESSAGE };
-}
-
-function notSent<T>(node: string, method: string): TalosMutation<T> {
-  return {
-    outcome: "not-sent",
-    reason: "TalosCancelled",
-    grpcCode: -1,
-    message: "aborted before sending",
-    node,
-    method,
-  };
 }
 
 function requireControlPlane(n: TalosNode, method: string): void {
