@@ -38,7 +38,7 @@ import {
   transportError,
 } from "./errors.ts";
 import { classifyEviction } from "./eviction_outcome.ts";
-import { toKubeNode, toKubePdb, toKubePod } from "./map.ts";
+import { NODES, readNode, readNodeList, readPdbList, readPod, readPodList } from "./typed_reads.ts";
 import { watchResource } from "./watch.ts";
 import { CairnError } from "../../domain/errors.ts";
 
@@ -64,19 +64,7 @@ export interface ClientNodeKubeOptions {
   readonly pageSize?: number;
 }
 
-export const NODES: KubeResourceRef = {
-  group: "",
-  version: "v1",
-  plural: "nodes",
-  namespaced: false,
-};
-export const PODS: KubeResourceRef = { group: "", version: "v1", plural: "pods", namespaced: true };
-export const PDBS: KubeResourceRef = {
-  group: "policy",
-  version: "v1",
-  plural: "poddisruptionbudgets",
-  namespaced: true,
-};
+export { NODES, PDBS, PODS } from "./typed_reads.ts";
 
 /** Builds the API path of a collection or object. */
 export function resourcePath(ref: KubeResourceRef, namespace?: string, name?: string): string {
@@ -144,34 +132,24 @@ class ClientNodeKube implements Kube {
     return { gitVersion: v.gitVersion, major: String(v.major ?? ""), minor: String(v.minor ?? "") };
   }
 
-  async getNode(name: string, opts?: KubeCallOptions): Promise<KubeNode | undefined> {
-    const o = await this.getObject(NODES, name, undefined, opts);
-    return o && toKubeNode(o);
+  getNode(name: string, opts?: KubeCallOptions): Promise<KubeNode | undefined> {
+    return readNode(this, name, opts);
   }
 
-  async listNodes(opts: { readonly labelSelector?: string } = {}): Promise<KubeList<KubeNode>> {
-    const l = await this.listObjects(NODES, opts);
-    return { items: l.items.map(toKubeNode), resourceVersion: l.resourceVersion };
+  listNodes(opts: { readonly labelSelector?: string } = {}): Promise<KubeList<KubeNode>> {
+    return readNodeList(this, opts);
   }
 
-  async listPods(onNode?: string, opts: KubeListOptions = {}): Promise<KubeList<KubePod>> {
-    const fields = [onNode !== undefined ? `spec.nodeName=${onNode}` : "", opts.fieldSelector ?? ""]
-      .filter((s) => s !== "").join(",");
-    const l = await this.listObjects(PODS, {
-      ...opts,
-      ...(fields !== "" ? { fieldSelector: fields } : {}),
-    });
-    return { items: l.items.map(toKubePod), resourceVersion: l.resourceVersion };
+  listPods(onNode?: string, opts: KubeListOptions = {}): Promise<KubeList<KubePod>> {
+    return readPodList(this, onNode, opts);
   }
 
-  async getPod(ref: PodRef, opts?: KubeCallOptions): Promise<KubePod | undefined> {
-    const o = await this.getObject(PODS, ref.name, ref.namespace, opts);
-    return o && toKubePod(o);
+  getPod(ref: PodRef, opts?: KubeCallOptions): Promise<KubePod | undefined> {
+    return readPod(this, ref, opts);
   }
 
-  async listPdbs(opts: KubeListOptions = {}): Promise<KubeList<KubePdb>> {
-    const l = await this.listObjects(PDBS, opts);
-    return { items: l.items.map(toKubePdb), resourceVersion: l.resourceVersion };
+  listPdbs(opts: KubeListOptions = {}): Promise<KubeList<KubePdb>> {
+    return readPdbList(this, opts);
   }
 
   cordon(node: string, expectedResourceVersion: string, opts?: KubeCallOptions) {

@@ -32,7 +32,14 @@ import type {
 import { CairnError } from "../../domain/errors.ts";
 import { httpError, transportError } from "../../adapters/kube/errors.ts";
 import { classifyEviction } from "../../adapters/kube/eviction_outcome.ts";
-import { toKubeNode, toKubePdb, toKubePod } from "../../adapters/kube/map.ts";
+import {
+  NODES,
+  readNode,
+  readNodeList,
+  readPdbList,
+  readPod,
+  readPodList,
+} from "../../adapters/kube/typed_reads.ts";
 import type { FaultSchedule } from "../faults.ts";
 import type { Controllers } from "../kube/controllers.ts";
 import { evictPod, statusBody } from "../kube/eviction.ts";
@@ -45,15 +52,6 @@ import type { VirtualTime } from "./time.ts";
 
 /** The field manager `ClientNodeKube` writes with (cordon ownership is read from it). */
 const FIELD_MANAGER = "cairn";
-
-const NODES: KubeResourceRef = { group: "", version: "v1", plural: "nodes", namespaced: false };
-const PODS: KubeResourceRef = { group: "", version: "v1", plural: "pods", namespaced: true };
-const PDBS: KubeResourceRef = {
-  group: "policy",
-  version: "v1",
-  plural: "poddisruptionbudgets",
-  namespaced: true,
-};
 
 export interface InprocKubeOptions {
   readonly store: Store;
@@ -136,34 +134,24 @@ export class InprocKube implements Kube {
     return Promise.resolve({ gitVersion: v, major: major ?? "", minor: minor ?? "" });
   }
 
-  async getNode(name: string): Promise<KubeNode | undefined> {
-    const o = await this.getObject(NODES, name);
-    return o && toKubeNode(o);
+  getNode(name: string): Promise<KubeNode | undefined> {
+    return readNode(this, name);
   }
 
-  async listNodes(opts: { readonly labelSelector?: string } = {}): Promise<KubeList<KubeNode>> {
-    const l = await this.listObjects(NODES, opts);
-    return { items: l.items.map(toKubeNode), resourceVersion: l.resourceVersion };
+  listNodes(opts: { readonly labelSelector?: string } = {}): Promise<KubeList<KubeNode>> {
+    return readNodeList(this, opts);
   }
 
-  async listPods(onNode?: string, opts: KubeListOptions = {}): Promise<KubeList<KubePod>> {
-    const fields = [onNode !== undefined ? `spec.nodeName=${onNode}` : "", opts.fieldSelector ?? ""]
-      .filter((s) => s !== "").join(",");
-    const l = await this.listObjects(PODS, {
-      ...opts,
-      ...(fields !== "" ? { fieldSelector: fields } : {}),
-    });
-    return { items: l.items.map(toKubePod), resourceVersion: l.resourceVersion };
+  listPods(onNode?: string, opts: KubeListOptions = {}): Promise<KubeList<KubePod>> {
+    return readPodList(this, onNode, opts);
   }
 
-  async getPod(ref: PodRef): Promise<KubePod | undefined> {
-    const o = await this.getObject(PODS, ref.name, ref.namespace);
-    return o && toKubePod(o);
+  getPod(ref: PodRef): Promise<KubePod | undefined> {
+    return readPod(this, ref);
   }
 
-  async listPdbs(opts: KubeListOptions = {}): Promise<KubeList<KubePdb>> {
-    const l = await this.listObjects(PDBS, opts);
-    return { items: l.items.map(toKubePdb), resourceVersion: l.resourceVersion };
+  listPdbs(opts: KubeListOptions = {}): Promise<KubeList<KubePdb>> {
+    return readPdbList(this, opts);
   }
 
   getObject(
