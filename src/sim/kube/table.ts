@@ -116,6 +116,19 @@ function templateContainers(o: Obj): [string, string] {
   return [cs.map((c) => String(c["name"])).join(","), cs.map((c) => String(c["image"])).join(",")];
 }
 
+/** The columns deployments, replica sets and daemon sets end with (all but AGE only wide). */
+const WORKLOAD_TAIL_COLUMNS = [AGE, CONTAINERS, IMAGES, SELECTOR];
+
+/** The cells under `WORKLOAD_TAIL_COLUMNS`. */
+function workloadTailCells(o: Obj, now: number): unknown[] {
+  return [age(o, now), ...templateContainers(o), labelSelectorText(obj(o.spec)["selector"])];
+}
+
+/** `spec.replicas`, 1 when it is not set (the API server's default). */
+function desiredReplicas(spec: R): number {
+  return typeof spec["replicas"] === "number" ? spec["replicas"] : 1;
+}
+
 /** Ready, NotReady or Unknown from the Ready condition, then SchedulingDisabled when cordoned. */
 export function nodeStatus(node: Obj): string {
   const ready = arr(obj(node.status)["conditions"]).find((c) => c["type"] === "Ready");
@@ -272,21 +285,15 @@ const deploymentPrinter: Printer = {
     col("Ready", "string", "Ready replicas out of desired replicas."),
     col("Up-to-date", "integer", "Replicas updated to the desired template."),
     col("Available", "integer", "Replicas available to users."),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    ...WORKLOAD_TAIL_COLUMNS,
   ],
   cells(o, now) {
-    const status = obj(o.status), spec = obj(o.spec);
-    const desired = typeof spec["replicas"] === "number" ? spec["replicas"] : 1;
+    const status = obj(o.status);
     return [
-      `${int(status["readyReplicas"])}/${desired}`,
+      `${int(status["readyReplicas"])}/${desiredReplicas(obj(o.spec))}`,
       int(status["updatedReplicas"]),
       int(status["availableReplicas"]),
-      age(o, now),
-      ...templateContainers(o),
-      labelSelectorText(spec["selector"]),
+      ...workloadTailCells(o, now),
     ];
   },
 };
@@ -297,20 +304,15 @@ const replicaSetPrinter: Printer = {
     col("Desired", "integer", "Number of desired pods."),
     col("Current", "integer", "Number of created pods."),
     col("Ready", "integer", "Number of ready pods."),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    ...WORKLOAD_TAIL_COLUMNS,
   ],
   cells(o, now) {
-    const status = obj(o.status), spec = obj(o.spec);
+    const status = obj(o.status);
     return [
-      typeof spec["replicas"] === "number" ? spec["replicas"] : 1,
+      desiredReplicas(obj(o.spec)),
       int(status["replicas"]),
       int(status["readyReplicas"]),
-      age(o, now),
-      ...templateContainers(o),
-      labelSelectorText(spec["selector"]),
+      ...workloadTailCells(o, now),
     ];
   },
 };
@@ -324,10 +326,8 @@ const statefulSetPrinter: Printer = {
     IMAGES,
   ],
   cells(o, now) {
-    const spec = obj(o.spec);
-    const desired = typeof spec["replicas"] === "number" ? spec["replicas"] : 1;
     return [
-      `${int(obj(o.status)["readyReplicas"])}/${desired}`,
+      `${int(obj(o.status)["readyReplicas"])}/${desiredReplicas(obj(o.spec))}`,
       age(o, now),
       ...templateContainers(o),
     ];
@@ -343,23 +343,18 @@ const daemonSetPrinter: Printer = {
     col("Up-to-date", "integer", "Nodes running the updated daemon pod."),
     col("Available", "integer", "Nodes whose daemon pod is available."),
     col("Node Selector", "string", "The node selector of the pod template."),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    ...WORKLOAD_TAIL_COLUMNS,
   ],
   cells(o, now) {
-    const status = obj(o.status), spec = obj(o.spec);
+    const status = obj(o.status);
     return [
       int(status["desiredNumberScheduled"]),
       int(status["currentNumberScheduled"]),
       int(status["numberReady"]),
       int(status["updatedNumberScheduled"]),
       int(status["numberAvailable"]),
-      selectorText(obj(obj(spec["template"])["spec"])["nodeSelector"]),
-      age(o, now),
-      ...templateContainers(o),
-      labelSelectorText(spec["selector"]),
+      selectorText(obj(obj(obj(o.spec)["template"])["spec"])["nodeSelector"]),
+      ...workloadTailCells(o, now),
     ];
   },
 };
