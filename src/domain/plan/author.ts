@@ -263,28 +263,16 @@ function scalar(v: string): string {
 
 /** Renders a TalosUpgrade plan with the defaults the shipped example uses. */
 export function renderTalosUpgradePlan(d: TalosPlanDraft): string {
-  const bound = (key: string, f: { path: string; sha256: string }) => [
-    `  ${key}:`,
-    `    path: ${scalar(f.path)}`,
-    `    sha256: ${f.sha256}`,
-  ];
   const first = d.hops[0]!, last = d.hops[d.hops.length - 1]!;
   return [
     `# TalosUpgrade of ${d.cluster} from ${first.from} to ${last.to} (${d.hops.length} hop(s)), written by`,
     "# `cairn plan new talos`: workers first, control planes last, one node at a time. Everything",
     "# that reaches a mutation is bound below; any change is a new plan (`cairn plan bind` after",
     "# editing a bound file, then sign again).",
-    "apiVersion: cairn.dev/v1alpha1",
-    "kind: TalosUpgrade",
-    "metadata:",
-    `  name: ${scalar(d.name)}`,
-    `  cluster: ${scalar(d.cluster)}`,
-    `  author: ${scalar(d.author)}`,
-    `  expires: ${d.expires}`,
-    "spec:",
-    ...bound("catalogue", d.catalogue),
-    ...bound("healthPolicy", d.healthPolicy),
-    ...(d.evidence ? bound("evidence", d.evidence) : []),
+    ...envelope("TalosUpgrade", d),
+    ...boundLines("catalogue", d.catalogue),
+    ...boundLines("healthPolicy", d.healthPolicy),
+    ...(d.evidence ? boundLines("evidence", d.evidence) : []),
     "  retry:",
     "    maxAttempts: 3",
     `  platform: ${scalar(d.platform)}`,
@@ -301,12 +289,7 @@ export function renderTalosUpgradePlan(d: TalosPlanDraft): string {
       `        image: ${h.installer.image}`,
       `        schematic: ${h.installer.schematic}`,
     ]),
-    "  nodes:",
-    ...d.nodes.flatMap((n) => [
-      `    - name: ${scalar(n.name)}`,
-      `      role: ${n.role}`,
-      `      address: ${scalar(n.address)}`,
-    ]),
+    ...nodeLines(d.nodes),
     "  rollout:",
     "    maxParallel: 1",
     "  phases:",
@@ -339,37 +322,20 @@ export interface KubernetesPlanDraft {
 
 /** Renders a KubernetesUpgrade plan with the defaults the shipped example uses. */
 export function renderKubernetesUpgradePlan(d: KubernetesPlanDraft): string {
-  const bound = (key: string, f: { path: string; sha256: string }) => [
-    `  ${key}:`,
-    `    path: ${scalar(f.path)}`,
-    `    sha256: ${f.sha256}`,
-  ];
   return [
     `# KubernetesUpgrade of ${d.cluster} from ${d.from} to ${d.to} on Talos ${d.talosVersion}, written`,
     "# by `cairn plan new kubernetes`: control planes first (one at a time), then kubelets on",
     "# workers. Any change is a new plan (`cairn plan bind` after editing a bound file, then sign).",
-    "apiVersion: cairn.dev/v1alpha1",
-    "kind: KubernetesUpgrade",
-    "metadata:",
-    `  name: ${scalar(d.name)}`,
-    `  cluster: ${scalar(d.cluster)}`,
-    `  author: ${scalar(d.author)}`,
-    `  expires: ${d.expires}`,
-    "spec:",
-    ...bound("catalogue", d.catalogue),
-    ...bound("healthPolicy", d.healthPolicy),
-    ...(d.evidence ? bound("evidence", d.evidence) : []),
+    ...envelope("KubernetesUpgrade", d),
+    ...boundLines("catalogue", d.catalogue),
+    ...boundLines("healthPolicy", d.healthPolicy),
+    ...(d.evidence ? boundLines("evidence", d.evidence) : []),
     "  retry:",
     "    maxAttempts: 3",
     `  talosVersion: ${d.talosVersion}`,
     `  from: ${d.from}`,
     `  to: ${d.to}`,
-    "  nodes:",
-    ...d.nodes.flatMap((n) => [
-      `    - name: ${scalar(n.name)}`,
-      `      role: ${n.role}`,
-      `      address: ${scalar(n.address)}`,
-    ]),
+    ...nodeLines(d.nodes),
     "  rollout:",
     "    maxParallel: 1",
     "  phases:",
@@ -403,6 +369,18 @@ function boundLines(key: string, f: Bound): string[] {
   return [`  ${key}:`, `    path: ${scalar(f.path)}`, `    sha256: ${f.sha256}`];
 }
 
+/** The plan's `spec.nodes`, in the order given. */
+function nodeLines(nodes: readonly { name: string; role: string; address: string }[]): string[] {
+  return [
+    "  nodes:",
+    ...nodes.flatMap((n) => [
+      `    - name: ${scalar(n.name)}`,
+      `      role: ${n.role}`,
+      `      address: ${scalar(n.address)}`,
+    ]),
+  ];
+}
+
 /** What {@link renderConfigApplyPlan} writes. */
 export interface ConfigPlanDraft {
   readonly name: string;
@@ -432,12 +410,7 @@ export function renderConfigApplyPlan(d: ConfigPlanDraft): string {
     `  mode: ${d.mode}`,
     `  activation: ${d.activation}`,
     ...boundLines("config", d.config),
-    "  nodes:",
-    ...d.nodes.flatMap((n) => [
-      `    - name: ${scalar(n.name)}`,
-      `      role: ${n.role}`,
-      `      address: ${scalar(n.address)}`,
-    ]),
+    ...nodeLines(d.nodes),
     "  rollout:",
     "    maxParallel: 1",
     "  phases:",
