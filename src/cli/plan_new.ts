@@ -186,11 +186,16 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     if (c.conflict) refuse(`${nodesFile}: ${c.conflict}; give --${flag}`);
     return c.value ?? fallback;
   };
+  /** The Talos version every node runs (--talos, else the node source's): required. */
+  const talosVersionOfNodes = (): string => {
+    const v = fact("talos", "talosVersion");
+    if (!v) throw new UsageError(`--talos is required (${nodesFile} does not say it)`);
+    return v;
+  };
   if (kind === "kubernetes") {
     const from = str(args, "from") ?? source.kubernetesVersion;
     if (!from) throw new UsageError(`--from is required (${nodesFile} does not say it)`);
-    const talosVersion = fact("talos", "talosVersion");
-    if (!talosVersion) throw new UsageError(`--talos is required (${nodesFile} does not say it)`);
+    const talosVersion = talosVersionOfNodes();
     const name = str(args, "name") ?? `kubernetes-${to}`;
     const { out, outAbs, catalogue, healthPolicy, evidence } = await planFiles(name, cluster);
     const text = renderKubernetesUpgradePlan({
@@ -215,8 +220,7 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
   }
 
   if (kind === "config") {
-    const talosVersion = fact("talos", "talosVersion");
-    if (!talosVersion) throw new UsageError(`--talos is required (${nodesFile} does not say it)`);
+    const talosVersion = talosVersionOfNodes();
     const mode = required("mode"),
       activation = required("activation"),
       configFile = required("config");
