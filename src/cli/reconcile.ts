@@ -3,8 +3,6 @@
  * real cluster. Settings come from one validated config file, then `CAIRN_*` variables, then flags
  * (src/config.ts). Stops cleanly between steps on SIGTERM/SIGINT.
  */
-import { hostname } from "node:os";
-import { join } from "node:path";
 import { CONFIG_FLAG_OPTIONS, MAX_CONFIG_BYTES, safeLoadConfig } from "../config.ts";
 import { CairnError } from "../domain/errors.ts";
 import { type Command, EXIT, reportProblems, UsageError } from "./command.ts";
@@ -58,89 +56,15 @@ Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal erro
     // Every configuration problem at once: fixing them one run at a time wastes the user's time.
     const loaded = safeLoadConfig({ ...(file ? { file } : {}), env: io.env, flags: args.values });
     if (!loaded.ok) return reportProblems(io, loaded.problems);
-    const config = loaded.config;
-    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
-    const { JsonLogger } = await import("../adapters/log/json_logger.ts");
-    const { createCairnMetrics } = await import("../adapters/metrics/cairn_metrics.ts");
-    const { cryptoIdSource, openJournal } = await import("../adapters/journal/libsql_journal.ts");
-    const { startOpsServer } = await import("../adapters/http/ops_server.ts");
-    const { connectCluster } = await import("../app/run_plan.ts");
-    const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
-    const { createReconciler, HookWakeup, readHookSecret } = await import(
-      "../app/reconcile_wiring.ts"
-    );
-    // Before anything is opened: an unreadable or empty secret refuses to start. No secret
-    // configured: no hook endpoint (polling only), never an unauthenticated one.
-    const hookSecret = config.hookSecretPath
-      ? await readHookSecret(config.hookSecretPath)
-      : undefined;
-    const clock = new SystemClock();
-    const log = new JsonLogger({ write: io.stderr, clock, level: config.logLevel });
-    const metrics = createCairnMetrics({ version: VERSION });
-    await Deno.mkdir(config.stateDir, { recursive: true });
-    const journal = await openJournal({
-      url: config.journalUrl,
-      ids: cryptoIdSource(),
-      nowMs: clock.now(),
+    const { runReconcile } = await import("../app/reconcile_run.ts");
+    await runReconcile({
+      config: loaded.config,
+      version: VERSION,
+      stderr: io.stderr,
+      signal: io.signal,
+      describeListenFailure: listenFailure,
     });
-    const cluster = await connectCluster({
-      kubeconfigPath: config.kubeconfigPath,
-      talosconfigPath: config.talosconfigPath,
-      ...(config.kubeContext ? { kubeContext: config.kubeContext } : {}),
-      ...(config.talosContext ? { talosContext: config.talosContext } : {}),
-    });
-    const wakeup = new HookWakeup(io.signal);
-    try {
-      const reconciler = await createReconciler({
-        git: {
-          remote: config.remote,
-          cacheDir: join(config.stateDir, "repo-cache"),
-          branch: config.branch,
-          reportBranch: config.reportBranch,
-          reportAuthor: config.reportAuthor,
-          clock,
-          pendingReportsDir: join(config.stateDir, "pending-reports"),
-        },
-        executor: {
-          journal,
-          cluster,
-          clock,
-          log,
-          owner: `ctl_${hostname()}_${Deno.pid}`,
-          callTimeoutMs: (ms) => ms,
-          pollIntervalMs: 5_000,
-          roundIntervalMs: 30_000,
-          metrics,
-          installers: registryInstallerResolver({ timeoutMs: 30_000 }),
-        },
-        allowedSignersPath: config.allowedSignersPath,
-        requiredApprovals: config.requiredApprovals,
-        pollIntervalMs: config.pollIntervalSeconds * 1000,
-        planBranchesGlob: config.planBranchesGlob,
-        evidenceCacheDir: config.evidenceCacheDir,
-        signal: io.signal,
-        wakeup,
-      });
-      const ops = await startOpsServer({
-        host: config.listen.host,
-        port: config.listen.port,
-        metrics,
-        readiness: () => reconciler.readiness(),
-        ...(hookSecret ? { hookSecret, onGitHook: () => wakeup.nudge() } : {}),
-      }).catch((e) => {
-        throw listenFailure(e, config.listen);
-      });
-      log.info("reconciler started", { url: ops.url, branch: config.branch });
-      try {
-        await reconciler.run();
-      } finally {
-        await ops.close();
-      }
-      return EXIT.ok;
-    } finally {
-      cluster.close();
-      await journal.close();
-    }
+    return EXIT.ok;
   },
 };
 
