@@ -236,20 +236,30 @@ export const DEFAULT_TALOS_DEADLINES = {
   uncordon: [30, 60],
 } as const satisfies Record<string, readonly [number, number]>;
 
-/** What {@link renderTalosUpgradePlan} writes. */
-export interface TalosPlanDraft {
+/** The metadata every plan kind's draft carries. */
+export interface PlanHeader {
   readonly name: string;
   readonly cluster: string;
   readonly author: string;
   readonly expires: string;
-  readonly catalogue: { readonly path: string; readonly sha256: string };
-  readonly healthPolicy: { readonly path: string; readonly sha256: string };
-  readonly evidence?: { readonly path: string; readonly sha256: string };
+}
+
+/** A file a plan binds: its repository-relative path and the SHA-256 of its bytes. */
+type Bound = { readonly path: string; readonly sha256: string };
+
+/** A node as a plan lists it. */
+type PlanNode = { name: string; role: string; address: string };
+
+/** What {@link renderTalosUpgradePlan} writes. */
+export interface TalosPlanDraft extends PlanHeader {
+  readonly catalogue: Bound;
+  readonly healthPolicy: Bound;
+  readonly evidence?: Bound;
   readonly platform: string;
   readonly arch: string;
   readonly kubernetes: { readonly version: string; readonly kubelet: string };
   readonly hops: readonly TalosHop[];
-  readonly nodes: readonly { name: string; role: string; address: string }[];
+  readonly nodes: readonly PlanNode[];
   readonly drainTimeoutSeconds?: number;
 }
 
@@ -306,18 +316,14 @@ export function renderTalosUpgradePlan(d: TalosPlanDraft): string {
 }
 
 /** What {@link renderKubernetesUpgradePlan} writes. */
-export interface KubernetesPlanDraft {
-  readonly name: string;
-  readonly cluster: string;
-  readonly author: string;
-  readonly expires: string;
-  readonly catalogue: { readonly path: string; readonly sha256: string };
-  readonly healthPolicy: { readonly path: string; readonly sha256: string };
-  readonly evidence?: { readonly path: string; readonly sha256: string };
+export interface KubernetesPlanDraft extends PlanHeader {
+  readonly catalogue: Bound;
+  readonly healthPolicy: Bound;
+  readonly evidence?: Bound;
   readonly talosVersion: string;
   readonly from: string;
   readonly to: string;
-  readonly nodes: readonly { name: string; role: string; address: string }[];
+  readonly nodes: readonly PlanNode[];
 }
 
 /** Renders a KubernetesUpgrade plan with the defaults the shipped example uses. */
@@ -347,12 +353,8 @@ export function renderKubernetesUpgradePlan(d: KubernetesPlanDraft): string {
   ].join("\n");
 }
 
-type Bound = { readonly path: string; readonly sha256: string };
-
-function envelope(
-  kind: string,
-  d: { name: string; cluster: string; author: string; expires: string },
-) {
+/** The apiVersion, kind and metadata every plan starts with, up to `spec:`. */
+function envelope(kind: string, d: PlanHeader) {
   return [
     "apiVersion: cairn.dev/v1alpha1",
     `kind: ${kind}`,
@@ -370,7 +372,7 @@ function boundLines(key: string, f: Bound): string[] {
 }
 
 /** The plan's `spec.nodes`, in the order given. */
-function nodeLines(nodes: readonly { name: string; role: string; address: string }[]): string[] {
+function nodeLines(nodes: readonly PlanNode[]): string[] {
   return [
     "  nodes:",
     ...nodes.flatMap((n) => [
@@ -382,18 +384,14 @@ function nodeLines(nodes: readonly { name: string; role: string; address: string
 }
 
 /** What {@link renderConfigApplyPlan} writes. */
-export interface ConfigPlanDraft {
-  readonly name: string;
-  readonly cluster: string;
-  readonly author: string;
-  readonly expires: string;
+export interface ConfigPlanDraft extends PlanHeader {
   readonly catalogue: Bound;
   readonly healthPolicy: Bound;
   readonly config: Bound;
   readonly talosVersion: string;
   readonly mode: string;
   readonly activation: string;
-  readonly nodes: readonly { name: string; role: string; address: string }[];
+  readonly nodes: readonly PlanNode[];
 }
 
 /** Renders a ConfigApply plan (workers first, one node at a time). */
@@ -422,11 +420,7 @@ export function renderConfigApplyPlan(d: ConfigPlanDraft): string {
 }
 
 /** What {@link renderComponentUpgradePlan} writes. */
-export interface ComponentPlanDraft {
-  readonly name: string;
-  readonly cluster: string;
-  readonly author: string;
-  readonly expires: string;
+export interface ComponentPlanDraft extends PlanHeader {
   readonly healthPolicy: Bound;
   readonly component: string;
   readonly flux: { readonly kind: string; readonly namespace: string; readonly name: string };
