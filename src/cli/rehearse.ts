@@ -9,7 +9,6 @@ import { fileURLToPath } from "node:url";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
 import type { CommandIO } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
-import { MAX_BOUND_FILE_BYTES, readNamedFile } from "../adapters/repo/bound_file_reader.ts";
 import {
   FAULT_PRESET_NAMES,
   FAULT_PRESETS,
@@ -73,14 +72,11 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     const faults = parseFaults(args.values["fault"]);
     const journalUrl = await journalUrlOf(args.values["journal"]);
     const { startRehearsal } = await import("../app/rehearsal.ts");
-    const { JsonLogger } = await import("../adapters/log/json_logger.ts");
-    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
-    const log = new JsonLogger({
-      write: (l) => io.stderr(l),
-      clock: new SystemClock(),
-      level: "warn",
-    });
-    const planBytes = await readPlan(planPath);
+    const { readPlanSignatures, readRehearsalPlan, rehearsalLog } = await import(
+      "../app/rehearse_run.ts"
+    );
+    const log = await rehearsalLog((l) => io.stderr(l));
+    const planBytes = await readRehearsalPlan(planPath);
     const { parsePlan } = await import("../domain/plan/parse.ts");
     const parsed = await parsePlan(planBytes, { file: planPath });
     const faultNode = str(args.values["fault-node"]);
@@ -120,13 +116,7 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
       ...(signers
         ? {
           allowedSignersPath: resolve(io.cwd, signers),
-          signatures: new TextDecoder().decode(
-            await readNamedFile(`${planPath}.sig`, {
-              what: "signatures",
-              maxBytes: MAX_BOUND_FILE_BYTES,
-              optional: true,
-            }) ?? new Uint8Array(),
-          ),
+          signatures: await readPlanSignatures(planPath),
         }
         : {}),
       requiredApprovals: approvals,
@@ -181,10 +171,6 @@ async function journalUrlOf(v: unknown): Promise<string> {
   if (typeof v === "string") return v;
   const dir = await Deno.makeTempDir({ prefix: "cairn-rehearse-" });
   return `file:${join(dir, "journal.db")}`;
-}
-
-async function readPlan(path: string): Promise<Uint8Array> {
-  return await readNamedFile(path, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
 }
 
 /** The cluster description must be a readable file before the twin starts (else a clear error). */
