@@ -2,6 +2,7 @@
  * Builds TalosUpgrade plan YAML text for tests, fixtures and benchmarks (e.g. a 500-node plan).
  * The defaults are the shared world: cluster home-ops, v1.13.9 → v1.14.2, workers first.
  */
+import { DEFAULT_TALOS_DEADLINES } from "./author.ts";
 
 /** The home-ops schematic (world facts). */
 export const HOME_OPS_SCHEMATIC =
@@ -51,17 +52,6 @@ export function exampleNodeAddress(role: "controlplane" | "worker", i: number): 
   const n = role === "worker" ? 3 + i : i;
   return `10.5.${Math.floor(n / 250)}.${(n % 250) + 2}`;
 }
-
-const PHASES = ["pull", "install", "cordon", "drain", "reboot", "verify", "uncordon"] as const;
-const DEADLINES: Record<(typeof PHASES)[number], [number, number]> = {
-  pull: [300, 600],
-  install: [600, 900],
-  cordon: [30, 60],
-  drain: [600, 900],
-  reboot: [60, 900],
-  verify: [60, 1200],
-  uncordon: [30, 60],
-};
 
 /**
  * Renders a valid TalosUpgrade plan (schema and semantics) for the shipped catalogue.
@@ -118,10 +108,8 @@ export function buildTalosUpgradePlanYaml(options: TalosPlanOptions): string {
     "    drainTimeoutSeconds: 600",
     "    rebootMode: default",
     "    deadlines:",
-    ...PHASES.map((p) =>
-      `      ${p}: { transportSeconds: ${DEADLINES[p][0]}, verificationSeconds: ${
-        DEADLINES[p][1]
-      } }`
+    ...Object.entries(DEFAULT_TALOS_DEADLINES).map(([p, [t, v]]) =>
+      `      ${p}: { transportSeconds: ${t}, verificationSeconds: ${v} }`
     ),
     "  recovery:",
     "    - action: uncordonOwnedCordon",
