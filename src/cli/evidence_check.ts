@@ -11,16 +11,10 @@ import {
   UsageError,
   wantsJson,
 } from "./command.ts";
-import { CairnError } from "../domain/errors.ts";
 import { checkEvidence, type FetchOutcome } from "../domain/evidence/checker.ts";
-import {
-  type EvidenceManifest,
-  MAX_MANIFEST_BYTES,
-  parseEvidenceManifest,
-} from "../domain/evidence/manifest.ts";
-import { readPlainFile } from "../adapters/repo/bound_file_reader.ts";
+import { type EvidenceManifest, parseEvidenceManifest } from "../domain/evidence/manifest.ts";
 import type { EvidenceCheckResult } from "../domain/evidence/result.ts";
-import { readCached } from "../adapters/evidence/git_fetch.ts";
+import { readCachedSources, readEvidenceManifest } from "../app/evidence_check_run.ts";
 import { DEFAULT_FETCH_BUDGET_MS, fetchEvidenceIntoCache } from "../app/evidence_run.ts";
 
 export const command: Command = {
@@ -54,7 +48,7 @@ A secret-looking result (private-key block, token) is refused with EvidenceSecre
     const cacheFlag = args.values["cache"];
     if (typeof cacheFlag !== "string") throw new UsageError("--cache DIR is required");
     const file = args.positionals[0]!;
-    const manifestBytes = await readManifest(resolve(io.cwd, file), file);
+    const manifestBytes = await readEvidenceManifest(resolve(io.cwd, file), file);
     const parsed = parseEvidenceManifest(new TextDecoder().decode(manifestBytes), file);
     if (!parsed.ok) return reportProblems(io, parsed.problems);
     const cache = resolve(io.cwd, cacheFlag);
@@ -62,11 +56,7 @@ A secret-looking result (private-key block, token) is refused with EvidenceSecre
     const fetched = args.values["fetch"] === true
       ? await fetchAll(parsed.manifest, cache, io, budgetMs)
       : undefined;
-    const cached = new Map<string, Uint8Array>();
-    for (const s of parsed.manifest.sources) {
-      const bytes = await readCached(cache, s);
-      if (bytes) cached.set(s.id, bytes);
-    }
+    const cached = await readCachedSources(cache, parsed.manifest);
     const outcome = await checkEvidence({
       manifest: parsed.manifest,
       manifestFile: file,
@@ -80,19 +70,6 @@ A secret-looking result (private-key block, token) is refused with EvidenceSecre
     return outcome.result.ok ? EXIT.ok : EXIT.refused;
   },
 };
-
-/**
- * Reads the manifest named on the command line: never through a link, a FIFO or a device, and
- * never more than the manifest size limit (checked before reading).
- */
-async function readManifest(path: string, shown: string): Promise<Uint8Array> {
-  const read = await readPlainFile(path, MAX_MANIFEST_BYTES);
-  if (read.status === "read") return read.bytes;
-  throw new CairnError({
-    reason: "FileUnreadable",
-    message: `cannot read evidence manifest ${shown}: ${read.detail}`,
-  });
-}
 
 /** Fetches each source (`--fetch`); git sees the caller's environment (e.g. url rewrites). */
 function fetchAll(
