@@ -13,11 +13,9 @@ untouched.
 ${JOURNAL_HELP}`,
   options: { ...OUTPUT_OPTION, ...JOURNAL_OPTION },
   async run(args, io) {
-    const { migrateJournal, cryptoIdSource } = await import(
-      "../adapters/journal/libsql_journal.ts"
-    );
+    const { migrateJournalAt } = await import("../app/journal_migrate_run.ts");
     const location = journalLocation(args, io);
-    const r = await migrateJournal(location, { ids: cryptoIdSource(), nowMs: Date.now() });
+    const r = await migrateJournalAt(location, Date.now());
     if (wantsJson(args)) printJson(io, { journal: location, ...r });
     else io.stdout(`journal ${location}: schema ${r.from} → ${r.to}\n`);
     return EXIT.ok;
