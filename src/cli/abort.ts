@@ -99,13 +99,8 @@ ${JOURNAL_HELP}
     if (typeof actor !== "string" || actor === "") {
       throw new UsageError("--actor PRINCIPAL is required");
     }
-    const { openJournal, cryptoIdSource } = await import("../adapters/journal/libsql_journal.ts");
-    const journal = await openJournal({
-      url: journalLocation(args, io),
-      ids: cryptoIdSource(),
-      nowMs: Date.now(),
-      migrate: false,
-    });
+    const { openJournalForAbort } = await import("../app/abort_run.ts");
+    const journal = await openJournalForAbort(journalLocation(args, io), Date.now());
     try {
       const r = await abortPlan(journal, { plan: args.positionals[0]!, actor, nowMs: Date.now() });
       if (wantsJson(args)) printJson(io, r);
