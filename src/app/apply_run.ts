@@ -5,6 +5,7 @@
  * the engine's dispatch check, `bindPlan` and `executePlan` (`engine/executor/run_plan.ts`). The
  * command only turns flags into this request and prints the result.
  */
+import type { Clock } from "../ports/clock.ts";
 import { type PhaseEvent, watchPhases } from "./phase_watch.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
@@ -132,4 +133,13 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
     cluster.close();
     await journal.close();
   }
+}
+
+/**
+ * The wall clock the command's phase display measures elapsed time against (the run itself
+ * opens its own, above); loaded lazily like every adapter of a run.
+ */
+export async function applyDisplayClock(): Promise<Clock> {
+  const { SystemClock } = await import("../adapters/clock/system_clock.ts");
+  return new SystemClock();
 }

@@ -86,11 +86,10 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       throw new UsageError("--approvals must be a non-negative integer");
     }
     const policyPath = args.values["health-policy"];
-    const { applyPlan } = await import("../app/apply_run.ts");
+    const { applyDisplayClock, applyPlan } = await import("../app/apply_run.ts");
     // On a terminal: one status line (node, phase, elapsed) with log lines kept above it.
     // Elsewhere: the JSON log lines and one JSON line per phase, for CI and log collectors.
-    const { SystemClock } = await import("../adapters/clock/system_clock.ts");
-    const progress = await phaseOutput(io, new SystemClock());
+    const progress = await phaseOutput(io, await applyDisplayClock());
     const r = await applyPlan({
       file,
       kubeconfig,
