@@ -1,7 +1,7 @@
 /** `cairn image resolve`: an installer reference to its manifest digest for one platform. */
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
 import { parsePlatform } from "../domain/oci/reference.ts";
-import { resolveImage } from "../adapters/oci/registry_client.ts";
+import { resolveInstallerImage } from "../app/image_resolve_run.ts";
 
 export const command: Command = {
   path: ["image", "resolve"],
@@ -29,10 +29,14 @@ DigestMismatch.`,
   async run(args, io) {
     const platformFlag = args.values["platform"];
     if (typeof platformFlag !== "string") throw new UsageError("--platform is required");
-    const resolved = await resolveImage(args.positionals[0]!, parsePlatform(platformFlag), {
-      insecureHttp: args.values["insecure-http"] === true,
-      signal: io.signal,
-    });
+    const resolved = await resolveInstallerImage(
+      args.positionals[0]!,
+      parsePlatform(platformFlag),
+      {
+        insecureHttp: args.values["insecure-http"] === true,
+        signal: io.signal,
+      },
+    );
     if (wantsJson(args)) printJson(io, resolved);
     else {
       io.stdout(
