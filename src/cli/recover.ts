@@ -135,7 +135,8 @@ async function decide(
       });
     }
     if (mode === "uncordon") {
-      return await d.uncordonOwned(journal, cluster, { operationId: op, actor });
+      const { uncordonOwned } = await import("../engine/recovery/recover_uncordon.ts");
+      return await uncordonOwned(journal, cluster, { operationId: op, actor });
     }
     return await classify(journal, cluster, rt, args, io, { operationId: op, actor });
   } finally {

@@ -211,6 +211,36 @@ export interface ResponseInput {
 }
 
 /** A phase intent (before) or fact (after), fenced by the owner token. */
+/**
+ * A recovery-admin's mutation attempt (docs/recovery.md#the-decisions-of-cairn-recover): admitted
+ * on the recovery decision it executes, under the recovery-admin's own takeover, in the current
+ * epoch. The caller may send only after `ok`.
+ */
+export interface RecoveryAttemptInput {
+  readonly operationId: string;
+  /** The recovery-admin's takeover token: it must still own the operation in the current epoch. */
+  readonly token: OwnerToken;
+  readonly actor: Actor;
+  /** The plan's recovery action this attempt executes, e.g. `uncordonOwnedCordon`. */
+  readonly decision: string;
+  readonly phase: Phase;
+  readonly requestDigest: string;
+  readonly route: string;
+  /** The fresh evidence the decision was taken on (for an uncordon: the cordon ownership read). */
+  readonly evidence: Readonly<Record<string, unknown>>;
+  readonly nowMs: number;
+}
+
+/** The response to a recovery attempt, recorded whatever it is. */
+export interface RecoveryResponseInput {
+  readonly attemptId: string;
+  readonly token: OwnerToken;
+  readonly responseClass: ResponseClass;
+  /** Target code or transport error, already redacted. */
+  readonly detail: string;
+  readonly nowMs: number;
+}
+
 export interface PhaseInput {
   readonly operationId: string;
   readonly token: OwnerToken;
@@ -381,6 +411,12 @@ export interface Journal extends JournalHistory {
   beginAttempt(input: AttemptInput): Promise<{ ok: true; attempt: AttemptRecord } | Refused>;
   /** Records the outcome of an attempt and applies the state move it forces. */
   recordResponse(input: ResponseInput): Promise<OperationRecord>;
+  /** A recovery-admin's attempt transaction: the caller may send only after `ok`. */
+  beginRecoveryAttempt(
+    input: RecoveryAttemptInput,
+  ): Promise<{ ok: true; attempt: { readonly id: string } } | Refused>;
+  /** Records the response to a recovery attempt. */
+  recordRecoveryResponse(input: RecoveryResponseInput): Promise<void>;
   /** Records a phase intent or fact. */
   recordPhase(input: PhaseInput): Promise<void>;
   /** Records a health round and its results; returns the round id. */

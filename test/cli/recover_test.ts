@@ -119,6 +119,15 @@ Deno.test("cairn recover accounts a lost reboot only after the settle floor, the
     const unc = await recover([...base, "--uncordon", ...admin, "--kubeconfig", cluster[1]!]);
     assertEquals(unc.code, 0, unc.out + unc.err);
     assertEquals((await kubeNode(w, "worker-2")).spec.unschedulable, undefined);
+    // Through the one mutation path: intent, recovery attempt, response, then the fact.
+    const trail = (await w.journal.showOperation(opId))!.events.map((e) => e.kind)
+      .filter((k) => k === "phase-intent" || k.startsWith("recovery-") || k === "phase-fact");
+    assertEquals(trail.slice(-4), [
+      "phase-intent",
+      "recovery-attempt",
+      "recovery-response",
+      "phase-fact",
+    ]);
 
     const done = await recover([...base, "--classify", ...cluster, ...policy, "-o", "json"]);
     assertEquals(done.code, 0, done.out + done.err);

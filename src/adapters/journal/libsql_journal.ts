@@ -33,7 +33,9 @@ import type {
   PhaseInput,
   PlanRecord,
   PlanRecordInput,
+  RecoveryAttemptInput,
   RecoveryDecisionInput,
+  RecoveryResponseInput,
   Refused,
   ResponseInput,
   TakeoverInput,
@@ -42,6 +44,7 @@ import type {
 import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./accounting.ts";
 import { attemptBatched, attemptTx, loadForAttempt } from "./attempt.ts";
 import { commitTx, recordRefusalTx } from "./commitment.ts";
+import { recoveryAttemptTx, recoveryResponseTx } from "./recovery_attempt.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
 import {
@@ -387,6 +390,14 @@ class LibsqlJournal implements Journal {
 
   recordResponse(input: ResponseInput): Promise<OperationRecord> {
     return this.#tx((ctx) => responseTx(ctx, input));
+  }
+
+  beginRecoveryAttempt(input: RecoveryAttemptInput) {
+    return this.#tx((ctx) => recoveryAttemptTx(ctx, input));
+  }
+
+  recordRecoveryResponse(input: RecoveryResponseInput): Promise<void> {
+    return this.#tx((ctx) => recoveryResponseTx(ctx, input));
   }
 
   recordPhase(input: PhaseInput): Promise<void> {

@@ -176,6 +176,27 @@ export interface EventTable {
   hash: string;
 }
 
+/** A recovery-admin's mutation attempt (migration 0006). */
+export interface RecoveryAttemptTable {
+  id: string;
+  operation_id: string;
+  machine: string;
+  actor: string;
+  role: string;
+  decision: string;
+  phase: string;
+  request_digest: string;
+  route: string;
+  evidence: string;
+  owner: string;
+  owner_gen: number;
+  owner_epoch: string;
+  begun_at_ms: number;
+  response_class: string | null;
+  response_detail: string | null;
+  responded_at_ms: number | null;
+}
+
 /** The whole journal database. */
 export interface JournalDB {
   installation: InstallationTable;
@@ -192,5 +213,6 @@ export interface JournalDB {
   health_results: HealthResultTable;
   recoveries: RecoveryTable;
   recovery_scopes: RecoveryScopeTable;
+  recovery_attempts: RecoveryAttemptTable;
   events: EventTable;
 }

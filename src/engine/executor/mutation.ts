@@ -1,7 +1,7 @@
 import type { Phase, ResponseClass } from "../../domain/operation.ts";
 import type { PhaseDeadline } from "../../domain/plan/schema.ts";
 import type { Reason } from "../../domain/reasons.ts";
-import type { Refused } from "../../ports/journal.ts";
+import type { AttemptRecord, Refused } from "../../ports/journal.ts";
 import type { TalosFailure, TalosMutation } from "../../ports/talos.ts";
 import { requestDigest } from "./digests.ts";
 import { observeEvidence } from "./observe.ts";
@@ -25,14 +25,77 @@ export type MutationResult<T> =
     readonly refusal?: Refused;
   };
 
+/** A refusal on the mutation path: nothing was sent. */
+export interface MutationRefusal {
+  readonly ok: false;
+  readonly reason: Reason;
+  readonly detail: string;
+  /** The journal's refusal, when it was the journal that refused. */
+  readonly refusal?: Refused;
+}
+
 /**
- * The only path to an external mutation (docs/operation-model.md#the-node-step): a phase
- * intent is recorded, the machine's identity is re-observed on both sides as fresh evidence and
- * must still be the machine the commitment bound, the attempt transaction must commit, and only
- * then is the request sent; its response class is recorded whatever it is. If the journal cannot
- * be written, nothing is sent (the error propagates).
+ * How one kind of actor is admitted to a mutation: the fresh evidence read after the intent, the
+ * attempt record that must commit before the send, and the response recorded against it. The
+ * executor is admitted by the fenced attempt transaction (`mutate`); a recovery-admin by a
+ * recovery attempt (engine/recovery/recover_uncordon.ts).
  */
-export async function mutate<T>(
+export interface Admission<E, A> {
+  /** Records the phase intent; it precedes every read and write of the mutation. */
+  readonly recordIntent: () => Promise<void>;
+  /** Re-reads the evidence the mutation depends on; a refusal records no attempt. */
+  readonly freshEvidence: () => Promise<
+    { readonly ok: true; readonly evidence: E } | MutationRefusal
+  >;
+  /** The attempt record; the request is sent only once it has committed. */
+  readonly admit: (
+    evidence: E,
+  ) => Promise<{ readonly ok: true; readonly attempt: A; readonly id: string } | MutationRefusal>;
+  /** Records the response against the admitted attempt, whatever it is. */
+  readonly recordResponse: (attempt: A, sent: Sent<unknown>) => Promise<void>;
+}
+
+/**
+ * The one mutation path (docs/operation-model.md#the-node-step): intent, fresh evidence, attempt
+ * record, send, response recorded. If the journal cannot be written, nothing is sent (the error
+ * propagates); a send that throws after admission is a transport failure, recorded as such.
+ */
+export async function mutateThrough<T, E, A>(
+  admission: Admission<E, A>,
+  send: (evidence: E, attempt: A) => Promise<Sent<T>>,
+): Promise<MutationResult<T>> {
+  await admission.recordIntent();
+  const evidence = await admission.freshEvidence();
+  if (!evidence.ok) return refusedResult(evidence);
+  const begun = await admission.admit(evidence.evidence);
+  if (!begun.ok) return refusedResult(begun);
+  let sent: Sent<T>;
+  try {
+    sent = await send(evidence.evidence, begun.attempt);
+  } catch (e) {
+    // A send that threw after the attempt committed: the request may have gone out.
+    sent = { responseClass: "transport-failure", detail: errorText(e) };
+  }
+  await admission.recordResponse(begun.attempt, sent);
+  return { kind: "sent", sent, attemptId: begun.id };
+}
+
+function refusedResult(r: MutationRefusal): MutationResult<never> {
+  return {
+    kind: "refused",
+    reason: r.reason,
+    detail: r.detail,
+    ...(r.refusal ? { refusal: r.refusal } : {}),
+  };
+}
+
+/**
+ * The executor's mutation: a phase intent is recorded, the machine's identity is re-observed on
+ * both sides as fresh evidence and must still be the machine the commitment bound, the fenced
+ * attempt transaction must commit, and only then is the request sent; its response class is
+ * recorded whatever it is.
+ */
+export function mutate<T>(
   s: StepState,
   m: {
     readonly phase: Phase;
@@ -43,70 +106,72 @@ export async function mutate<T>(
   },
 ): Promise<MutationResult<T>> {
   const { journal, clock } = s.deps;
-  await journal.recordPhase({
-    operationId: s.operationId,
-    token: s.token,
-    phase: m.phase,
-    kind: "intent",
-    detail: m.request,
-    nowMs: clock.now(),
-  });
-  if (!s.committed) {
-    return {
-      kind: "refused",
-      reason: "MachineIdentityUnreadable",
-      detail: `no machine identity was bound at the commitment of ${s.node}`,
-    };
-  }
-  const evidence = await observeEvidence(s, m.deadline.transportSeconds * 1000);
-  if (!evidence.verdict.ok) {
-    // Another machine (or none that can be identified) is at the plan's address: no attempt.
-    return { kind: "refused", reason: evidence.verdict.reason, detail: evidence.verdict.detail };
-  }
-  const now = clock.now();
   const transportMs = m.deadline.transportSeconds * 1000;
-  const begun = await journal.beginAttempt({
-    operationId: s.operationId,
-    token: s.token,
-    phase: m.phase,
-    requestDigest: await requestDigest(m.request),
-    route: m.route,
-    evidenceId: evidence.id,
-    transportDeadlineMs: now + transportMs,
-    verificationDeadlineMs: now + m.deadline.verificationSeconds * 1000,
-    nowMs: now,
-  });
-  if (!begun.ok) {
-    return { kind: "refused", reason: "AttemptRefused", detail: begun.detail, refusal: begun };
-  }
-  let sent: Sent<T>;
-  try {
-    sent = await m.send(s.deps.callTimeoutMs(transportMs));
-  } catch (e) {
-    // A send that threw after the attempt committed: the request may have gone out.
-    sent = { responseClass: "transport-failure", detail: errorText(e) };
-  }
-  const after = await journal.recordResponse({
-    attemptId: begun.attempt.id,
-    token: s.token,
-    responseClass: sent.responseClass,
-    detail: sent.detail,
-    nowMs: clock.now(),
-  });
-  s.deps.observer?.onAttemptResponse?.({ phase: m.phase, responseClass: sent.responseClass });
-  s.deps.observer?.onOperationState?.({
-    operationId: s.operationId,
-    node: s.node,
-    state: after.state,
-  });
-  s.deps.log.info("attempt response recorded", {
-    operationId: s.operationId,
-    node: s.node,
-    phase: m.phase,
-    attempt: begun.attempt.number,
-    responseClass: sent.responseClass,
-  });
-  return { kind: "sent", sent, attemptId: begun.attempt.id };
+  const admission: Admission<string, AttemptRecord> = {
+    recordIntent: () =>
+      journal.recordPhase({
+        operationId: s.operationId,
+        token: s.token,
+        phase: m.phase,
+        kind: "intent",
+        detail: m.request,
+        nowMs: clock.now(),
+      }),
+    freshEvidence: async () => {
+      if (!s.committed) {
+        return {
+          ok: false,
+          reason: "MachineIdentityUnreadable",
+          detail: `no machine identity was bound at the commitment of ${s.node}`,
+        };
+      }
+      const evidence = await observeEvidence(s, transportMs);
+      // Another machine (or none that can be identified) is at the plan's address: no attempt.
+      return evidence.verdict.ok
+        ? { ok: true, evidence: evidence.id }
+        : { ok: false, reason: evidence.verdict.reason, detail: evidence.verdict.detail };
+    },
+    admit: async (evidenceId) => {
+      const now = clock.now();
+      const begun = await journal.beginAttempt({
+        operationId: s.operationId,
+        token: s.token,
+        phase: m.phase,
+        requestDigest: await requestDigest(m.request),
+        route: m.route,
+        evidenceId,
+        transportDeadlineMs: now + transportMs,
+        verificationDeadlineMs: now + m.deadline.verificationSeconds * 1000,
+        nowMs: now,
+      });
+      return begun.ok
+        ? { ok: true, attempt: begun.attempt, id: begun.attempt.id }
+        : { ok: false, reason: "AttemptRefused", detail: begun.detail, refusal: begun };
+    },
+    recordResponse: async (attempt, sent) => {
+      const after = await journal.recordResponse({
+        attemptId: attempt.id,
+        token: s.token,
+        responseClass: sent.responseClass,
+        detail: sent.detail,
+        nowMs: clock.now(),
+      });
+      s.deps.observer?.onAttemptResponse?.({ phase: m.phase, responseClass: sent.responseClass });
+      s.deps.observer?.onOperationState?.({
+        operationId: s.operationId,
+        node: s.node,
+        state: after.state,
+      });
+      s.deps.log.info("attempt response recorded", {
+        operationId: s.operationId,
+        node: s.node,
+        phase: m.phase,
+        attempt: attempt.number,
+        responseClass: sent.responseClass,
+      });
+    },
+  };
+  return mutateThrough(admission, () => m.send(s.deps.callTimeoutMs(transportMs)));
 }
 
 /** Maps a Talos mutation's outcome to ER's response classes. */

@@ -1,5 +1,6 @@
 /**
- * The three decisions `cairn recover` records. Each re-reads the journal, refuses with a reason
+ * Two of the three decisions `cairn recover` records (the uncordon, which writes to the cluster,
+ * is recover_uncordon.ts). Each re-reads the journal, refuses with a reason
  * when the evidence does not allow it, and otherwise leaves the journal to check ER's rules once
  * more inside its own transaction. Not a command.
  */
@@ -9,18 +10,15 @@ import type { Reason } from "../../domain/reasons.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import type { Actor, Journal } from "../../ports/journal.ts";
 import type { Logger } from "../../ports/logger.ts";
-import { decideUncordon } from "../cordon_ownership.ts";
 import {
   alreadyUncordoned,
   attemptTakenOver,
   classification,
   classifyRefusal,
   cordonFactOf,
-  uncordonRefusal,
 } from "./recovery.ts";
 import type { StepState } from "../executor/deps.ts";
 import { journalHealthGate } from "../executor/health_gate.ts";
-import { NODES } from "../executor/kube_phases.ts";
 import { completionObservation, NODE_READERS, roundsUntilPass } from "../executor/verify_phase.ts";
 import {
   gatherEvidence,
@@ -104,60 +102,6 @@ export async function accountAttempt(
     message:
       `attempt ${att.id} (${att.phase}) accounted by ${o.actor} on ${obs.id}: ${obs.summary}`,
     observation: obs.id,
-  };
-}
-
-/**
- * Lifts an operation-owned cordon the plan authorises recovery to lift, only when a fresh read
- * shows its ownership evidence unchanged; the write carries the read's resourceVersion.
- */
-export async function uncordonOwned(
-  journal: Journal,
-  c: RecoveryCluster,
-  o: { readonly operationId: string; readonly actor: string },
-): Promise<DecisionResult> {
-  const e = await evidence(journal, c, o.operationId);
-  const why = uncordonRefusal(e.facts);
-  if (why) refuse("RecoveryUncordonRefused", `uncordon of ${e.facts.operation.machine}: ${why}`);
-  const machine = e.facts.operation.machine;
-  const obj = await c.kube.getObject(NODES, machine) ??
-    refuse("RecoveryUncordonRefused", `node ${machine} is not in the cluster`);
-  const d = decideUncordon(cordonFactOf(e.facts.phases)!, obj);
-  if (d.kind === "leave") {
-    refuse("RecoveryUncordonRefused", `uncordon of ${machine}: ${d.reason}: ${d.detail}`);
-  }
-  const actor: Actor = { identity: o.actor, role: "recovery-admin" };
-  const { token, state } = await takeOverFor(journal, e.facts.operation, actor, c.clock.now());
-  const authorised = { authorisedBy: o.actor, role: actor.role, recovery: "uncordonOwnedCordon" };
-  const phase = (kind: "intent" | "fact", detail: Record<string, unknown>) =>
-    journal.recordPhase({
-      operationId: o.operationId,
-      token,
-      phase: "uncordon",
-      kind,
-      detail: { ...detail, ...authorised },
-      nowMs: c.clock.now(),
-    });
-  await phase("intent", {
-    verb: "patch",
-    node: machine,
-    unschedulable: null,
-    resourceVersion: d.resourceVersion,
-  });
-  const out = await c.kube.uncordon(machine, d.resourceVersion).catch((err) => ({
-    kind: "send-failed" as const,
-    message: err instanceof Error ? err.message : String(err),
-  }));
-  if (out.kind !== "applied") {
-    await phase("fact", { decision: "not-applied", outcome: out.kind, message: out.message });
-    refuse("RecoveryUncordonRefused", `uncordon of ${machine} not applied: ${out.kind}`);
-  }
-  await phase("fact", { decision: "uncordoned", resourceVersion: out.resourceVersion });
-  return {
-    decision: "uncordon",
-    operation: o.operationId,
-    state,
-    message: `${machine} uncordoned (rv ${d.resourceVersion} → ${out.resourceVersion})`,
   };
 }
 

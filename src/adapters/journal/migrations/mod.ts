@@ -9,6 +9,7 @@ import { up as postconditionReading } from "./0002_postcondition_reading.ts";
 import { up as healthReader } from "./0003_health_reader.ts";
 import { up as machineIdentity } from "./0004_machine_identity.ts";
 import { up as healthObjectRef } from "./0005_health_object_ref.ts";
+import { up as recoveryAttempt } from "./0006_recovery_attempt.ts";
 
 /** One migration step. */
 export interface Migration {
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "0003_health_reader", up: healthReader },
   { version: 4, name: "0004_machine_identity", up: machineIdentity },
   { version: 5, name: "0005_health_object_ref", up: healthObjectRef },
+  { version: 6, name: "0006_recovery_attempt", up: recoveryAttempt },
 ];
 
 /** The schema version this code writes. */
