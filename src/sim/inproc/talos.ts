@@ -40,18 +40,11 @@ import {
   notSent,
   streamMutationOutcome,
 } from "../../adapters/talos/mutation_outcome.ts";
-import type { Fault, FaultKind, FaultSchedule } from "../faults.ts";
+import type { Fault, FaultSchedule } from "../faults.ts";
 import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "../talos/model.ts";
 import { type MethodSpec, TALOS_METHODS, TalosStats } from "../talos/methods.ts";
+import { RESET_MESSAGE, routeToNode, takeTransportFault } from "../talos/transport.ts";
 import type { VirtualTime } from "./time.ts";
-
-const RESET_MESSAGE = "simulated: connection reset by peer";
-const TRANSPORT_KINDS: readonly FaultKind[] = [
-  "lose-response",
-  "delay-landing",
-  "unavailable",
-  "deadline-exceeded",
-];
 
 export interface InprocTalosOptions {
   readonly cluster: TalosCluster;
@@ -155,23 +148,11 @@ export class InprocTalos implements Talos {
       this.stats.denied++;
       throw new TalosSimError(GRPC.PERMISSION_DENIED, "not authorized");
     }
-    const node = this.#o.cluster.find(target);
-    if (!node) {
-      throw new TalosSimError(
-        GRPC.UNAVAILABLE,
-        `connection error: dial tcp ${target}:50000: no route to host`,
-      );
-    }
-    const f = transportFaults ? this.#o.faults.peek(spec.point, node.name) : undefined;
-    if (!f || !TRANSPORT_KINDS.includes(f.kind)) return { node, fault: undefined };
-    const taken = this.#o.faults.take(spec.point, node.name, this.#o.time.sim.now())!;
-    if (taken.kind === "unavailable") {
-      throw new TalosSimError(GRPC.UNAVAILABLE, "simulated: upstream connection refused");
-    }
-    if (taken.kind === "deadline-exceeded") {
-      throw new TalosSimError(GRPC.DEADLINE_EXCEEDED, "simulated: context deadline exceeded");
-    }
-    return { node, fault: taken };
+    const node = routeToNode(this.#o.cluster, target);
+    const fault = transportFaults
+      ? takeTransportFault(this.#o.faults, spec, node, this.#o.time.sim)
+      : undefined;
+    return { node, fault };
   }
 
   /** Lets a delayed request land `delayMs` after the client gave up (lost if the node is away). */

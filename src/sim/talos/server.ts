@@ -10,9 +10,10 @@
 import * as grpc from "@grpc/grpc-js";
 import * as loader from "@grpc/proto-loader";
 import type { SimClock } from "../clock.ts";
-import type { FaultKind, FaultSchedule } from "../faults.ts";
+import type { FaultSchedule } from "../faults.ts";
 import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "./model.ts";
 import { type MethodSpec, TALOS_METHODS, TalosStats } from "./methods.ts";
+import { RESET_MESSAGE, routeToNode, takeTransportFault } from "./transport.ts";
 
 export { TALOS_METHODS, TalosStats };
 
@@ -42,15 +43,6 @@ export interface TalosSimServer {
   closeConnections(graceMs?: number): number;
   stop(): Promise<void>;
 }
-
-const RESET_MESSAGE = "simulated: connection reset by peer";
-
-const TRANSPORT_KINDS: readonly FaultKind[] = [
-  "lose-response",
-  "delay-landing",
-  "unavailable",
-  "deadline-exceeded",
-];
 
 /** Loads cairn's proto subset (shared with the client adapter's options). */
 export function loadTalosProtos(protoDir: string): grpc.GrpcObject {
@@ -215,27 +207,11 @@ class Handlers {
   }
 
   #find(target: string): TalosNode {
-    const node = this.o.cluster.find(target);
-    if (!node) {
-      throw new TalosSimError(
-        GRPC.UNAVAILABLE,
-        `connection error: dial tcp ${target}:50000: no route to host`,
-      );
-    }
-    return node;
+    return routeToNode(this.o.cluster, target);
   }
 
   #transportFault(spec: MethodSpec, node: TalosNode) {
-    const f = this.o.faults.peek(spec.point, node.name);
-    if (!f || !TRANSPORT_KINDS.includes(f.kind)) return undefined;
-    const taken = this.o.faults.take(spec.point, node.name, this.o.clock.now())!;
-    if (taken.kind === "unavailable") {
-      throw new TalosSimError(GRPC.UNAVAILABLE, "simulated: upstream connection refused");
-    }
-    if (taken.kind === "deadline-exceeded") {
-      throw new TalosSimError(GRPC.DEADLINE_EXCEEDED, "simulated: context deadline exceeded");
-    }
-    return taken;
+    return takeTransportFault(this.o.faults, spec, node, this.o.clock);
   }
 
   unary(full: string, run: (node: TalosNode, req: Msg) => Msg): grpc.handleUnaryCall<Msg, Msg> {
