@@ -6,10 +6,35 @@
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { Config } from "../config.ts";
+import type { LogLevel } from "../ports/logger.ts";
+
+/**
+ * The settings the loop runs with: the validated configuration (`config.ts`'s `Config` is one),
+ * named here field by field because app/ does not import the entry points' modules.
+ */
+export interface ReconcileSettings {
+  readonly remote: string;
+  readonly branch: string;
+  readonly planBranchesGlob: string;
+  readonly reportBranch: string;
+  readonly reportAuthor: Readonly<{ name: string; email: string }>;
+  readonly pollIntervalSeconds: number;
+  readonly allowedSignersPath: string;
+  readonly requiredApprovals: number;
+  readonly journalUrl: string;
+  readonly stateDir: string;
+  readonly evidenceCacheDir: string;
+  readonly kubeconfigPath: string;
+  readonly talosconfigPath: string;
+  readonly kubeContext?: string | undefined;
+  readonly talosContext?: string | undefined;
+  readonly listen: Readonly<{ host: string; port: number }>;
+  readonly hookSecretPath?: string | undefined;
+  readonly logLevel: LogLevel;
+}
 
 export interface ReconcileRunRequest {
-  readonly config: Config;
+  readonly config: ReconcileSettings;
   /** The version the metrics report. */
   readonly version: string;
   /** JSON log lines go here. */
@@ -17,7 +42,7 @@ export interface ReconcileRunRequest {
   /** Stops the loop cleanly between steps (SIGTERM/SIGINT). */
   readonly signal: AbortSignal;
   /** How a failure to listen reads to the user (the CLI frame owns that wording). */
-  readonly describeListenFailure: (e: unknown, at: Config["listen"]) => unknown;
+  readonly describeListenFailure: (e: unknown, at: ReconcileSettings["listen"]) => unknown;
 }
 
 /** Opens everything, runs the loop until `signal`, closes what it opened. */
