@@ -42,6 +42,7 @@ Deno.test("the layer test fails on a deliberately wrong import (static, dynamic,
       await Deno.writeTextFile(join(root, rel), text);
     };
     await write("src/adapters/kube/client.ts", "export const client = 1;\n");
+    await write("src/adapters/kube/watch.ts", "export const watch = 1;\n");
     await write("src/cli/command.ts", "export const frame = 1;\n");
     await write("src/domain/ok.ts", "export const ok = 1;\n");
     await write(
@@ -58,9 +59,17 @@ Deno.test("the layer test fails on a deliberately wrong import (static, dynamic,
         "export const computed = () => import(name);\n",
     );
     await write("src/app/wiring.ts", 'export { frame } from "../cli/command.ts";\n');
+    await write(
+      "src/cli/status.ts",
+      'import { client } from "../adapters/kube/client.ts";\n' +
+        'export const open = () => import("../adapters/kube/watch.ts");\n' +
+        "export const c = client;\n",
+    );
     const graph = await moduleGraph(root);
     assertEquals(checkGraph(root, graph), [
       "src/app/wiring.ts:1:23: app may not import cli",
+      "src/cli/status.ts:1:24: cli may not import adapters/kube (wire it in app/)",
+      "src/cli/status.ts:2:34: cli may not import adapters/kube (wire it in app/)",
       "src/engine/step.ts:3:24: engine may not import adapters/kube",
       "src/report/render.ts:1:34: report may not import adapters/kube",
     ]);
