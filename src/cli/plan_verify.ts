@@ -9,11 +9,7 @@ import {
 } from "./command.ts";
 import type { CommandIO, ParsedArgs } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
-import {
-  MAX_BOUND_FILE_BYTES,
-  readCappedFile,
-  readNamedFile,
-} from "../adapters/repo/bound_file_reader.ts";
+import { readPlanVerifyInputs } from "../app/plan_verify_run.ts";
 import { loadYaml } from "../domain/plan/yaml_load.ts";
 import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
 import { evaluatePolicy, type PolicyVerdict } from "../domain/trust/policy.ts";
@@ -51,19 +47,9 @@ Options:
     if (typeof signersFile !== "string") throw new UsageError("--allowed-signers F is required");
     const required = parseApprovals(args.values["approvals"]);
     const atMs = parseAt(nowFlag(args, io));
-    // The plan and its .sig come from the repository: never through a link, capped (a .sig
-    // committed as a link to /dev/zero must not exhaust memory).
-    const plan = await readNamedFile(file, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
-    const sigBytes = await readNamedFile(`${file}.sig`, {
-      what: "signatures",
-      maxBytes: MAX_BOUND_FILE_BYTES,
-      optional: true,
-    });
-    const signatures = sigBytes === undefined ? undefined : new TextDecoder().decode(sigBytes);
-    const signers = parseAllowedSigners(
-      new TextDecoder().decode(await readCappedFile(signersFile, MAX_BOUND_FILE_BYTES)),
-      signersFile,
-    );
+    // The plan and its .sig come from the repository: never through a link, capped.
+    const { plan, signatures, signersText } = await readPlanVerifyInputs(file, signersFile);
+    const signers = parseAllowedSigners(signersText, signersFile);
     const author = readAuthor(plan, file);
     const verdict = await evaluatePolicy({
       plan,

@@ -72,7 +72,6 @@ export const CLI_ADAPTER_IMPORTS: Readonly<Record<string, string>> = {
   "src/cli/plan_bind.ts": "not moved yet",
   "src/cli/plan_new.ts": "not moved yet",
   "src/cli/plan_sign.ts": "not moved yet",
-  "src/cli/plan_verify.ts": "not moved yet",
 };
 
 /** Checks one edge of `from` (a `src/…` path); returns the violation or undefined. */
