@@ -6,8 +6,7 @@ import { CairnError, formatProblem } from "../domain/errors.ts";
 import { sha256Hex } from "../domain/plan/digest.ts";
 import { mergeSignature } from "../domain/trust/signature_file.ts";
 import { PLAN_SIGNATURE_NAMESPACE } from "../domain/trust/policy.ts";
-import { signBytes, SshKeygenError } from "../adapters/ssh/ssh_keygen.ts";
-import { MAX_BOUND_FILE_BYTES, readNamedFile } from "../adapters/repo/bound_file_reader.ts";
+import { readPlanToSign, signPlanBytes } from "../app/plan_sign_run.ts";
 
 /**
  * `cairn plan sign FILE --key K`: checks the plan exactly as `cairn plan check` does, then adds
@@ -51,7 +50,7 @@ Options:
     // Read first, check second, sign these bytes: what is signed is what was checked.
     let bytes: Uint8Array;
     try {
-      bytes = await readNamedFile(path, { what: "plan", maxBytes: MAX_BOUND_FILE_BYTES });
+      bytes = await readPlanToSign(path);
     } catch (e) {
       throw toProblem(e, file);
     }
@@ -71,7 +70,7 @@ Options:
     const sigPath = `${path}.sig`;
     let merge;
     try {
-      const armored = await signBytes(bytes, { key, ...(hash ? { hashAlgorithm: hash } : {}) });
+      const armored = await signPlanBytes(bytes, { key, ...(hash ? { hashAlgorithm: hash } : {}) });
       const existing = await readIfExists(sigPath);
       merge = await mergeSignature(existing, armored, bytes, PLAN_SIGNATURE_NAMESPACE);
       if (merge.action !== "unchanged") await writeAtomically(sigPath, merge.text);
@@ -120,9 +119,6 @@ function toProblem(e: unknown, file: string): unknown {
     return new CairnError({ reason: "FileUnreadable", message: `cannot read ${file}` }, {
       cause: e,
     });
-  }
-  if (e instanceof SshKeygenError) {
-    return new CairnError({ reason: "SigningFailed", message: e.message }, { cause: e });
   }
   return e;
 }

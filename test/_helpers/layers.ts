@@ -71,7 +71,6 @@ export const CLI_ADAPTER_IMPORTS: Readonly<Record<string, string>> = {
   // belong in app/ like plan check's (app/plan_check_run.ts).
   "src/cli/plan_bind.ts": "not moved yet",
   "src/cli/plan_new.ts": "not moved yet",
-  "src/cli/plan_sign.ts": "not moved yet",
 };
 
 /** Checks one edge of `from` (a `src/…` path); returns the violation or undefined. */
