@@ -69,7 +69,6 @@ export const CLI_ADAPTER_IMPORTS: Readonly<Record<string, string>> = {
     "io.tty; it renders, it wires nothing",
   // Not moved yet (issue #12 item 1): their bound-file reads, signing and installer lookup
   // belong in app/ like plan check's (app/plan_check_run.ts).
-  "src/cli/plan_bind.ts": "not moved yet",
   "src/cli/plan_new.ts": "not moved yet",
 };
 
