@@ -11,8 +11,11 @@ import {
 } from "./command.ts";
 import { parseNow } from "./plan_check.ts";
 import { checkPlanFile } from "../app/plan_check_run.ts";
-import { findRepositoryRoot, readBoundFile } from "../adapters/repo/bound_file_reader.ts";
-import { registryInstallerResolver } from "../adapters/oci/installer_resolver.ts";
+import {
+  newPlanInstallerResolver,
+  newPlanRepositoryRoot,
+  readFileToBind,
+} from "../app/plan_new_run.ts";
 import { parseCatalogue } from "../domain/catalogue.ts";
 import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
 import {
@@ -63,7 +66,7 @@ async function bindFile(
     refuse(`${flag} ${given} is outside the repository (${root}); a plan binds repository files`);
   }
   const path = rel.split(sep).join("/");
-  const read = await readBoundFile(outAbs, path, { cwd, root });
+  const read = await readFileToBind(outAbs, path, { cwd, root });
   if (read.status === "missing") refuse(`${flag} ${given}: ${read.detail}`, "FileUnreadable");
   if (read.status === "refused") refuse(`${flag} ${given}: ${read.detail}`, read.reason);
   return { path, sha256: await sha256Hex(read.bytes), bytes: read.bytes };
@@ -108,7 +111,7 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     const outAbs = resolve(io.cwd, out);
     const exists = await Deno.lstat(outAbs).then(() => true, () => false);
     if (exists && !args.values["force"]) refuse(`${out} exists; --force to overwrite it`);
-    const root = await findRepositoryRoot(dirname(outAbs), io.cwd);
+    const root = await newPlanRepositoryRoot(dirname(outAbs), io.cwd);
     const catalogue = await bindFile(
       outAbs,
       root,
@@ -272,10 +275,10 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
   const chain = talosHopChain(cat, from, to);
   if (!chain.ok) refuse(chain.refusal.message, chain.refusal.reason);
   const registry = str(args, "installer-registry") ?? "factory.talos.dev";
-  const resolver = registryInstallerResolver({
-    mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
-    timeoutMs: 30_000,
-  });
+  const resolver = newPlanInstallerResolver(
+    parseRegistryMirrors(args.values["registry-mirror"]),
+    30_000,
+  );
   const hops: TalosHop[] = [];
   for (const step of chain.hops) {
     const reference = installerReference(registry, platform, schematic!, step.to);

@@ -67,9 +67,6 @@ export const CLI_ADAPTER_IMPORTS: Readonly<Record<string, string>> = {
   "src/cli/phase_output.ts":
     "the redrawn status line (adapters/terminal/progress) is the CLI's own display, chosen by " +
     "io.tty; it renders, it wires nothing",
-  // Not moved yet (issue #12 item 1): their bound-file reads, signing and installer lookup
-  // belong in app/ like plan check's (app/plan_check_run.ts).
-  "src/cli/plan_new.ts": "not moved yet",
 };
 
 /** Checks one edge of `from` (a `src/…` path); returns the violation or undefined. */
