@@ -24,7 +24,7 @@
 import { resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { rebindPlanFile } from "../src/cli/plan_bind.ts";
+import { rebindPlanFile } from "../src/app/plan_bind_run.ts";
 import { CATALOGUE_MAX_AGE_MS, parseCatalogue } from "../src/domain/catalogue.ts";
 import { formatProblem } from "../src/domain/errors.ts";
 
