@@ -104,7 +104,14 @@ Deno.test("cairn reconcile serves ops endpoints, previews on a webhook, and exit
       const text = await (await fetch(`${url}/metrics`)).text();
       return Number(/^cairn_git_fetch_seconds_count (\d+)/m.exec(text)?.[1]);
     };
-    const atStart = await fetches();
+    // The loop's first fetch may still be in flight once the server answers (the count is absent
+    // until it is recorded): wait for it, or a slow first fetch would read as a woken loop.
+    let atStart = await fetches();
+    for (let i = 0; Number.isNaN(atStart) && i < 300; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      atStart = await fetches();
+    }
+    assertEquals(atStart, 1, "the loop's first fetch (poll interval 3600 s: no second one)");
     // Unauthenticated hooks are answered 401 and never wake the loop (no fetch follows).
     const body = '{"ref":"refs/heads/plan/x"}';
     const sign = (b: string) =>
