@@ -12,7 +12,7 @@ function io(env: Record<string, string>): CommandIO {
     stdout: () => {},
     stderr: () => {},
     env,
-    cwd: "/work",
+    cwd: "/srv/repo",
     color: false,
     tty: false,
     signal: new AbortController().signal,
@@ -23,7 +23,7 @@ const args = (values: Record<string, string>) => ({ values, positionals: [] });
 
 Deno.test("KUBECONFIG and TALOSCONFIG are read when no flag is given", () => {
   assertEquals(clusterFlags(args({}), io({ KUBECONFIG: "kc:other", TALOSCONFIG: "/t/tc" })), {
-    kubeconfig: "/work/kc",
+    kubeconfig: "/srv/repo/kc",
     talosconfig: "/t/tc",
   });
 });
