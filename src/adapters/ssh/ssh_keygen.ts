@@ -42,8 +42,14 @@ async function run(args: readonly string[], stdin?: Uint8Array): Promise<RunResu
   }).spawn();
   if (stdin) {
     const w = child.stdin.getWriter();
-    await w.write(stdin);
-    await w.close();
+    try {
+      await w.write(stdin);
+      await w.close();
+    } catch (e) {
+      // ssh-keygen may exit before reading its input (e.g. `-Y verify` on a malformed signature);
+      // its exit code and stderr below say why, so a closed pipe is not the error to report.
+      if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+    }
   }
   const out = await child.output();
   const dec = new TextDecoder();
