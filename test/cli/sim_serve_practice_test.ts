@@ -9,10 +9,8 @@ import {
   match as assertMatch,
   ok as assert,
 } from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startSimServe } from "../_helpers/sim_serve.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const KUBECTL = Deno.env.get("CAIRN_KUBECTL") ?? "kubectl";
@@ -23,49 +21,15 @@ interface Served {
   stop(): Promise<void>;
 }
 
-/** Starts `cairn sim serve` (the real CLI) with `extra` options and reads its JSON facts. */
+/** Starts `cairn sim serve` (the real CLI) with `extra` options; stopping it must exit 0. */
 async function serve(extra: string[]): Promise<Served> {
-  const stateDir = mkdtempSync(join(tmpdir(), "cairn-practice-"));
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "src/main.ts",
-      "sim",
-      "serve",
-      "--cluster",
-      "fixtures/clusters/home-ops.yaml",
-      "--state-dir",
-      stateDir,
-      "--output",
-      "json",
-      ...extra,
-    ],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.getReader();
-  const dec = new TextDecoder();
-  let text = "";
-  let facts: Record<string, unknown> | undefined;
-  while (!facts) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`cairn sim serve ended before printing JSON: ${text}`);
-    text += dec.decode(value);
-    try {
-      facts = JSON.parse(text);
-    } catch { /* not complete yet */ }
-  }
+  const twin = await startSimServe(extra, "cairn-practice-");
   return {
-    kubeconfig: String(facts["kubeconfig"]),
-    control: String(facts["control"]),
+    kubeconfig: String(twin.facts["kubeconfig"]),
+    control: String(twin.facts["control"]),
     async stop() {
-      child.kill("SIGTERM");
-      reader.releaseLock();
-      await child.stdout.cancel();
-      assertEquals((await child.status).code, 0);
-      Deno.removeSync(stateDir, { recursive: true });
+      assertEquals(await twin.stop(), 0);
+      Deno.removeSync(twin.stateDir, { recursive: true });
     },
   };
 }

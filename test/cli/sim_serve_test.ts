@@ -4,53 +4,18 @@
  * (cairn's grpc-js Talos client, the real kubectl), and SIGTERM stops everything with exit 0.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadTalosconfig } from "../../src/adapters/talos/talosconfig.ts";
 import { createGrpcTalos } from "../../src/adapters/talos/grpc_talos.ts";
 import { resolveImage } from "../../src/adapters/oci/registry_client.ts";
-import type { TwinRegistryInfo } from "../../src/sim/twin.ts";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-async function readJsonObject(reader: ReadableStreamDefaultReader<Uint8Array>) {
-  const dec = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`cairn sim serve ended before printing JSON: ${text}`);
-    text += dec.decode(value);
-    try {
-      return JSON.parse(text) as Record<string, string | null> & { registry: TwinRegistryInfo };
-    } catch { /* not complete yet */ }
-  }
-}
+import { startSimServe } from "../_helpers/sim_serve.ts";
 
 Deno.test("cairn sim serve runs the home-ops twin, prints both configs and stops on SIGTERM", async () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "cairn-sim-serve-"));
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "src/main.ts",
-      "sim",
-      "serve",
-      "--cluster",
-      "fixtures/clusters/home-ops.yaml",
-      "--state-dir",
-      stateDir,
-      "--output",
-      "json",
-    ],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.getReader();
+  const twin = await startSimServe([], "cairn-sim-serve-");
+  const { stateDir, facts } = twin;
+  let code: number | undefined;
   try {
-    const facts = await readJsonObject(reader);
     assertEquals(facts["talosconfig"], join(stateDir, "talosconfig"));
     assertEquals(facts["kubeconfig"], join(stateDir, "kubeconfig"));
     assert(existsSync(join(stateDir, "twin.json")));
@@ -78,10 +43,7 @@ Deno.test("cairn sim serve runs the home-ops twin, prints both configs and stops
     });
     assertEquals(r.indexDigest, image.slice(image.indexOf("@") + 1));
   } finally {
-    child.kill("SIGTERM");
-    reader.releaseLock();
-    await child.stdout.cancel();
+    code = await twin.stop();
   }
-  const status = await child.status;
-  assertEquals(status.code, 0);
+  assertEquals(code, 0);
 });
