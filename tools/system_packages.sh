@@ -6,13 +6,16 @@
 # that need the missing piece fail and name it.
 
 # To add a package: one line "purposes command package why". `command` is what is looked up on
-# PATH; `package` is the Debian package that provides it; purposes are comma-separated.
+# PATH, or an absolute path pattern for what Debian keeps off PATH (PostgreSQL's server binaries
+# live in /usr/lib/postgresql/<NN>/bin); `package` is the Debian package that provides it;
+# purposes are comma-separated.
 CAIRN_SYSTEM_PACKAGES='
 test,bench  git              git              real repositories, git daemon for fetch tests
 test,bench  ssh-keygen       openssh-client   plan signing and ssh-keygen -Y verify cross-checks
 test        docker-registry  docker-registry  a real OCI registry on loopback (registry client)
 test,bench  unzip            unzip            extracts the pinned kubectl from its npm layer
 bench       hyperfine        hyperfine        plan_check timings (the bench falls back to its own loop)
+test,bench  /usr/lib/postgresql/*/bin/initdb  postgresql  PostgreSQL journal tests and bench (a server on loopback)
 '
 
 cairn_system_packages() {
@@ -20,7 +23,10 @@ cairn_system_packages() {
   while read -r purposes cmd pkg _why; do
     [ -n "$purposes" ] || continue
     case ",$purposes," in *",$purpose,"*) ;; *) continue ;; esac
-    command -v "$cmd" >/dev/null 2>&1 && continue
+    case $cmd in
+    /*) compgen -G "$cmd" >/dev/null 2>&1 && continue ;;
+    *) command -v "$cmd" >/dev/null 2>&1 && continue ;;
+    esac
     case " ${need[*]} " in *" $pkg "*) continue ;; esac
     need+=("$pkg")
   done <<<"$CAIRN_SYSTEM_PACKAGES"

@@ -52,3 +52,22 @@ Deno.test("system packages: present commands install nothing; a missing one with
     await Deno.remove(bin, { recursive: true });
   }
 });
+
+Deno.test("system packages: an absolute path pattern (a binary Debian keeps off PATH) is looked up as a file", async () => {
+  const bin = await Deno.makeTempDir({ prefix: "cairn-pkgs-" });
+  try {
+    for (const tool of ["id", "mktemp", "tail", "rm"]) {
+      await Deno.symlink(await commandPath(tool), join(bin, tool));
+    }
+    await Deno.mkdir(join(bin, "lib", "15", "bin"), { recursive: true });
+    await Deno.writeTextFile(join(bin, "lib", "15", "bin", "initdb"), "");
+    const present = `test  ${bin}/lib/*/bin/initdb  fake-postgresql  present off PATH`;
+    assertEquals(await run(present, "test", bin), { code: 0, stderr: "" });
+    const absent = `test  ${bin}/nowhere/*/bin/initdb  fake-postgresql  absent`;
+    const missing = await run(absent, "test", bin);
+    assertEquals(missing.code, 1);
+    assert(missing.stderr.includes("fake-postgresql"), missing.stderr);
+  } finally {
+    await Deno.remove(bin, { recursive: true });
+  }
+});
