@@ -1421,6 +1421,110 @@ export const REASONS = [
     meaning:
       "A recovery-admin classified an unresolved, fully accounted operation on a fresh completion observation (completed or failed); the transition's note carries the observation.",
   },
+  // --- kubernetes-upgrade: KubernetesUpgrade preflight and execution --------------------------
+  {
+    code: "KubernetesOsRolloutPartial",
+    area: "kubernetes-upgrade",
+    retry: "wait",
+    meaning:
+      "An OS rollout on this cluster is partial in the journal (an operation still holds its scope, or a TalosUpgrade plan stopped part-way); a Kubernetes upgrade waits until it is finished and verified.",
+  },
+  {
+    code: "KubernetesMixedTalosVersions",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "The nodes run more than one Talos version; a Kubernetes upgrade is refused until the OS rollout is finished.",
+  },
+  {
+    code: "KubernetesTalosVersionUnexpected",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning: "Every node runs one Talos version, but not the one the plan was checked against.",
+  },
+  {
+    code: "KubernetesSupportUnknown",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "cairn's support matrix has no Kubernetes window for the Talos minor the nodes run; the plan holds.",
+  },
+  {
+    code: "KubernetesStepInvalid",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "The plan's Kubernetes step is not a patch or a one-minor step up (a downgrade or a skipped minor).",
+  },
+  {
+    code: "KubernetesVersionUnexpected",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "A component (static pod, kube-proxy or kubelet) runs another version than the plan's starting version.",
+  },
+  {
+    code: "KubernetesSkewViolated",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning: "The observed component versions break the Kubernetes version skew policy.",
+  },
+  {
+    code: "KubernetesRemovedApiInUse",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "The apiserver reports requests to an API that the target Kubernetes version removes; migrate the clients first.",
+  },
+  {
+    code: "KubernetesEvidenceUnreadable",
+    area: "kubernetes-upgrade",
+    retry: "backoff",
+    meaning:
+      "A fact the Kubernetes upgrade depends on (a version, the inventory, managedFields, deprecated API requests) could not be read; the plan holds, nothing passes unread.",
+  },
+  {
+    code: "BootstrapInventoryMissing",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "The bootstrap manifest inventory ConfigMap is missing; it is left missing (never created on read) and the plan is refused.",
+  },
+  {
+    code: "BootstrapOwnershipUnknown",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "A bootstrap object's field ownership cannot be established (no managedFields, or none of the bootstrap manager); refused.",
+  },
+  {
+    code: "BootstrapOwnershipOverlap",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "A bootstrap object's field is owned by the bootstrap manager and by another manager (GitOps); the manifest sync would take it over, so the plan is refused, naming the object, the field and both managers.",
+  },
+  {
+    code: "ComponentConfigUnreadable",
+    area: "kubernetes-upgrade",
+    retry: "backoff",
+    meaning:
+      "The node's machine configuration could not be read or does not name the component's image; nothing was sent.",
+  },
+  {
+    code: "ComponentNotObserved",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "After the configuration change, the component was not observed at the target version and ready by its verification deadline.",
+  },
+  {
+    code: "ComponentVersionContradicted",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "The completion read saw the component at another version, or not ready, at its deadline.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */
