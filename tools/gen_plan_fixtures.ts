@@ -506,6 +506,11 @@ const INVALID: Record<string, Case> = {
       ),
     at: "reboot\n",
   },
+  "ConfigApplyModeMismatch--staged-for-immediate": {
+    base: C,
+    edit: (t) => rep(t, "mode: noReboot", "mode: staged"),
+    at: "staged\n",
+  },
 };
 
 const VALID: Record<string, (t: string) => string> = {

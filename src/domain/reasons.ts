@@ -267,6 +267,62 @@ export const REASONS = [
     meaning: "The ConfigApply mode is not accepted by the Talos version the plan targets.",
   },
   {
+    code: "ConfigApplyModeMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The ConfigApply mode cannot bring the change's activation class about with every step journaled on its own: immediate needs noReboot, explicit activation needs staged (cairn reboots separately), reboot and try are never executed.",
+  },
+  {
+    code: "ConfigActivationUnknown",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A setting in the effective configuration change has no activation rule for the running Talos minor; the plan is held for review (docs/config-apply.md#the-activation-table).",
+  },
+  {
+    code: "ConfigActivationMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The activation class the ConfigApply plan declares is not the class of the effective change it would send.",
+  },
+  {
+    code: "ConfigPatchInvalid",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The ConfigApply patch is not a YAML mapping cairn can merge (several documents, a directive such as $patch, not a mapping).",
+  },
+  {
+    code: "ConfigUnreadable",
+    area: "executor",
+    retry: "backoff",
+    meaning:
+      "The node's active or persistent machine configuration (MachineConfigs.config.talos.dev) could not be read; nothing is classified or sent.",
+  },
+  {
+    code: "ConfigStagedPending",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The node's persistent machine configuration differs from its active one (a staged change not yet in effect); an apply would overwrite or activate it unseen.",
+  },
+  {
+    code: "ConfigNotStored",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "After an accepted apply, the node's persistent machine configuration does not hold the applied document.",
+  },
+  {
+    code: "ConfigNotActive",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "A setting was stored but was not observed active on the running node by its verification deadline (a matching configuration digest never proves activation).",
+  },
+  {
     code: "PowercycleOnSecureBoot",
     area: "plan",
     retry: "never",

@@ -21,6 +21,7 @@ import {
   type Version,
 } from "../version.ts";
 import type { Reason } from "../reasons.ts";
+import { modeFitsClass, modeRejectedByVersion } from "../config_apply/classify.ts";
 import type { PlanIssue } from "./parse.ts";
 import type {
   ComponentUpgradePlan,
@@ -437,14 +438,15 @@ function checkConfigApply(plan: ConfigApplyPlan, ctx: CheckContext, out: Issues)
   const cat = usableCatalogue(spec.catalogue, ctx, out);
   const talos = parseVersion(spec.talosVersion);
   if (cat) checkKnown(cat, talos, [...SPEC, "talosVersion"], out);
-  // Talos 1.14 rejects ApplyConfiguration mode REBOOT.
-  if (spec.mode === "reboot" && compareVersions(talos, parseVersion("1.14.0-0")) >= 0) {
-    out.push(
-      issue("ConfigApplyModeUnsupported", `Talos ${spec.talosVersion} rejects apply mode reboot`, [
-        ...SPEC,
-        "mode",
-      ]),
-    );
+  // A mode the plan's Talos minor rejects (1.14: REBOOT); the executor checks it again against
+  // the minor each node runs. Otherwise the mode must fit the declared activation class.
+  const rejected = modeRejectedByVersion(talos.minor, spec.mode);
+  const misfit = rejected ?? modeFitsClass(spec.mode, spec.activation);
+  if (misfit) {
+    const message = rejected
+      ? `Talos ${spec.talosVersion} rejects apply mode reboot`
+      : `${misfit.message} (activation ${spec.activation})`;
+    out.push(issue(misfit.reason, message, [...SPEC, "mode"]));
   }
   commonRollout(spec, "workersFirst", out);
 }
