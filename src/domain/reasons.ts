@@ -1581,6 +1581,48 @@ export const REASONS = [
     meaning:
       "The completion read saw the component at another version, or not ready, at its deadline.",
   },
+
+  // --- playbooks: files ----------------------------------------------------------------------
+  {
+    code: "PlaybookTooLarge",
+    area: "playbook",
+    retry: "never",
+    meaning: "A playbook file exceeds the size limit; it is refused before any byte is parsed.",
+  },
+  {
+    code: "PlaybookSyntaxInvalid",
+    area: "playbook",
+    retry: "never",
+    meaning:
+      "A playbook file is not one well-formed YAML document in UTF-8 (syntax, control characters, duplicate keys, several documents).",
+  },
+  {
+    code: "PlaybookAliasBudgetExceeded",
+    area: "playbook",
+    retry: "never",
+    meaning: "YAML aliases in a playbook would expand beyond the allowed budget (alias bomb).",
+  },
+  {
+    code: "PlaybookSchemaInvalid",
+    area: "playbook",
+    retry: "never",
+    meaning:
+      "A playbook field has the wrong type, is missing, is unknown, or has a value outside its allowed set.",
+  },
+  {
+    code: "PlaybookSemanticInvalid",
+    area: "playbook",
+    retry: "never",
+    meaning:
+      "A playbook is inconsistent: an id used twice, a reference to an undefined pin, pin set, deviation or check, a selector that does not parse or compile.",
+  },
+  {
+    code: "PlaybookSetInvalid",
+    area: "playbook",
+    retry: "never",
+    meaning:
+      "The playbook directory is inconsistent: a name differs from its file name or two files define one component.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */
