@@ -54,6 +54,10 @@ export interface LogFields {
   readonly count?: number;
   /** Error message of a caught error (redacted like every string). */
   readonly error?: string;
+  /** A leader-election Lease, `namespace/name`. */
+  readonly lease?: string;
+  /** A leader-election identity (this replica's, or the Lease holder's). */
+  readonly identity?: string;
 }
 
 /** One key of the vocabulary. */

@@ -42,7 +42,7 @@ import { NODES, readNode, readNodeList, readPdbList, readPod, readPodList } from
 import { watchResource } from "./watch.ts";
 import { CairnError } from "../../domain/errors.ts";
 
-type Lib = typeof K8s;
+export type Lib = typeof K8s;
 
 /**
  * The field manager of every write. It must equal the engine's `CAIRN_FIELD_MANAGER` (adapters do
@@ -75,6 +75,20 @@ export function resourcePath(ref: KubeResourceRef, namespace?: string, name?: st
 
 /** Loads the library and the kubeconfig; the returned port talks to the current context. */
 export async function createClientNodeKube(opts: ClientNodeKubeOptions = {}): Promise<Kube> {
+  const { lib, kc, server } = await loadKubeConfig(opts);
+  return new ClientNodeKube(lib, kc, server, opts);
+}
+
+/** Where a kubeconfig comes from (shared by the Kube port and the Lease client). */
+export type KubeConfigSource = Pick<
+  ClientNodeKubeOptions,
+  "kubeconfigPath" | "kubeconfigYaml" | "context"
+>;
+
+/** The library (loaded lazily) and a kubeconfig at its current context; refused when unusable. */
+export async function loadKubeConfig(
+  opts: KubeConfigSource,
+): Promise<{ lib: Lib; kc: K8s.KubeConfig; server: string }> {
   const lib: Lib = await import("@kubernetes/client-node");
   const kc = new lib.KubeConfig();
   try {
@@ -97,7 +111,7 @@ export async function createClientNodeKube(opts: ClientNodeKubeOptions = {}): Pr
       message: `kubeconfig has no cluster for context ${kc.getCurrentContext() || "(none)"}`,
     });
   }
-  return new ClientNodeKube(lib, kc, server, opts);
+  return { lib, kc, server };
 }
 
 interface RawResponse {

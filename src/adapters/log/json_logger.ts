@@ -29,6 +29,8 @@ export const LOG_FIELD_KINDS = {
   durationMs: "number",
   count: "number",
   error: "string",
+  lease: "string",
+  identity: "string",
 } as const satisfies Record<LogFieldKey, "string" | "number">;
 
 const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };

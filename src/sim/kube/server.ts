@@ -16,6 +16,7 @@ import { discovery } from "./discovery.ts";
 import { evictPod, statusBody } from "./eviction.ts";
 import { loadDescription } from "./load.ts";
 import { applyManaged, recordUpdate, SsaConflict } from "./ssa.ts";
+import { isLease, leaseRefusal } from "./lease.ts";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "./patch.ts";
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "./selectors.ts";
 import { defaultWorkload } from "./defaults.ts";
@@ -333,6 +334,7 @@ function dispatch(
         o.metadata.name = `${o.metadata.generateName}${store.resourceVersion.toString(36)}`;
       }
       if (r.ns) o.metadata.namespace = r.ns;
+      checkValid(r, o);
       if (dryRun) return send(res, 201, o);
       recordUpdate(o, undefined, o, managerOf(q, req), r.type, ctx.opts.clock.now());
       if (r.type.group === "apps") defaultWorkload(o);
@@ -353,6 +355,7 @@ function dispatch(
       const o = parseJson(body) as Obj;
       checkPrecondition(cur, o.metadata?.resourceVersion);
       const next = r.sub === "status" ? { ...cur, status: o.status } : o;
+      checkValid(r, next);
       if (dryRun) return send(res, 200, next);
       recordUpdate(next, cur, o, managerOf(q, req), r.type, ctx.opts.clock.now(), r.sub);
       return send(res, 200, store.put(r.type, next));
@@ -374,6 +377,13 @@ function dispatch(
     default:
       throw new HttpError(405, "MethodNotAllowed", `${verb} is not supported`);
   }
+}
+
+/** The type's own validation (Leases: their times and counts), as the API server runs it. */
+function checkValid(r: Route, o: Obj): void {
+  if (!isLease(r.type)) return;
+  const bad = leaseRefusal(o);
+  if (bad) throw new HttpError(bad.code, bad.reason, bad.message);
 }
 
 function checkPrecondition(cur: Obj, rv: unknown): void {
@@ -410,6 +420,7 @@ function patch(
     const applied = parseYaml(body) as Obj;
     const next = applyManaged(cur, applied, fieldManager, q.get("force") === "true", r.type, now);
     if (r.ns) next.metadata.namespace = r.ns;
+    checkValid(r, next);
     if (dryRun) return send(res, 200, next);
     if (!cur) {
       if (r.type.group === "apps") defaultWorkload(next);
@@ -432,6 +443,7 @@ function patch(
   checkPrecondition(cur, rv);
   next.metadata.resourceVersion = cur.metadata.resourceVersion;
   if (r.sub === "status") next = { ...cur, status: next.status };
+  checkValid(r, next);
   if (dryRun) return send(res, 200, next);
   recordUpdate(next, cur, Array.isArray(p) ? next : p, managerOf(q, req), r.type, now, r.sub);
   send(res, 200, ctx.store.put(r.type, next));
