@@ -41,6 +41,12 @@ export const FAULT_KINDS = [
    * the same hostname and address — a new SMBIOS UUID, machine-id and boot on both sides.
    */
   "machine-reimaged",
+  /**
+   * At `talos.config`, target X: the next configuration X activates without a reboot is stored and
+   * active as a document, but its services keep their settings until the next boot (a setting
+   * that needs a reboot to take effect).
+   */
+  "config-activation-deferred",
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];

@@ -35,8 +35,13 @@ export interface TalosNodeSnapshot {
   readonly services: ReadonlyArray<
     { id: string; state: string; healthy: boolean; lastMessage: string }
   >;
+  /** The active machine configuration document. */
   readonly config: string;
+  /** The persistent document when it differs from the active one (a staged change), else null. */
   readonly stagedConfig: string | null;
+  /** What the running services use: NTP servers, loaded kernel modules. */
+  readonly runningTimeServers: readonly string[];
+  readonly loadedModules: readonly string[];
   readonly history: readonly string[];
 }
 

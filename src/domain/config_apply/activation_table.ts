@@ -37,6 +37,11 @@ export type ActivationProbe =
     /** Top-level key of the status resource's YAML spec. */
     readonly field: string;
   }
+  /**
+   * `status-exists`: a per-item status resource (id = the item's name, e.g. a kernel module) exists
+   * on the running node for every added item.
+   */
+  | { readonly kind: "status-exists"; readonly namespace: string; readonly type: string }
   | { readonly kind: "boot-after-store" }
   | { readonly kind: "never-by-apply" };
 
@@ -139,11 +144,9 @@ export const ACTIVATION_TABLE: readonly ActivationRule[] = [
     match: "module-added",
     class: "immediate",
     probe: {
-      kind: "status",
+      kind: "status-exists",
       namespace: "runtime",
       type: "KernelModuleStatuses.runtime.talos.dev",
-      id: "",
-      field: "state",
     },
     basis: "source",
     source:

@@ -17,6 +17,7 @@ import {
   type SimNode,
 } from "../cluster_description.ts";
 import { seededRandom } from "../seeded_random.ts";
+import { initialMachineConfig, MachineConfigState } from "./machine_config.ts";
 
 /** gRPC status codes the model raises (numbers are the wire values). */
 export const GRPC = {
@@ -110,6 +111,7 @@ const MODEL_POINTS = {
   install: ["talos.install", "talos.LifecycleService.Upgrade"],
   boot: ["talos.boot", "talos.Reboot"],
   service: ["talos.service", "talos.Reboot"],
+  config: ["talos.config", "talos.ApplyConfiguration"],
 } as const;
 
 /** Takes a fault of one of `kinds` armed at any of `points` for `node` (other kinds are left). */
@@ -187,8 +189,8 @@ export class TalosNode {
   readonly images = new Set<string>();
   readonly services: ServiceState[];
   etcdMemberId: string;
-  config = "";
-  stagedConfig: string | undefined;
+  /** Persistent, active and running configuration (sim/talos/machine_config.ts). */
+  readonly machineConfig: MachineConfigState;
   readonly history: string[] = [];
   #actor = 0;
 
@@ -208,6 +210,9 @@ export class TalosNode {
     this.runningSchematic = desc.schematic;
     this.slots = { A: { version: desc.talosVersion, schematic: desc.schematic }, B: undefined };
     this.bootId = uuid(ctx.rand);
+    this.machineConfig = new MachineConfigState(
+      initialMachineConfig({ role: desc.role, talosVersion: desc.talosVersion }),
+    );
     this.etcdMemberId = BigInt(Math.floor(ctx.rand() * 2 ** 53)).toString();
     const ids = ["apid", "containerd", "cri", "kubelet", "machined", "trustd", "udevd"];
     if (desc.role === "controlplane") ids.push("etcd");
@@ -447,10 +452,7 @@ export class TalosNode {
     this.runningSchematic = entry.schematic;
     this.bootId = uuid(this.ctx.rand);
     this.installsSinceBoot = 0;
-    if (this.stagedConfig !== undefined) {
-      this.config = this.stagedConfig;
-      this.stagedConfig = undefined;
-    }
+    this.machineConfig.boot();
     this.stage = "running";
     this.history.push(`booted ${entry.version} from slot ${slot}`);
     this.#applyServiceFault();
@@ -490,14 +492,23 @@ export class TalosNode {
       };
     }
     this.history.push(`apply-config ${input.mode} -> ${effective}`);
-    if (effective === "STAGED") this.stagedConfig = input.data;
-    else if (effective === "TRY") {
-      const previous = this.config;
-      this.config = input.data;
-      this.ctx.clock.schedule(input.tryTimeoutMs || 60_000, () => (this.config = previous));
-    } else {
-      this.config = input.data;
-      if (effective === "REBOOT") this.reboot("DEFAULT");
+    const mc = this.machineConfig;
+    if (effective === "STAGED") mc.stage(input.data);
+    else {
+      const deferred = takeKind(this.ctx.faults, MODEL_POINTS.config, this.name, [
+        "config-activation-deferred",
+      ], this.ctx.clock.now()) !== undefined;
+      if (effective === "TRY") {
+        const previous = mc.active;
+        mc.activate(input.data, { persist: false, deferred });
+        this.ctx.clock.schedule(
+          input.tryTimeoutMs || 60_000,
+          () => mc.activate(previous, { persist: false, deferred: false }),
+        );
+      } else {
+        mc.activate(input.data, { persist: true, deferred });
+        if (effective === "REBOOT") this.reboot("DEFAULT");
+      }
     }
     return {
       mode: effective,
@@ -543,8 +554,12 @@ export class TalosNode {
       installLocked: this.isLocked(),
       images: [...this.images],
       services: this.services.map((s) => ({ ...s })),
-      config: this.config,
-      stagedConfig: this.stagedConfig ?? null,
+      config: this.machineConfig.active,
+      stagedConfig: this.machineConfig.persistent === this.machineConfig.active
+        ? null
+        : this.machineConfig.persistent,
+      runningTimeServers: [...this.machineConfig.runningTimeServers],
+      loadedModules: [...this.machineConfig.loadedModules].sort(),
       history: [...this.history],
     };
   }
@@ -649,6 +664,8 @@ export class TalosCluster {
           `uuid: ${node.machineUuid}\nwakeUpType: Power Switch\nskuNumber: twin\n`,
       };
     }
+    const config = node.machineConfig.cosi(namespace, type, id, node.is114);
+    if (config) return config;
     throw new TalosSimError(GRPC.NOT_FOUND, `resource ${type}/${id} doesn't exist`);
   }
 
