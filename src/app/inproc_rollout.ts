@@ -7,7 +7,8 @@
  */
 import { openJournal } from "../adapters/journal/libsql_journal.ts";
 import { parsePlan } from "../domain/plan/parse.ts";
-import type { BoundPlan, ExecutorDeps } from "../engine/executor/deps.ts";
+import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "../engine/executor/deps.ts";
+import type { OperatingSettings } from "../engine/operating/hold.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 import { type AuthorityInputs, bindPlan, executePlan } from "../engine/executor/run_plan.ts";
 import type { IdSource } from "../ports/clock.ts";
@@ -42,6 +43,8 @@ export interface InprocRolloutOptions {
   readonly writePoint?: (name: string) => Promise<void>;
   /** An existing in-process twin (the same cluster for another controller). */
   readonly twin?: InprocTwin;
+  /** Default windows and the like (docs/operating.md). */
+  readonly operating?: OperatingSettings;
 }
 
 export interface InprocRollout {
@@ -49,7 +52,13 @@ export interface InprocRollout {
   readonly journal: Journal;
   readonly bound: BoundPlan;
   /** Runs the rollout as controller `owner` (default `ctl_inproc`). */
-  run(opts?: { readonly owner?: string; readonly signal?: AbortSignal }): Promise<RolloutOutcome>;
+  run(
+    opts?: {
+      readonly owner?: string;
+      readonly signal?: AbortSignal;
+      readonly observer?: ExecutionObserver;
+    },
+  ): Promise<RolloutOutcome>;
   /** Stops the twin's operators and closes a journal opened here. */
   close(): Promise<void>;
 }
@@ -124,6 +133,8 @@ export async function startInprocRollout(o: InprocRolloutOptions): Promise<Inpro
         log: o.log,
         owner: r.owner ?? "ctl_inproc",
         ...(r.signal ? { signal: r.signal } : {}),
+        ...(r.observer ? { observer: r.observer } : {}),
+        ...(o.operating ? { operating: o.operating } : {}),
       }),
     async close() {
       if (!o.twin) twin.stop();

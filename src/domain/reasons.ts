@@ -1623,6 +1623,98 @@ export const REASONS = [
     meaning:
       "The playbook directory is inconsistent: a name differs from its file name or two files define one component.",
   },
+  // --- operating beside the cluster: windows, freeze, breakpoints, hooks, alerts --------------
+  {
+    code: "MaintenanceWindowInvalid",
+    area: "operating",
+    retry: "never",
+    meaning:
+      "A maintenance window is malformed: its start is not five cron fields in range, its duration is not 1 to 10080 minutes, or its time zone is unknown.",
+  },
+  {
+    code: "MaintenanceWindowClosed",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "No maintenance window is open: the next node is not committed until one opens (a committed step finishes or holds by the recovery rules).",
+  },
+  {
+    code: "MaintenanceWindowTooShort",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "A window is open but less of it is left than the node step is expected to take: the node waits for the next window long enough for it.",
+  },
+  {
+    code: "ClusterFrozen",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "The cluster is frozen (`cairn freeze`): no new node commitment until an approver unfreezes it.",
+  },
+  {
+    code: "BreakpointHeld",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "The rollout reached a plan breakpoint and holds until a signed continuation for this plan digest and breakpoint arrives through git.",
+  },
+  {
+    code: "ContinuationInvalid",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "A continuation file exists but does not name this plan digest and breakpoint, or no signature on it verifies under the trust root from an approver: the breakpoint keeps holding.",
+  },
+  {
+    code: "HookFailed",
+    area: "operating",
+    retry: "never",
+    meaning:
+      "A node hook's Job was observed failed: the rollout holds (the post hook still runs when its pre hook was attempted).",
+  },
+  {
+    code: "HookUnresolved",
+    area: "operating",
+    retry: "never",
+    meaning:
+      "A node hook's Job was not created or its completion could not be observed before its deadline: nothing proves it ran, the rollout holds.",
+  },
+  {
+    code: "AlertFiring",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "A firing Alertmanager alert matches a vetoing binding of the health policy: the round fails (the alert's labels and start are the evidence).",
+  },
+  {
+    code: "AlertmanagerUnreadable",
+    area: "operating",
+    retry: "backoff",
+    meaning:
+      "Alertmanager could not be read (unreachable, timed out, an answer that does not parse): unreadable, never a pass.",
+  },
+  {
+    code: "SilenceNotCreated",
+    area: "operating",
+    retry: "backoff",
+    meaning:
+      "Alertmanager did not confirm the expected-noise silence of a node step; the step proceeds unsilenced (the alerts may page) and the report says so.",
+  },
+  {
+    code: "StepStalled",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "A step has waited longer than its plan allows (a drain refused by a PDB, an unreadable binding, a node that does not come back); reported while it waits, naming the blocker.",
+  },
+  {
+    code: "NotificationFailed",
+    area: "operating",
+    retry: "backoff",
+    meaning:
+      "A webhook notification was not accepted (unreachable, non-2xx); the rollout is not affected and the failure is logged.",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */

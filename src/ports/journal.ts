@@ -312,6 +312,42 @@ export interface DispatchCheckInput {
 }
 
 /**
+ * What happened beside a plan's node steps (docs/operating.md): a hold before a commitment (a
+ * closed window, a freeze, a breakpoint) and its end, a stall noticed while a step waits, a
+ * silence created or expired, a notification sent. A plan-level fact on the hash-chained timeline
+ * (`rollout-event` events); it moves no operation.
+ */
+export interface RolloutEventInput {
+  readonly planDigest: string;
+  /** The node it concerns (the one about to be committed, or whose step it is). */
+  readonly node: string | null;
+  readonly kind: RolloutEventKind;
+  /** Structured detail: a reason code, the next window, the blocker, the silence id… */
+  readonly detail: Readonly<Record<string, unknown>>;
+  readonly actor: Actor;
+  readonly nowMs: number;
+}
+
+/** The kinds of {@link RolloutEventInput}. */
+export type RolloutEventKind =
+  | "hold"
+  | "resume"
+  | "stall"
+  | "silence-created"
+  | "silence-expired"
+  | "notification";
+
+/** A cluster-wide freeze as recorded (`cairn freeze` / `cairn unfreeze`). */
+export interface ClusterFreezeInput {
+  readonly cluster: string;
+  readonly frozen: boolean;
+  /** Why, in the actor's words (required to freeze). */
+  readonly reason: string;
+  readonly actor: Actor;
+  readonly nowMs: number;
+}
+
+/**
  * A recovery-admin accounting decision (docs/operation-model.md#accounting-and-the-settle-floor).
  */
 export interface RecoveryDecisionInput {
@@ -394,6 +430,15 @@ export interface Journal extends JournalHistory {
   /** Ends a plan's authority (`revoked` or `cancelled`). */
   endPlan(digest: string, to: "revoked" | "cancelled", actor: Actor, nowMs: number): Promise<void>;
   getPlan(digest: string): Promise<PlanRecord | undefined>;
+
+  /** Records a hold, resume, stall, silence or notification beside a plan's steps. */
+  recordRolloutEvent(input: RolloutEventInput): Promise<number>;
+  /**
+   * Freezes or unfreezes a whole cluster: no new commitment on it while frozen (the commitment
+   * transaction refuses too, comparison 6). Anyone but automation may freeze; only an approver
+   * unfreezes.
+   */
+  setClusterFrozen(input: ClusterFreezeInput): Promise<void>;
 
   /** Freezes or unfreezes a machine's scope gate. */
   setFrozen(machine: string, frozen: boolean, actor: Actor, nowMs: number): Promise<void>;

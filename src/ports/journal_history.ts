@@ -217,6 +217,26 @@ export interface SlotHolding {
   readonly releasedAtMs: number | null;
 }
 
+/** A hold, resume, stall, silence or notification recorded beside the plan's steps. */
+export interface RolloutEventEntry {
+  readonly seq: number;
+  readonly atMs: number;
+  readonly node: string | null;
+  readonly kind: string;
+  readonly actor: string;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+/** A cluster's freeze as last recorded. */
+export interface ClusterFreezeEntry {
+  readonly cluster: string;
+  readonly frozen: boolean;
+  readonly reason: string;
+  readonly actor: string;
+  readonly atMs: number;
+  readonly seq: number;
+}
+
 /** What the journal holds about one plan. */
 export interface PlanHistory {
   readonly plan: PlanEntry;
@@ -230,6 +250,8 @@ export interface PlanHistory {
   readonly dispatchChecks: readonly DispatchCheckEntry[];
   /** Every slot holding on the plan's cluster (all plans), by commitment time. */
   readonly slot: readonly SlotHolding[];
+  /** Holds, resumes, stalls, silences and notifications of the plan, in timeline order. */
+  readonly rolloutEvents?: readonly RolloutEventEntry[];
 }
 
 /** A plan name and the digest the journal bound it to (a later file under it is refused). */
@@ -248,6 +270,8 @@ export interface JournalHistory {
   nameBindings(): Promise<NameBinding[]>;
   /** Machines whose scope gate is frozen now. */
   frozenMachines(): Promise<string[]>;
+  /** The cluster's last freeze or unfreeze; undefined when it was never frozen. */
+  clusterFreeze(cluster: string): Promise<ClusterFreezeEntry | undefined>;
   /** Every observation of `machine` (all plans and purposes), by basis: the settle floor's reads. */
   machineObservations(machine: string): Promise<ObservationEntry[]>;
 }

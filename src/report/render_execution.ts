@@ -24,6 +24,7 @@ import {
 } from "./sections.ts";
 import { ganttChart, isNotableNode, nodeDetails, nodeTable } from "./timeline.ts";
 import { failureRuns, healthSection } from "./health_section.ts";
+import { besideSection } from "./beside_section.ts";
 
 const HEADLINE: Readonly<Record<ExecutionVerdict, string>> = {
   running: "RUNNING: the rollout is in progress.",
@@ -72,6 +73,8 @@ export function renderExecutionReport(
     "",
     ...nodeTable(model.nodes, now, limits),
     ...nodeDetails(model.nodes, now, limits),
+    "",
+    ...besideSection(model.beside ?? [], limits),
     "",
     ...attemptSection(model.attempts, model.startedAt, limits),
     "",

@@ -10,7 +10,8 @@ import { parse } from "yaml";
 import { workingTreeBoundFiles } from "../../src/adapters/repo/bound_file_reader.ts";
 import { startInprocRollout } from "../../src/app/inproc_rollout.ts";
 import type { AuthorityInputs } from "../../src/engine/executor/run_plan.ts";
-import type { BoundPlan } from "../../src/engine/executor/deps.ts";
+import type { BoundPlan, ExecutionObserver } from "../../src/engine/executor/deps.ts";
+import type { OperatingSettings } from "../../src/engine/operating/hold.ts";
 import type { RolloutOutcome } from "../../src/engine/executor/rollout.ts";
 import type { Journal, OperationDetail } from "../../src/ports/journal.ts";
 import {
@@ -40,6 +41,8 @@ export interface InprocWorldOptions {
   readonly authority?: Partial<AuthorityInputs>;
   /** Reuse this twin instead of starting one (a restarted controller, same cluster). */
   readonly twin?: InprocTwin;
+  /** Default windows, continuations (docs/operating.md). */
+  readonly operating?: OperatingSettings;
 }
 
 export interface InprocWorld {
@@ -47,7 +50,9 @@ export interface InprocWorld {
   readonly journal: Journal;
   readonly bound: BoundPlan;
   readonly log: MemoryLogger;
-  run(opts?: { owner?: string; signal?: AbortSignal }): Promise<RolloutOutcome>;
+  run(
+    opts?: { owner?: string; signal?: AbortSignal; observer?: ExecutionObserver },
+  ): Promise<RolloutOutcome>;
   /** Every operation of the plan, in full. */
   operations(): Promise<OperationDetail[]>;
   close(): Promise<void>;
@@ -84,6 +89,7 @@ export async function startInprocWorld(o: InprocWorldOptions = {}): Promise<Inpr
     ...(o.journal ? { journal: o.journal } : {}),
     ...(o.writePoint ? { writePoint: o.writePoint } : {}),
     ...(o.twin ? { twin: o.twin } : {}),
+    ...(o.operating ? { operating: o.operating } : {}),
   });
   return {
     twin: r.twin,

@@ -7,6 +7,7 @@ import type { CommitInput, OperationRecord, OwnerToken, Refused } from "../../po
 import { checkAuthority, refuse } from "./comparisons.ts";
 import { type Ctx, machineEvent } from "./context.ts";
 import { appendEvent } from "./hash_chain.ts";
+import { readClusterFreeze } from "./beside.ts";
 import { loadOperation, loadPlan, tokenText, toOperation } from "./rows.ts";
 
 /** Comparisons 0–6, then the `committed` operation at generation 1 in the current epoch. */
@@ -34,6 +35,11 @@ export async function commitTx(
     .where("cluster", "=", auth.plan.cluster).where("state", "in", [...HOLDING_STATES])
     .executeTakeFirst();
   if (slot) return refuse("slot-held", `operation ${slot.id} holds the rollout slot`);
+  // Comparison 6 for the whole cluster: `cairn freeze` closes every machine's gate at once.
+  const freeze = await readClusterFreeze(tx, auth.plan.cluster);
+  if (freeze?.frozen) {
+    return refuse("gate-frozen", `cluster ${auth.plan.cluster} is frozen: ${freeze.reason}`);
+  }
   await ctx.point("commit:checked");
   const row = {
     id: ctx.ids.newId("op"),

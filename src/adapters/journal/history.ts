@@ -27,6 +27,7 @@ import type {
   TransitionEntry,
 } from "../../ports/journal_history.ts";
 import type { EventTable, JournalDB, ObservationTable, PlanTable } from "./schema.ts";
+import { readRolloutEvents } from "./beside.ts";
 import { isVerdict, type Verdict } from "../../domain/verdict.ts";
 
 /** Reads the history of plan `digest`; undefined when the journal never recorded it. */
@@ -243,6 +244,7 @@ export function readPlanHistory(
       evidenceChecks,
       dispatchChecks,
       slot,
+      rolloutEvents: await readRolloutEvents(tx, digest),
     };
   });
 }

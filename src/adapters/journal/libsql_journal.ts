@@ -8,6 +8,7 @@ import type { Kysely, Transaction } from "kysely";
 import type { CancelGround } from "../../domain/operation.ts";
 import type { IdSource } from "../../ports/clock.ts";
 import type {
+  ClusterFreezeEntry,
   NameBinding,
   ObservationEntry,
   PlanEntry,
@@ -18,6 +19,7 @@ import type {
   AttemptInput,
   AttemptRecord,
   ChainCheck,
+  ClusterFreezeInput,
   CommitInput,
   DispatchCheckInput,
   EvidenceCheckInput,
@@ -38,6 +40,7 @@ import type {
   RecoveryResponseInput,
   Refused,
   ResponseInput,
+  RolloutEventInput,
   TakeoverInput,
   TransitionInput,
 } from "../../ports/journal.ts";
@@ -47,6 +50,7 @@ import { commitTx, recordRefusalTx } from "./commitment.ts";
 import { recoveryAttemptTx, recoveryResponseTx } from "./recovery_attempt.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
+import { clusterFreezeTx, readClusterFreeze, rolloutEventTx } from "./beside.ts";
 import {
   readFrozenMachines,
   readMachineObservations,
@@ -242,6 +246,18 @@ class LibsqlJournal implements Journal {
     const r = await this.#db.selectFrom("plans").selectAll().where("digest", "=", digest)
       .executeTakeFirst();
     return r && toPlan(r);
+  }
+
+  recordRolloutEvent(input: RolloutEventInput): Promise<number> {
+    return this.#tx((ctx) => rolloutEventTx(ctx, input));
+  }
+
+  setClusterFrozen(input: ClusterFreezeInput): Promise<void> {
+    return this.#tx((ctx) => clusterFreezeTx(ctx, input));
+  }
+
+  clusterFreeze(cluster: string): Promise<ClusterFreezeEntry | undefined> {
+    return readClusterFreeze(this.#db, cluster);
   }
 
   setFrozen(machine: string, frozen: boolean, actor: Actor, nowMs: number): Promise<void> {

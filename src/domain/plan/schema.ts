@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { tryParseVersion } from "../version.ts";
 import { boundPathProblem } from "./bound_path.ts";
+import { windowProblem } from "../ops/window.ts";
 
 /** The only plan API version cairn reads. */
 export const PLAN_API_VERSION = "cairn.dev/v1alpha1";
@@ -124,6 +125,25 @@ export const TalosHop = z.strictObject({
   }),
 });
 
+/**
+ * A maintenance window (docs/operating.md): a five-field cron start in an IANA zone and how long it
+ * stays open. No node is committed outside one, nor when its expected step would overrun it.
+ */
+export const MaintenanceWindow = z.strictObject({
+  start: z.string().min(9).max(120),
+  durationMinutes: z.number().int().positive().max(7 * 24 * 60),
+  timeZone: z.string().min(1).max(64),
+}).superRefine((w, ctx) => {
+  const why = windowProblem(w);
+  if (why) {
+    ctx.addIssue({
+      code: "custom",
+      message: `maintenance window: ${why}`,
+      params: { reason: "MaintenanceWindowInvalid" },
+    });
+  }
+});
+
 const Envelope = { apiVersion: z.literal(PLAN_API_VERSION), metadata: Metadata } as const;
 const Shared = {
   /** Release catalogue snapshot the checks used, bound by digest. */
@@ -155,6 +175,19 @@ export const TalosUpgradeSchema = z.strictObject({
       deadlines: TalosDeadlines,
     }),
     recovery: z.array(RecoveryAction).max(8),
+    /** Maintenance windows; absent: the cluster's default windows (none: always open). */
+    windows: z.array(MaintenanceWindow).min(1).max(16).optional(),
+    /**
+     * How long one node step is expected to take, for the window fit (a node is committed only
+     * when this much of its window is left). Absent: the sum of the step's phase bounds.
+     */
+    expectedStepMinutes: z.number().int().positive().max(7 * 24 * 60).optional(),
+    /**
+     * Where the rollout stops after a node's step until a signed continuation for this plan digest
+     * and breakpoint arrives through git (docs/operating.md#breakpoints).
+     */
+    breakpoints: z.array(z.strictObject({ name: Name, after: z.string().min(1).max(253) }))
+      .max(64).optional(),
   }),
 });
 
@@ -238,3 +271,4 @@ export type TalosHop = z.infer<typeof TalosHop>;
 export type PhaseDeadline = z.infer<typeof PhaseDeadline>;
 export type RecoveryAction = z.infer<typeof RecoveryAction>;
 export type BoundFile = z.infer<typeof BoundFile>;
+export type MaintenanceWindow = z.infer<typeof MaintenanceWindow>;

@@ -10,6 +10,7 @@ import type { HealthTarget } from "../../domain/health/types.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { DispatchAuthority } from "./dispatch_gate.ts";
 import type { MachineIdentity } from "../../domain/machine_identity.ts";
+import type { OperatingSettings } from "../operating/hold.ts";
 
 /** Purposes of a health round, as the journal records them. */
 export type RoundPurpose = "gate" | "verify" | "post-gate" | "preview";
@@ -59,6 +60,10 @@ export interface ExecutionObserver {
   readonly onHealthRound?: (
     r: { readonly purpose: RoundPurpose; readonly verdict: Verdict },
   ) => void;
+  /** The next commitment is held (a window, a freeze, a breakpoint); journaled just before. */
+  readonly onHold?: (
+    h: { readonly node: string; readonly reason: Reason; readonly detail: string },
+  ) => void;
 }
 
 /** What the phases of a committed step reach the world through. */
@@ -79,6 +84,8 @@ export interface PhaseDeps {
   readonly signal?: AbortSignal;
   /** Told of each milestone (reports, metrics); absent: nobody watches. */
   readonly observer?: ExecutionObserver;
+  /** Windows, continuations and the rest of what operates beside the plan (docs/operating.md). */
+  readonly operating?: OperatingSettings;
 }
 
 /** Everything the executor reaches the world through. */

@@ -3,6 +3,7 @@ import type { BoundPlan, ExecutorDeps } from "./deps.ts";
 import { controllerActor } from "./observe.ts";
 import { stepKey } from "./digests.ts";
 import { type NodeOutcome, runNodeStep } from "./node_step.ts";
+import { waitForCommitment } from "../operating/hold.ts";
 
 /** How a rollout ended: every node completed, or the first node that did not. */
 export interface RolloutOutcome {
@@ -21,7 +22,7 @@ export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<
   await takeOverStale(deps, bound);
   const ops = (await deps.journal.listOperations()).filter((o) => o.planDigest === bound.digest);
   const nodes: NodeOutcome[] = [];
-  for (const node of bound.plan.spec.nodes) {
+  for (const [index, node] of bound.plan.spec.nodes.entries()) {
     if (deps.signal?.aborted) return { state: "stopped", nodes };
     const existing = ops.find((o) => o.step === stepKey(node.name));
     if (existing) {
@@ -35,6 +36,10 @@ export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<
       nodes.push(o);
       if (existing.state === "completed") continue;
       return { state: "halted", nodes };
+    }
+    // A closed window, a freeze or a breakpoint holds the commitment; nothing is sent meanwhile.
+    if (await waitForCommitment(deps, bound, node, index) === "stopped") {
+      return { state: "stopped", nodes };
     }
     const o = await runNodeStep(deps, bound, node);
     nodes.push(o);

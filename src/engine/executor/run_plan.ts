@@ -24,6 +24,7 @@ import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "./deps.ts";
 import { stepBindings } from "./digests.ts";
 import { journalHealthGate } from "./health_gate.ts";
 import { type RolloutOutcome, runRollout } from "./rollout.ts";
+import type { OperatingSettings } from "../operating/hold.ts";
 
 /** Pre-dispatch evidence older than this never authorises an attempt. */
 export const MAX_EVIDENCE_AGE_MS = 5 * 60_000;
@@ -113,6 +114,8 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal;
   /** Told of each milestone (the reconcile loop's reports, metrics). */
   readonly observer?: ExecutionObserver;
+  /** The cluster's default windows and the like (docs/operating.md). */
+  readonly operating?: OperatingSettings;
 }
 
 /** The dispatch authority of a run: the plan as approved, current evidence through ports. */
@@ -231,6 +234,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     pollIntervalMs: o.pollIntervalMs,
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
+    ...(o.operating ? { operating: o.operating } : {}),
   };
   try {
     return await runRollout(deps, o.bound);
