@@ -8,6 +8,7 @@
  * are thrown as `CairnError` with a `Kube*` reason from the `kube` area of the catalogue.
  */
 import type { Reason } from "../domain/reasons.ts";
+import type { DeprecatedApiUse } from "../domain/k8s_upgrade/preflight.ts";
 
 /** A node, reduced to what upgrade gates and cordon/drain steps look at. */
 export interface KubeNode {
@@ -225,6 +226,8 @@ export interface PodRef {
 /** The Kubernetes port. */
 export interface Kube {
   serverVersion(): Promise<KubeServerVersion>;
+  /** Requested deprecated APIs, from the apiserver's `/metrics` (`apiserver_requested_deprecated_apis`). */
+  requestedDeprecatedApis(opts?: KubeCallOptions): Promise<readonly DeprecatedApiUse[]>;
   /** undefined when the node does not exist. */
   getNode(name: string, opts?: KubeCallOptions): Promise<KubeNode | undefined>;
   listNodes(opts?: { readonly labelSelector?: string }): Promise<KubeList<KubeNode>>;

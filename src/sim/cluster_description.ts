@@ -54,6 +54,25 @@ export const ClusterDescriptionSchema = z.strictObject({
      */
     installerImages: z.array(z.string().min(1)).default([]),
     objects: z.array(z.record(z.string(), z.unknown())).default([]),
+    /**
+     * Models the Kubernetes components (sim/talos/k8s_components.ts, sim/kube/bootstrap.ts):
+     * machine configurations naming each component's image, control-plane static pods (mirror
+     * pods, Talos StaticPodStatuses), kube-proxy and the bootstrap manifests with Talos's
+     * managedFields, the manifest inventory (or its absence), and requests to deprecated APIs.
+     * Absent: none of these exist (the descriptions of Talos rollouts stay as they were).
+     */
+    kubernetesComponents: z.strictObject({
+      inventory: z.enum(["present", "missing"]).default("present"),
+      /** Virtual seconds a replaced static pod (or a restarted kubelet) takes to be ready. */
+      restartSeconds: z.number().int().positive().default(20),
+      /** Requests the apiserver counts as to deprecated APIs (`apiserver_requested_deprecated_apis`). */
+      deprecatedApiRequests: z.array(z.strictObject({
+        group: z.string(),
+        version: z.string(),
+        resource: z.string(),
+        removedRelease: z.string(),
+      })).default([]),
+    }).optional(),
   }),
 }).superRefine((d, ctx) => {
   // Two nodes with one name or one address would make routing and identity ambiguous.

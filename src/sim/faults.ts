@@ -47,6 +47,17 @@ export const FAULT_KINDS = [
    * that needs a reboot to take effect).
    */
   "config-activation-deferred",
+  /**
+   * At `talos.staticPod`, target X (`params.component`, default kube-apiserver): the next
+   * replacement of that static pod on X starts at the new version and never becomes ready.
+   */
+  "static-pod-not-ready",
+  /**
+   * At `kube.bootstrap`, target an object name (default coredns; `params.manager`, default
+   * kustomize-controller): at the next static pod report, a GitOps controller starts applying
+   * that bootstrap object's replicas and container images (sim/kube/bootstrap.ts).
+   */
+  "gitops-field-manager",
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];

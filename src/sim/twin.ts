@@ -50,6 +50,7 @@ import type { ClusterDescription } from "./cluster_description.ts";
 import { type Fault, FAULT_KINDS, FaultSchedule } from "./faults.ts";
 import { type CertPair, mintPki, type Pki } from "./pki.ts";
 import { type KubeletReport, type NodeStatusSink, TalosCluster } from "./talos/model.ts";
+import type { StaticPodReport } from "./talos/k8s_components.ts";
 import { startTalosSim, type TalosSimServer } from "./talos/server.ts";
 import { renderTalosconfig } from "./talos/talosconfig_writer.ts";
 import {
@@ -234,6 +235,7 @@ export async function startTwin(opts: TwinOptions): Promise<Twin> {
   for (const n of cluster.nodes.values()) {
     kube?.nodeInfo(n.name, n.kubeletReport());
   }
+  cluster.reportStaticPods();
   const talosconfigPath = join(opts.stateDir, "talosconfig");
   writeTalosconfigFor(talosconfigPath, desc.metadata.name, talos.endpoint, cluster, pki);
   const parts = { clock, faults, cluster, talos, kube, registry };
@@ -285,6 +287,9 @@ class ForwardingSink implements NodeStatusSink {
   }
   nodeUp(name: string, info: KubeletReport): void {
     this.target?.nodeUp(name, info);
+  }
+  staticPods(name: string, pods: readonly StaticPodReport[]): void {
+    this.target?.staticPods?.(name, pods);
   }
 }
 

@@ -8,6 +8,7 @@ import { startKubeSim, writeKubeconfig } from "./kube/server.ts";
 import { mintPki } from "./pki.ts";
 import { startCnpgOperator } from "./kube/cnpg.ts";
 import { nodeInfoFacts } from "./kube/controllers.ts";
+import { syncMirrorPods } from "./kube/bootstrap.ts";
 import { startWorkloadStatus } from "./kube/workload_status.ts";
 import { startScheduler } from "./kube/scheduler.ts";
 import { startDeploymentRollouts } from "./kube/rollout.ts";
@@ -67,6 +68,7 @@ export const startTwinKube: KubeStarter = async (
       kube.nodeInfo(name, info);
       sim.setNodeReady(name, true);
     },
+    staticPods: (_name, pods) => syncMirrorPods(sim.controllers, faults, pods),
     disconnectWatches: () => sim.disconnectWatches(),
     stop: () => {
       stopCnpg();

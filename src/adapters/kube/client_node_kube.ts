@@ -41,6 +41,8 @@ import { classifyEviction } from "./eviction_outcome.ts";
 import { NODES, readNode, readNodeList, readPdbList, readPod, readPodList } from "./typed_reads.ts";
 import { watchResource } from "./watch.ts";
 import { CairnError } from "../../domain/errors.ts";
+import { parseDeprecatedApiMetrics } from "../../domain/k8s_upgrade/deprecated_apis.ts";
+import type { DeprecatedApiUse } from "../../domain/k8s_upgrade/preflight.ts";
 
 export type Lib = typeof K8s;
 
@@ -144,6 +146,16 @@ class ClientNodeKube implements Kube {
     const v = rec(await this.#getJson("/version", {}));
     if (typeof v.gitVersion !== "string") throw badResponse("GET /version", "no gitVersion");
     return { gitVersion: v.gitVersion, major: String(v.major ?? ""), minor: String(v.minor ?? "") };
+  }
+
+  requestedDeprecatedApis(opts: KubeCallOptions = {}): Promise<readonly DeprecatedApiUse[]> {
+    return this.#bounded("GET /metrics", opts, async (signal) => {
+      const res = await this.#raw("GET", "/metrics", {}, signal, "text/plain");
+      if (res.status < 200 || res.status > 299) {
+        throw httpError(res.status, res.text, "GET /metrics");
+      }
+      return parseDeprecatedApiMetrics(res.text);
+    });
   }
 
   getNode(name: string, opts?: KubeCallOptions): Promise<KubeNode | undefined> {
@@ -449,13 +461,14 @@ class ClientNodeKube implements Kube {
     path: string,
     query: Record<string, string | undefined>,
     signal?: AbortSignal,
+    accept = "application/json",
   ): Promise<RawResponse> {
     const ctx = this.#server.makeRequestContext(path, this.lib.HttpMethod[method]);
     if (signal) ctx.setSignal(signal);
     for (const [k, v] of Object.entries(query)) {
       if (v !== undefined && v !== "") ctx.setQueryParam(k, v);
     }
-    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Accept", accept);
     try {
       await this.kc.applySecurityAuthentication(ctx);
       const rsp = await this.#http.send(ctx).toPromise();

@@ -88,18 +88,50 @@ function segment(key: string): string {
   }
 }
 
+/** One owned field: its path, and whether it is owned whole (a leaf: nothing below is listed). */
+export interface OwnedField {
+  readonly path: string;
+  readonly whole: boolean;
+}
+
 /**
- * Every owned leaf of a `fieldsV1` trie as a path (`.spec.template.spec.containers[name=x].image`).
- * A node with `.` or no children is owned itself.
+ * Every owned field of a `fieldsV1` trie (`.spec.template.spec.containers[name=x].image`). A leaf
+ * is owned whole, everything below it included; a node marked `.` with children is owned as a
+ * member (its existence), its children each by their own entries.
  */
-export function ownedPaths(fields: unknown, prefix = ""): string[] {
-  if (typeof fields !== "object" || fields === null) return prefix ? [prefix] : [];
+export function ownedFields(fields: unknown, prefix = ""): OwnedField[] {
+  if (typeof fields !== "object" || fields === null) {
+    return prefix ? [{ path: prefix, whole: true }] : [];
+  }
   const entries = Object.entries(fields as Record<string, unknown>);
   const children = entries.filter(([k]) => k !== ".");
-  const out: string[] = [];
-  if (prefix && (children.length === 0 || entries.some(([k]) => k === "."))) out.push(prefix);
-  for (const [k, v] of children) out.push(...ownedPaths(v, prefix + segment(k)));
+  const out: OwnedField[] = [];
+  if (prefix && children.length === 0) out.push({ path: prefix, whole: true });
+  else if (prefix && entries.some(([k]) => k === ".")) out.push({ path: prefix, whole: false });
+  for (const [k, v] of children) out.push(...ownedFields(v, prefix + segment(k)));
   return out;
+}
+
+/** The owned paths of a trie (see {@link ownedFields}). */
+export function ownedPaths(fields: unknown): string[] {
+  return ownedFields(fields).map((f) => f.path);
+}
+
+/** True when `inner` lies below `outer` (`.a.b` below `.a`, `.a[0]` below `.a`). */
+function below(inner: string, outer: string): boolean {
+  return inner.startsWith(outer) && (inner[outer.length] === "." || inner[outer.length] === "[");
+}
+
+/**
+ * The path two managers both own, if any: the same field, or a field below one the other owns
+ * whole. The deeper path is named.
+ */
+function shared(a: OwnedField, b: OwnedField): string | undefined {
+  // Two members of one map or list item (`.` only) share its existence, never its value.
+  if (a.path === b.path) return a.whole || b.whole ? a.path : undefined;
+  if (a.whole && below(b.path, a.path)) return b.path;
+  if (b.whole && below(a.path, b.path)) return a.path;
+  return undefined;
 }
 
 /**
@@ -122,10 +154,14 @@ export function judgeOwnership(objects: readonly BootstrapObject[]): OwnershipJu
       });
       continue;
     }
-    const owned = new Set(mine.flatMap((e) => ownedPaths(e.fieldsV1)));
+    const owned = mine.flatMap((e) => ownedFields(e.fieldsV1));
     for (const other of main.filter((e) => e.manager !== BOOTSTRAP_FIELD_MANAGER)) {
-      for (const path of ownedPaths(other.fieldsV1)) {
-        if (!owned.has(path)) continue;
+      const seen = new Set<string>();
+      for (const theirs of ownedFields(other.fieldsV1)) {
+        const hit = owned.map((m) => shared(m, theirs)).find((p) => p !== undefined);
+        if (hit === undefined || seen.has(hit)) continue;
+        seen.add(hit);
+        const path = hit;
         overlaps.push({
           object: o.ref,
           path,

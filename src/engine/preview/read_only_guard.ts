@@ -41,6 +41,7 @@ export function readOnlyGuard(c: { readonly kube: Kube; readonly talos: Talos })
   const { kube: k, talos: t } = c;
   const kube: Kube = {
     serverVersion: () => k.serverVersion(),
+    requestedDeprecatedApis: (opts) => k.requestedDeprecatedApis(opts),
     getNode: (name, opts) => k.getNode(name, opts),
     listNodes: (opts) => k.listNodes(opts),
     listPods: (onNode, opts) => k.listPods(onNode, opts),

@@ -19,6 +19,7 @@ import { type Fault, FaultSchedule } from "../faults.ts";
 import { startCnpgOperator } from "../kube/cnpg.ts";
 import { Controllers, nodeInfoFacts } from "../kube/controllers.ts";
 import { loadDescription } from "../kube/load.ts";
+import { deprecatedApiMetrics, syncMirrorPods } from "../kube/bootstrap.ts";
 import { startScheduler } from "../kube/scheduler.ts";
 import { Store } from "../kube/store.ts";
 import { startWorkloadStatus } from "../kube/workload_status.ts";
@@ -82,6 +83,7 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
       controllers.setNodeInfo(name, nodeInfoFacts(info));
       controllers.setNodeReady(name, true);
     },
+    staticPods: (_name, pods) => syncMirrorPods(controllers, faults, pods),
   };
   const installers = buildInstallerContent(desc.spec.installerImages);
   const cluster = new TalosCluster(desc, {
@@ -95,12 +97,14 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
   for (const n of cluster.nodes.values()) {
     controllers.setNodeInfo(n.name, nodeInfoFacts(n.kubeletReport()));
   }
+  cluster.reportStaticPods();
   const kube = new InprocKube({
     store,
     controllers,
     time,
     faults,
     kubernetesVersion: desc.spec.kubernetesVersion,
+    metrics: () => deprecatedApiMetrics(desc),
     ...(o.kubePageSize !== undefined ? { pageSize: o.kubePageSize } : {}),
   });
   const talos = new InprocTalos({

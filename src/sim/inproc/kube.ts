@@ -45,6 +45,9 @@ import type { Controllers } from "../kube/controllers.ts";
 import { evictPod, statusBody } from "../kube/eviction.ts";
 import { mergePatch } from "../kube/patch.ts";
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "../kube/selectors.ts";
+import { parseDeprecatedApiMetrics } from "../../domain/k8s_upgrade/deprecated_apis.ts";
+import type { DeprecatedApiUse } from "../../domain/k8s_upgrade/preflight.ts";
+import { servedVersion } from "../kube/bootstrap.ts";
 import type { KubeSimStats } from "../kube/server.ts";
 import { recordUpdate } from "../kube/ssa.ts";
 import { GoneError, type Obj, type ResourceType, type Store } from "../kube/store.ts";
@@ -60,6 +63,8 @@ export interface InprocKubeOptions {
   readonly faults: FaultSchedule;
   /** What `/version` reports (the cluster description's `kubernetesVersion`). */
   readonly kubernetesVersion: string;
+  /** The apiserver's `/metrics` text (the deprecated-API gauge); absent: an empty exposition. */
+  readonly metrics?: () => string;
   /** Field manager of writes (default `cairn`, as the real adapter). */
   readonly fieldManager?: string;
   /**
@@ -126,10 +131,16 @@ export class InprocKube implements Kube {
     return this.#o.store.findType(ref.group, ref.version, ref.plural);
   }
 
+  requestedDeprecatedApis(): Promise<readonly DeprecatedApiUse[]> {
+    const refused = this.#request("discovery", undefined);
+    if (refused) return Promise.reject(httpError(refused.code, refused.body, "GET /metrics"));
+    return Promise.resolve(parseDeprecatedApiMetrics(this.#o.metrics?.() ?? ""));
+  }
+
   serverVersion(): Promise<KubeServerVersion> {
     const refused = this.#request("discovery", undefined);
     if (refused) return Promise.reject(httpError(refused.code, refused.body, "GET /version"));
-    const v = this.#o.kubernetesVersion;
+    const v = servedVersion(this.#o.store, this.#o.kubernetesVersion);
     const [major, minor] = v.slice(1).split(".");
     return Promise.resolve({ gitVersion: v, major: major ?? "", minor: minor ?? "" });
   }

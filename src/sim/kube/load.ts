@@ -3,6 +3,7 @@
  * as written, custom kinds registered from the objects themselves, and workload pods created for
  * Deployments, StatefulSets and DaemonSets that the description does not spell out pod by pod.
  */
+import { withKubernetesComponents } from "./bootstrap.ts";
 import { type ClusterDescription, machineUuidOf, type SimNode } from "../cluster_description.ts";
 import { containerStatuses, type Controllers, podConditions } from "./controllers.ts";
 import { isoSeconds, type Obj } from "./store.ts";
@@ -75,7 +76,8 @@ export function bootId(name: string, boot: number): string {
 const short = (s: string, n: number) => createHash("sha256").update(s).digest("hex").slice(0, n);
 
 /** Creates every node and object of the description; returns the number of objects stored. */
-export function loadDescription(c: Controllers, d: ClusterDescription): void {
+export function loadDescription(c: Controllers, described: ClusterDescription): void {
+  const d = withKubernetesComponents(described);
   const now = isoSeconds(c.clock.now());
   for (const n of d.spec.nodes) c.store.create(c.nodes, nodeObject(n, now));
   const namespaces = new Set<string>(["default", "kube-system", "kube-node-lease", "kube-public"]);

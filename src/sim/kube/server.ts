@@ -15,6 +15,7 @@ import { Controllers, type NodeInfoFacts } from "./controllers.ts";
 import { discovery } from "./discovery.ts";
 import { evictPod, statusBody } from "./eviction.ts";
 import { loadDescription } from "./load.ts";
+import { deprecatedApiMetrics, servedVersion } from "./bootstrap.ts";
 import { applyManaged, recordUpdate, SsaConflict } from "./ssa.ts";
 import { isLease, leaseRefusal } from "./lease.ts";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "./patch.ts";
@@ -253,8 +254,17 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     );
   }
   try {
+    if (!r && url.pathname === "/metrics") {
+      res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" });
+      res.end(deprecatedApiMetrics(opts.description));
+      return;
+    }
     if (!r) {
-      const doc = discovery(ctx.store, url.pathname, opts.description.spec.kubernetesVersion);
+      const doc = discovery(
+        ctx.store,
+        url.pathname,
+        servedVersion(ctx.store, opts.description.spec.kubernetesVersion),
+      );
       if (!doc) {
         throw new HttpError(404, "NotFound", `the server could not find the requested resource`);
       }

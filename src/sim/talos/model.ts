@@ -18,6 +18,7 @@ import {
 } from "../cluster_description.ts";
 import { seededRandom } from "../seeded_random.ts";
 import { initialMachineConfig, MachineConfigState } from "./machine_config.ts";
+import { NodeComponents, type StaticPodReport, withComponentImages } from "./k8s_components.ts";
 
 /** gRPC status codes the model raises (numbers are the wire values). */
 export const GRPC = {
@@ -75,6 +76,8 @@ export interface KubeletReport {
 export interface NodeStatusSink {
   nodeDown(name: string): void;
   nodeUp(name: string, info: KubeletReport): void;
+  /** The node's static pods as its kubelet reports them (mirror pods); absent: not modelled. */
+  staticPods?(name: string, pods: readonly StaticPodReport[]): void;
 }
 
 /** A COSI resource as a node serves it through `cosi.resource.State/Get`. */
@@ -191,6 +194,8 @@ export class TalosNode {
   etcdMemberId: string;
   /** Persistent, active and running configuration (sim/talos/machine_config.ts). */
   readonly machineConfig: MachineConfigState;
+  /** The Kubernetes components it runs (descriptions with `kubernetesComponents` only). */
+  k8s: NodeComponents | undefined;
   readonly history: string[] = [];
   #actor = 0;
 
@@ -453,6 +458,7 @@ export class TalosNode {
     this.bootId = uuid(this.ctx.rand);
     this.installsSinceBoot = 0;
     this.machineConfig.boot();
+    this.#configActivated();
     this.stage = "running";
     this.history.push(`booted ${entry.version} from slot ${slot}`);
     this.#applyServiceFault();
@@ -480,6 +486,18 @@ export class TalosNode {
     });
   }
 
+  /** The running configuration may have changed: its components follow it. */
+  #configActivated(): void {
+    this.k8s?.configChanged(this.machineConfig.active, this.kubeletVersion);
+  }
+
+  /** The kubelet restarted at `version` (a new kubelet image in the running configuration). */
+  kubeletRestarted(version: string): void {
+    this.kubeletVersion = version;
+    this.history.push(`kubelet restarted at ${version}`);
+    if (this.stage === "running") this.ctx.sink.nodeUp(this.name, this.kubeletReport());
+  }
+
   /** ApplyConfiguration with the semantics of the running version (protocols.md A3). */
   applyConfiguration(input: ApplyConfigInput): ApplyConfigOutput {
     const needsReboot = input.data.includes(REQUIRES_REBOOT_MARKER);
@@ -503,11 +521,16 @@ export class TalosNode {
         mc.activate(input.data, { persist: false, deferred });
         this.ctx.clock.schedule(
           input.tryTimeoutMs || 60_000,
-          () => mc.activate(previous, { persist: false, deferred: false }),
+          () => {
+            mc.activate(previous, { persist: false, deferred: false });
+            this.#configActivated();
+          },
         );
+        this.#configActivated();
       } else {
         mc.activate(input.data, { persist: true, deferred });
         if (effective === "REBOOT") this.reboot("DEFAULT");
+        else this.#configActivated();
       }
     }
     return {
@@ -599,6 +622,27 @@ export class TalosCluster {
       this.nodes.set(n.name, node);
       this.#routes.set(node.address, node);
     }
+    const k8s = desc.spec.kubernetesComponents;
+    if (k8s) {
+      for (const node of this.nodes.values()) {
+        const mc = node.machineConfig;
+        // Every machine's configuration names its component images (a real one always does).
+        mc.persistent = mc.active = withComponentImages(mc.active, {
+          role: node.role,
+          kubernetesVersion: desc.spec.kubernetesVersion,
+          kubeletVersion: node.kubeletVersion,
+        });
+        node.k8s = new NodeComponents(node.name, node.role, {
+          clock: this.ctx.clock,
+          faults: this.ctx.faults,
+          restartSeconds: k8s.restartSeconds,
+          sink: {
+            staticPods: (name, pods) => this.ctx.sink.staticPods?.(name, pods),
+            kubeletRestarted: (name, version) => this.nodes.get(name)?.kubeletRestarted(version),
+          },
+        }, mc.active);
+      }
+    }
     // Identity faults change the world when armed, not when some call happens to pass by.
     ctx.faults.onArm(() => this.#applyIdentityFaults());
     this.#applyIdentityFaults();
@@ -666,7 +710,22 @@ export class TalosCluster {
     }
     const config = node.machineConfig.cosi(namespace, type, id, node.is114);
     if (config) return config;
+    if (node.k8s && namespace === "k8s" && type === "StaticPodStatuses.kubernetes.talos.dev") {
+      const status = node.k8s.staticPodStatus(id);
+      if (status) {
+        return {
+          version: status.version,
+          owner: "k8s.KubeletStaticPodController",
+          yaml: status.yaml,
+        };
+      }
+    }
     throw new TalosSimError(GRPC.NOT_FOUND, `resource ${type}/${id} doesn't exist`);
+  }
+
+  /** Every node reports its static pods (start-up sync with the Kubernetes side). */
+  reportStaticPods(): void {
+    for (const n of this.nodes.values()) n.k8s?.report();
   }
 
   /** The node the endpoint itself is (calls without `node` metadata): the first control plane. */

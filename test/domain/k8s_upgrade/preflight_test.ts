@@ -204,10 +204,7 @@ Deno.test("an overlapping field manager refuses, naming object, field path and b
   );
   assertEquals(j.verdict, "refused");
   const messages = j.ownership.problems.map((p) => p.message);
-  assertEquals(j.ownership.problems.map((p) => p.reason), [
-    "BootstrapOwnershipOverlap",
-    "BootstrapOwnershipOverlap",
-  ]);
+  assertEquals(j.ownership.problems.map((p) => p.reason), ["BootstrapOwnershipOverlap"]);
   assert(
     messages.some((m) =>
       m.includes("Deployment kube-system/coredns") &&
@@ -271,4 +268,35 @@ Deno.test("a component not on the plan's starting version refuses the plan-level
     ),
   }, { expectFrom: true });
   assertEquals(j.skew.problems.map((p) => p.reason), ["KubernetesVersionUnexpected"]);
+});
+
+Deno.test("a field below one the bootstrap manager owns whole is shared; a sibling under a member node is not", () => {
+  const talos = {
+    "f:spec": { ".": {}, "f:replicas": {}, "f:template": { "f:spec": { "f:containers": {} } } },
+  };
+  const j = judgeOwnership([{
+    ref: "Deployment kube-system/coredns",
+    uid: "u",
+    resourceVersion: "1",
+    managedFields: [
+      { manager: BOOTSTRAP_FIELD_MANAGER, operation: "Apply", subresource: "", fieldsV1: talos },
+      {
+        manager: "kustomize-controller",
+        operation: "Apply",
+        subresource: "",
+        fieldsV1: {
+          "f:spec": {
+            ".": {},
+            "f:paused": {},
+            "f:template": {
+              "f:spec": { "f:containers": { 'k:{"name":"coredns"}': { "f:image": {} } } },
+            },
+          },
+        },
+      },
+    ],
+  }]);
+  assertEquals(j.overlaps.map((o) => o.path), [
+    ".spec.template.spec.containers[name=coredns].image",
+  ]);
 });
