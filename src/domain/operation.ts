@@ -174,6 +174,8 @@ export const PHASES = [
   "verify",
   "uncordon",
   "post-gate",
+  /** A ConfigApply's ApplyConfiguration (docs/config-apply.md#mode-and-class). */
+  "config-apply",
 ] as const;
 
 /**

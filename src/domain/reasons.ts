@@ -295,6 +295,13 @@ export const REASONS = [
       "The ConfigApply patch is not a YAML mapping cairn can merge (several documents, a directive such as $patch, not a mapping).",
   },
   {
+    code: "ConfigPatchDigestMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "The ConfigApply patch at the bound path is missing, refused or has another SHA-256 than the plan binds; nothing is sent.",
+  },
+  {
     code: "ConfigUnreadable",
     area: "executor",
     retry: "backoff",
@@ -314,6 +321,34 @@ export const REASONS = [
     retry: "never",
     meaning:
       "After an accepted apply, the node's persistent machine configuration does not hold the applied document.",
+  },
+  {
+    code: "ConfigApplied",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "Every attempt of a ConfigApply step was accepted; the step is verifying which settings are active.",
+  },
+  {
+    code: "ConfigApplyRejected",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The node refused the ApplyConfiguration as invalid before changing anything (e.g. v1.13 NO_REBOOT for a change that needs a reboot); the operation is rejected.",
+  },
+  {
+    code: "ConfigApplyResponseLost",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The ApplyConfiguration was sent but no answer came back; it may have been stored. The operation is unresolved until accounted for.",
+  },
+  {
+    code: "ConfigApplyRefused",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "The node answered the ApplyConfiguration with an error other than a validation refusal; the operation is unresolved.",
   },
   {
     code: "ConfigNotActive",

@@ -7,7 +7,7 @@ import type { Verdict } from "../../domain/health/types.ts";
 import type { OperationState, Phase, ResponseClass } from "../../domain/operation.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { HealthTarget } from "../../domain/health/types.ts";
-import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { Plan, TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { DispatchAuthority } from "./dispatch_gate.ts";
 import type { MachineIdentity } from "../../domain/machine_identity.ts";
 import type { OperatingSettings } from "../operating/hold.ts";
@@ -94,16 +94,16 @@ export interface ExecutorDeps extends PhaseDeps {
   readonly authority: DispatchAuthority;
 }
 
-/** A plan bound into the journal, ready to execute. */
-export interface BoundPlan {
-  readonly plan: TalosUpgradePlan;
+/** A plan bound into the journal, ready to execute (a TalosUpgrade unless said otherwise). */
+export interface BoundPlan<P extends Plan = TalosUpgradePlan> {
+  readonly plan: P;
   readonly digest: string;
 }
 
 /** The state of one node step while it runs. */
-export interface StepState {
+export interface StepState<P extends Plan = TalosUpgradePlan> {
   readonly deps: PhaseDeps;
-  readonly bound: BoundPlan;
+  readonly bound: BoundPlan<P>;
   /** The plan's node name: the Kubernetes Node and the journal's machine. */
   readonly node: string;
   /** The plan's declared address: the `node` target of every Talos call for this step. */

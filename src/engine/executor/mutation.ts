@@ -1,5 +1,5 @@
 import type { Phase, ResponseClass } from "../../domain/operation.ts";
-import type { PhaseDeadline } from "../../domain/plan/schema.ts";
+import type { PhaseDeadline, Plan } from "../../domain/plan/schema.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { AttemptRecord, Refused } from "../../ports/journal.ts";
 import type { TalosFailure, TalosMutation } from "../../ports/talos.ts";
@@ -96,7 +96,7 @@ function refusedResult(r: MutationRefusal): MutationResult<never> {
  * recorded whatever it is.
  */
 export function mutate<T>(
-  s: StepState,
+  s: StepState<Plan>,
   m: {
     readonly phase: Phase;
     readonly request: Readonly<Record<string, unknown>>;

@@ -12,6 +12,22 @@ import {
 } from "../../domain/machine_identity.ts";
 import { digestOf, identityText } from "./digests.ts";
 import type { StepState } from "./deps.ts";
+import type { Plan } from "../../domain/plan/schema.ts";
+
+/**
+ * The default bound of an identity read: a TalosUpgrade's verify transport deadline, a
+ * ConfigApply's apply transport deadline; one minute for a kind without either.
+ */
+function evidenceReadMs(plan: Plan): number {
+  switch (plan.kind) {
+    case "TalosUpgrade":
+      return plan.spec.phases.deadlines.verify.transportSeconds * 1000;
+    case "ConfigApply":
+      return plan.spec.phases.deadlines.apply.transportSeconds * 1000;
+    default:
+      return 60_000;
+  }
+}
 
 /** The controller as a journal actor. */
 export function controllerActor(owner: string): Actor {
@@ -37,13 +53,13 @@ export interface Evidence {
  * record contradicts every older evidence of the same machine in the journal.
  */
 export async function observeEvidence(
-  s: Pick<StepState, "deps" | "bound" | "node" | "address"> & {
+  s: Pick<StepState<Plan>, "deps" | "bound" | "node" | "address"> & {
     readonly operationId?: string;
     /** The identity bound at commitment (absent for the commitment's own evidence). */
     readonly committed?: MachineIdentity;
   },
   /** Bound of each read, phase time (default: the plan's verify transport deadline). */
-  transportMs = s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
+  transportMs = evidenceReadMs(s.bound.plan),
 ): Promise<Evidence> {
   const { journal, kube, talos, clock, owner } = s.deps;
   const actor = controllerActor(owner);

@@ -1,0 +1,525 @@
+/**
+ * One node of a ConfigApply (docs/config-apply.md): checks on what the node runs now (its Talos
+ * minor against the mode, its active and persistent configuration, the class of the whole
+ * effective diff against the plan), the gate, the dispatch check, the commitment, then the apply
+ * and — for a change that needs explicit activation — the reboot, each through the one mutation
+ * path with its own intent, attempt and observed postcondition; then every changed setting's
+ * activation is read back from the running node until the verification deadline, and the
+ * completion observation says which settings are active and which are stored but not yet.
+ */
+import { stringify } from "yaml";
+import {
+  type Classification,
+  classifyDiff,
+  declaredClassRefusal,
+  modeFitsClass,
+  modeRejectedByVersion,
+  talosMode,
+} from "../../domain/config_apply/classify.ts";
+import {
+  type ConfigValue,
+  diffConfigs,
+  mergePatch,
+  PatchInvalid,
+  sameValue,
+} from "../../domain/config_apply/config_diff.ts";
+import type { ConfigApplyPlan, PlanNode } from "../../domain/plan/schema.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import { parseVersion } from "../../domain/version.ts";
+import type { ExecutorDeps, StepState } from "../executor/deps.ts";
+import { digestOf, stepKey } from "../executor/digests.ts";
+import { checkAndRecord, dispatchStop } from "../executor/dispatch_gate.ts";
+import { errorText, mutate, talosSent } from "../executor/mutation.ts";
+import type { NodeOutcome } from "../executor/node_step.ts";
+import { controllerActor, observeEvidence } from "../executor/observe.ts";
+import {
+  activationReading,
+  readActivation,
+  readMachineConfig,
+  type SettingActivation,
+} from "./readback.ts";
+
+/** A bound ConfigApply and the patch it sends, as read and digest-checked at dispatch. */
+export interface ConfigBound {
+  readonly plan: ConfigApplyPlan;
+  readonly digest: string;
+  /** The patch as a parsed mapping. */
+  readonly patch: ConfigValue;
+}
+
+/** A node step's outcome with the activation of every changed setting, when it was read. */
+export interface ConfigNodeOutcome extends NodeOutcome {
+  readonly classification?: Classification;
+  readonly settings?: readonly SettingActivation[];
+}
+
+/** The postcondition a completed step binds: the patch stored and every setting observed active. */
+export function configPostText(cluster: string, node: string, patchSha: string, reading: string) {
+  return `config:${cluster}/${node}#${patchSha}|activation=${reading}`;
+}
+
+type Step = StepState<ConfigApplyPlan>;
+
+function notCommitted(
+  node: string,
+  reason: Reason,
+  detail: string,
+  refused = false,
+): ConfigNodeOutcome {
+  return {
+    node,
+    operationId: undefined,
+    state: "not-committed",
+    reason,
+    detail,
+    ...(refused ? { refused } : {}),
+  };
+}
+
+/** What the preflight establishes on current evidence before anything is committed. */
+interface Prepared {
+  readonly target: ConfigValue;
+  readonly classification: Classification;
+}
+
+/**
+ * Reads the node and decides, before any write: a mode its running minor rejects is refused, a
+ * pending staged change or an unreadable configuration holds, and the effective diff's class must
+ * be the declared one and reachable by the mode.
+ */
+async function prepare(
+  deps: ExecutorDeps,
+  bound: ConfigBound,
+  node: PlanNode,
+): Promise<{ ok: true; value: Prepared } | { ok: false; outcome: ConfigNodeOutcome }> {
+  const spec = bound.plan.spec;
+  const timeoutMs = deps.callTimeoutMs(spec.phases.deadlines.apply.transportSeconds * 1000);
+  const stop = (reason: Reason, detail: string, refused: boolean) => ({
+    ok: false as const,
+    outcome: notCommitted(node.name, reason, detail, refused),
+  });
+  let running: string;
+  try {
+    running = (await deps.talos.version(node.address, { timeoutMs })).tag;
+  } catch (e) {
+    return stop("NodeUnreadable", errorText(e), false);
+  }
+  if (running !== spec.talosVersion) {
+    return stop(
+      "NodeVersionUnexpected",
+      `${node.name} runs ${running}, plan expects ${spec.talosVersion}`,
+      true,
+    );
+  }
+  const minor = parseVersion(running).minor;
+  // The minor the node runs now decides, not the one the plan was written for.
+  const rejected = modeRejectedByVersion(minor, spec.mode);
+  if (rejected) return stop(rejected.reason, `${node.name}: ${rejected.message}`, true);
+  const [active, persistent] = await Promise.all([
+    readMachineConfig(deps.talos, node.address, "v1alpha1", timeoutMs),
+    readMachineConfig(deps.talos, node.address, "persistent", timeoutMs),
+  ]);
+  if (!active.ok || !persistent.ok) {
+    return stop(
+      "ConfigUnreadable",
+      `${node.name}: ${!active.ok ? active.error : (persistent as { error: string }).error}`,
+      false,
+    );
+  }
+  if (!sameValue(active.doc, persistent.doc)) {
+    return stop(
+      "ConfigStagedPending",
+      `${node.name}: the persistent configuration differs from the active one (a staged change is pending)`,
+      true,
+    );
+  }
+  let target: ConfigValue;
+  try {
+    target = mergePatch(active.doc, bound.patch);
+  } catch (e) {
+    if (e instanceof PatchInvalid) return stop("ConfigPatchInvalid", e.message, true);
+    throw e;
+  }
+  const classification = classifyDiff(minor, diffConfigs(active.doc, target));
+  const misfit = modeFitsClass(spec.mode, classification.overall) ??
+    declaredClassRefusal(spec.activation, classification);
+  if (misfit) {
+    const unknown = classification.changes.filter((c) => c.class === "unknown").map((c) =>
+      c.change.path
+    );
+    const detail = unknown.length ? `${misfit.message}: ${unknown.join(", ")}` : misfit.message;
+    return {
+      ok: false,
+      outcome: {
+        ...notCommitted(
+          node.name,
+          misfit.reason,
+          `${node.name}: ${detail}`,
+          misfit.reason !== "ConfigActivationUnknown",
+        ),
+        classification,
+      },
+    };
+  }
+  return { ok: true, value: { target, classification } };
+}
+
+/** Runs one node of a ConfigApply. */
+export async function runConfigNode(
+  deps: ExecutorDeps,
+  bound: ConfigBound,
+  node: PlanNode,
+): Promise<ConfigNodeOutcome> {
+  const prepared = await prepare(deps, bound, node);
+  if (!prepared.ok) return prepared.outcome;
+  const { target, classification } = prepared.value;
+  const gate = await deps.health.round("gate", {
+    target: { node: node.name, operationOwnedCordon: false },
+  });
+  if (gate.verdict !== "pass") {
+    return notCommitted(
+      node.name,
+      gate.verdict === "fail" ? "GateFailed" : "GateUnreadable",
+      `${gate.reason}: ${gate.message}`,
+    );
+  }
+  const auth = await checkAndRecord(deps.journal, deps.owner, bound.digest, deps.authority, {
+    name: node.name,
+    perNode: true,
+  });
+  const stop = dispatchStop(auth);
+  if (stop) return notCommitted(node.name, stop.reason, stop.detail, stop.verdict === "refused");
+  const boundPlan = { plan: bound.plan, digest: bound.digest };
+  const evidence = await observeEvidence({
+    deps,
+    bound: boundPlan,
+    node: node.name,
+    address: node.address,
+  });
+  if (!evidence.verdict.ok) {
+    return notCommitted(
+      node.name,
+      evidence.verdict.reason,
+      evidence.verdict.detail,
+      evidence.verdict.reason === "MachineIdentityMismatch",
+    );
+  }
+  const { epoch } = await deps.journal.installation();
+  const committed = await deps.journal.commit({
+    planDigest: bound.digest,
+    step: stepKey(node.name),
+    evidenceId: evidence.id,
+    owner: deps.owner,
+    epoch,
+    nowMs: deps.clock.now(),
+  });
+  if (!committed.ok) {
+    return notCommitted(node.name, "CommitmentRefused", `${committed.cause}: ${committed.detail}`);
+  }
+  const op = committed.operation;
+  deps.observer?.onOperationState?.({ operationId: op.id, node: node.name, state: op.state });
+  const s: Step = {
+    deps,
+    bound: boundPlan,
+    node: node.name,
+    address: node.address,
+    committed: evidence.verdict.identity,
+    step: op.step,
+    operationId: op.id,
+    token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
+  };
+  try {
+    return { ...await applyAndActivate(s, bound, target, classification), classification };
+  } catch (e) {
+    if (deps.signal?.aborted) {
+      return {
+        ...outcomeOf(s, "stopped", "Stopped", "the controller was asked to stop"),
+        classification,
+      };
+    }
+    return { ...await halted(s, "ExecutorError", errorText(e)), classification };
+  }
+}
+
+function outcomeOf(
+  s: Step,
+  state: NodeOutcome["state"],
+  reason: Reason,
+  detail: string,
+): ConfigNodeOutcome {
+  return { node: s.node, operationId: s.operationId, state, reason, detail };
+}
+
+async function applyAndActivate(
+  s: Step,
+  bound: ConfigBound,
+  target: ConfigValue,
+  classification: Classification,
+): Promise<ConfigNodeOutcome> {
+  const spec = bound.plan.spec;
+  const deadline = spec.phases.deadlines.apply;
+  const transportMs = deadline.transportSeconds * 1000;
+  const timeoutMs = s.deps.callTimeoutMs(transportMs);
+  const data = new TextEncoder().encode(stringify(target));
+  const explicit = classification.overall === "explicitActivation";
+  // The boot identity before anything is sent: a boot is proved only by a change of it.
+  let bootBefore: string | undefined;
+  if (explicit) {
+    try {
+      bootBefore = await s.deps.talos.bootId(s.address, { timeoutMs });
+    } catch (e) {
+      return await halted(s, "BootIdUnreadable", errorText(e));
+    }
+  }
+  const applied = await mutate(s, {
+    phase: "config-apply",
+    request: {
+      rpc: "MachineService.ApplyConfiguration",
+      node: s.node,
+      address: s.address,
+      mode: talosMode(spec.mode),
+      dryRun: false,
+      configSha256: await digestOf(new TextDecoder().decode(data)),
+      patch: spec.config.sha256,
+      activation: classification.overall,
+    },
+    route: `apid:node=${s.address}`,
+    deadline,
+    send: async (ms) =>
+      talosSent(
+        await s.deps.talos.applyConfiguration(s.address, {
+          data,
+          mode: talosMode(spec.mode),
+          dryRun: false,
+        }, { timeoutMs: ms }),
+      ),
+  });
+  if (applied.kind === "refused") return await halted(s, applied.reason, applied.detail);
+  if (applied.sent.responseClass !== "accepted") {
+    return await notAccepted(s, "config-apply", applied.sent.responseClass, applied.sent.detail);
+  }
+  // The apply's own postcondition: the persistent document holds what was sent.
+  const stored = await readMachineConfig(s.deps.talos, s.address, "persistent", timeoutMs);
+  const storedHolds = stored.ok ? sameValue(stored.doc, target) : undefined;
+  await s.deps.journal.recordPhase({
+    operationId: s.operationId,
+    token: s.token,
+    phase: "config-apply",
+    kind: "fact",
+    detail: {
+      persistentHoldsSent: storedHolds ?? "unreadable",
+      persistentVersion: stored.ok ? stored.version : null,
+      mode: talosMode(spec.mode),
+    },
+    nowMs: s.deps.clock.now(),
+  });
+  let booted = false;
+  if (explicit && storedHolds) {
+    // The explicit activation: a reboot of its own, after the store was observed.
+    const rebooted = await mutate(s, {
+      phase: "reboot",
+      request: {
+        rpc: "MachineService.Reboot",
+        node: s.node,
+        address: s.address,
+        mode: "DEFAULT",
+        activates: "config",
+      },
+      route: `apid:node=${s.address}`,
+      deadline,
+      send: async (ms) =>
+        talosSent(await s.deps.talos.reboot(s.address, "DEFAULT", { timeoutMs: ms })),
+    });
+    if (rebooted.kind === "refused") return await halted(s, rebooted.reason, rebooted.detail);
+    if (rebooted.sent.responseClass !== "accepted") {
+      return await notAccepted(s, "reboot", rebooted.sent.responseClass, rebooted.sent.detail);
+    }
+    booted = await awaitNewBoot(s, bootBefore!, deadline.verificationSeconds * 1000);
+    if (!booted) {
+      return await settle(s, bound, classification, target, storedHolds, false, "BootNotObserved");
+    }
+  }
+  return await settle(s, bound, classification, target, storedHolds, booted, "ConfigNotActive");
+}
+
+/** Polls the boot ID until it changed and the node is back, or the window passes. */
+async function awaitNewBoot(s: Step, before: string, windowMs: number): Promise<boolean> {
+  const deadline = s.deps.clock.now() + windowMs;
+  const timeoutMs = s.deps.callTimeoutMs(
+    s.bound.plan.spec.phases.deadlines.apply.transportSeconds * 1000,
+  );
+  while (s.deps.clock.now() < deadline) {
+    await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
+    try {
+      const now = await s.deps.talos.bootId(s.address, { timeoutMs });
+      if (now !== before) {
+        await s.deps.journal.recordPhase({
+          operationId: s.operationId,
+          token: s.token,
+          phase: "boot-observed",
+          kind: "fact",
+          detail: { bootIdChanged: true },
+          nowMs: s.deps.clock.now(),
+        });
+        return true;
+      }
+    } catch {
+      // Down or still booting: unreadable this time, read again until the window passes.
+    }
+  }
+  return false;
+}
+
+/**
+ * Reads every setting's activation until all are active or the verification window passes, then
+ * records the completion observation and asks the journal for the state it supports.
+ */
+async function settle(
+  s: Step,
+  bound: ConfigBound,
+  classification: Classification,
+  target: ConfigValue,
+  storedHolds: boolean | undefined,
+  booted: boolean,
+  notActiveReason: Reason,
+): Promise<ConfigNodeOutcome> {
+  const spec = bound.plan.spec;
+  const deadline = s.deps.clock.now() + spec.phases.deadlines.apply.verificationSeconds * 1000;
+  const timeoutMs = s.deps.callTimeoutMs(spec.phases.deadlines.apply.transportSeconds * 1000);
+  const read = () =>
+    readActivation({
+      talos: s.deps.talos,
+      address: s.address,
+      timeoutMs,
+      classification,
+      target,
+      bootedAfterStore: booted,
+    });
+  let settings = await read();
+  while (
+    activationReading(storedHolds, settings) !== "established" && s.deps.clock.now() < deadline
+  ) {
+    await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
+    settings = await read();
+  }
+  await transition(s, "verifying", "ConfigApplied", "every attempt accepted; reading activation");
+  const post = await s.deps.health.round("post-gate", {
+    target: { node: s.node, operationOwnedCordon: false },
+    operationId: s.operationId,
+  });
+  let reading = activationReading(storedHolds, settings);
+  if (reading === "established" && post.verdict !== "pass") {
+    reading = post.verdict === "fail" ? "contradicted" : "unreadable";
+  }
+  const actor = controllerActor(s.deps.owner);
+  const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+  const summary = activationSummary(storedHolds, settings, post.verdict);
+  const rec = await s.deps.journal.recordObservation({
+    machine: s.node,
+    purpose: "completion",
+    planDigest: bound.digest,
+    operationId: s.operationId,
+    basis,
+    digest: await digestOf(
+      configPostText(bound.plan.metadata.cluster, s.node, spec.config.sha256, reading),
+    ),
+    objectUid: "",
+    resourceVersion: "",
+    observedGeneration: 0,
+    observedAtMs: s.deps.clock.now(),
+    summary,
+    postcondition: reading,
+    actor,
+  });
+  const out = (state: NodeOutcome["state"], reason: Reason) => ({
+    ...outcomeOf(s, state, reason, summary),
+    settings,
+  });
+  if (reading === "established") {
+    await transition(s, "completed", "CompletionObserved", summary, rec.id);
+    return out("completed", "CompletionObserved");
+  }
+  if (reading === "contradicted") {
+    const reason: Reason = storedHolds === false
+      ? "ConfigNotStored"
+      : post.verdict === "fail"
+      ? "VerificationHealthFailed"
+      : notActiveReason;
+    await transition(s, "failed", reason, summary, rec.id);
+    return out("failed", reason);
+  }
+  await transition(s, "unresolved", "CompletionUnreadable", summary);
+  return out("unresolved", "CompletionUnreadable");
+}
+
+/** `stored=yes active: a, b; not active: c; install-only: d`: paths and states, never values. */
+export function activationSummary(
+  storedHolds: boolean | undefined,
+  settings: readonly SettingActivation[],
+  health: string,
+): string {
+  const by = (st: SettingActivation["state"]) =>
+    settings.filter((x) => x.state === st).map((x) => x.path);
+  const part = (label: string, xs: string[]) => (xs.length ? `; ${label}: ${xs.join(", ")}` : "");
+  return `stored=${storedHolds === undefined ? "unreadable" : storedHolds ? "yes" : "no"}` +
+    part("observed active", by("active")) +
+    part("stored, not yet active", by("not-active")) +
+    part("stored, takes effect at install/upgrade", by("install-only")) +
+    part("activation unreadable", by("unreadable")) + `; health=${health}`;
+}
+
+async function notAccepted(
+  s: Step,
+  phase: string,
+  responseClass: string,
+  detail: string,
+): Promise<ConfigNodeOutcome> {
+  const why = `${phase}: ${responseClass}: ${detail}`;
+  if (responseClass === "rejected-pre-mutation") {
+    // A validation refusal before any mutation: every attempt of the step was rejected.
+    try {
+      await transition(s, "rejected", "ConfigApplyRejected", why);
+      return outcomeOf(s, "rejected", "ConfigApplyRejected", why);
+    } catch {
+      // Another attempt was accepted earlier (the reboot after a stored apply): unresolved.
+    }
+  }
+  const lost = responseClass === "lost" || responseClass === "transport-failure";
+  return await halted(
+    s,
+    phase === "reboot"
+      ? (lost ? "RebootResponseLost" : "RebootRefused")
+      : (lost ? "ConfigApplyResponseLost" : "ConfigApplyRefused"),
+    why,
+  );
+}
+
+async function halted(s: Step, reason: Reason, detail: string): Promise<ConfigNodeOutcome> {
+  const op = await s.deps.journal.getOperation(s.operationId);
+  if (op && (op.state === "committed" || op.state === "sending" || op.state === "verifying")) {
+    await transition(s, "unresolved", reason, detail);
+  }
+  return outcomeOf(s, "unresolved", reason, detail);
+}
+
+async function transition(
+  s: Step,
+  to: "verifying" | "completed" | "failed" | "unresolved" | "rejected",
+  reason: Reason,
+  detail: string,
+  observationId?: string,
+): Promise<void> {
+  const after = await s.deps.journal.transition({
+    operationId: s.operationId,
+    token: s.token,
+    to,
+    reason: `${reason}: ${detail}`.slice(0, 1000),
+    ...(observationId ? { observationId } : {}),
+    nowMs: s.deps.clock.now(),
+  });
+  s.deps.observer?.onOperationState?.({
+    operationId: s.operationId,
+    node: s.node,
+    state: after.state,
+  });
+}

@@ -1,0 +1,242 @@
+/**
+ * Binding and running a ConfigApply plan (docs/config-apply.md): the plan recorded and approved in
+ * the journal with one step per node, the dispatch check before the rollout, the bound patch read
+ * now and held to its digest, then node by node in plan order through `runConfigNode`; the first
+ * node that does not complete stops the rollout. Pure orchestration over ports, like
+ * `engine/executor/run_plan.ts` for a TalosUpgrade.
+ */
+import { parse } from "yaml";
+import type { ConfigValue } from "../../domain/config_apply/config_diff.ts";
+import { CairnError } from "../../domain/errors.ts";
+import { sha256Hex } from "../../domain/plan/digest.ts";
+import type { ParsedPlan } from "../../domain/plan/parse.ts";
+import type { ConfigApplyPlan } from "../../domain/plan/schema.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
+import type { BoundFileSource } from "../../ports/dispatch.ts";
+import type { BoundPlan, ExecutorDeps } from "../executor/deps.ts";
+import { digestOf, identityText, stepKey } from "../executor/digests.ts";
+import { authorizeRollout } from "../executor/dispatch_gate.ts";
+import { journalHealthGate } from "../executor/health_gate.ts";
+import type { RolloutEnd } from "../../domain/operation.ts";
+import {
+  dispatchAuthority,
+  type ExecuteOptions,
+  MAX_EVIDENCE_AGE_MS,
+} from "../executor/run_plan.ts";
+import {
+  type ConfigBound,
+  type ConfigNodeOutcome,
+  configPostText,
+  runConfigNode,
+} from "./config_step.ts";
+
+/** Refuses anything but a ConfigApply plan. */
+export function asConfigApply(parsed: ParsedPlan): ConfigApplyPlan {
+  if (parsed.plan.kind !== "ConfigApply") {
+    throw new CairnError({
+      reason: "PlanKindNotExecutable",
+      message: `${parsed.plan.kind} plans are not run by the ConfigApply executor`,
+      location: { file: parsed.file, line: 1, column: 1, path: "kind" },
+    });
+  }
+  return parsed.plan;
+}
+
+/** One step per node: its identity before, the patch stored and every setting active after. */
+export async function configStepBindings(plan: ConfigApplyPlan): Promise<StepBinding[]> {
+  const cluster = plan.metadata.cluster;
+  return await Promise.all(plan.spec.nodes.map(async (n) => ({
+    step: stepKey(n.name),
+    machine: n.name,
+    preDigest: await digestOf(identityText(cluster, n)),
+    postDigest: await digestOf(
+      configPostText(cluster, n.name, plan.spec.config.sha256, "established"),
+    ),
+  })));
+}
+
+/** Records the plan and its approval; returns what the executor runs. */
+export async function bindConfigApply(
+  journal: Journal,
+  o: {
+    readonly parsed: ParsedPlan;
+    readonly bytes: Uint8Array;
+    readonly signatures: string;
+    readonly firstSeenCommit: string;
+    readonly approver: Actor;
+    readonly nowMs: number;
+  },
+): Promise<BoundPlan<ConfigApplyPlan>> {
+  const plan = asConfigApply(o.parsed);
+  const record = await journal.recordPlan({
+    digest: o.parsed.sha256,
+    name: plan.metadata.name,
+    kind: plan.kind,
+    cluster: plan.metadata.cluster,
+    bytes: new TextDecoder().decode(o.bytes),
+    signatures: o.signatures,
+    firstSeenCommit: o.firstSeenCommit,
+    expiresAtMs: Date.parse(plan.metadata.expires),
+    // Apply and reboot per node, plus the plan's retry allowance for reads.
+    maxAttempts: 2 + plan.spec.retry.maxAttempts,
+    maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
+    steps: await configStepBindings(plan),
+    nowMs: o.nowMs,
+  });
+  if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
+  return { plan, digest: o.parsed.sha256 };
+}
+
+/** How a ConfigApply rollout ended, with each node's activation. */
+export interface ConfigRolloutOutcome {
+  readonly state: RolloutEnd;
+  readonly nodes: readonly ConfigNodeOutcome[];
+}
+
+/** The bound patch as the repository has it now: refused unless it is the bound bytes. */
+export async function readBoundPatch(
+  files: BoundFileSource,
+  plan: ConfigApplyPlan,
+): Promise<{ ok: true; patch: ConfigValue } | { ok: false; reason: Reason; detail: string }> {
+  const bound = plan.spec.config;
+  const r = await files.read(bound.path);
+  if (r.status !== "read") {
+    return {
+      ok: false,
+      reason: "ConfigPatchDigestMismatch",
+      detail: `config patch "${bound.path}": ${r.detail}`,
+    };
+  }
+  const sha = await sha256Hex(r.bytes);
+  if (sha !== bound.sha256) {
+    return {
+      ok: false,
+      reason: "ConfigPatchDigestMismatch",
+      detail: `config patch "${bound.path}" has digest ${sha}, the plan binds ${bound.sha256}`,
+    };
+  }
+  let patch: unknown;
+  try {
+    patch = parse(new TextDecoder().decode(r.bytes));
+  } catch (e) {
+    return {
+      ok: false,
+      reason: "ConfigPatchInvalid",
+      detail: `config patch "${bound.path}": ${(e as Error).message}`,
+    };
+  }
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
+    return {
+      ok: false,
+      reason: "ConfigPatchInvalid",
+      detail: `config patch "${bound.path}" is not a YAML mapping`,
+    };
+  }
+  return { ok: true, patch: patch as ConfigValue };
+}
+
+/**
+ * Runs the rollout: the dispatch check and the patch read first (a refusal sends nothing), then
+ * node by node with fresh health evidence gated by the plan's bound health policy.
+ */
+export async function executeConfigApply(
+  o: Omit<ExecuteOptions, "bound"> & { readonly bound: BoundPlan<ConfigApplyPlan> },
+): Promise<ConfigRolloutOutcome> {
+  const plan = o.bound.plan;
+  const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
+  const first = plan.spec.nodes[0]!.name;
+  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority);
+  if (!pre.ok) {
+    return {
+      state: pre.stop.verdict === "refused" ? "refused" : "halted",
+      nodes: [{
+        node: first,
+        operationId: undefined,
+        state: "not-committed",
+        reason: pre.stop.reason,
+        detail: pre.stop.detail,
+        refused: pre.stop.verdict === "refused",
+      }],
+    };
+  }
+  const patch = await readBoundPatch(o.authority.files, plan);
+  if (!patch.ok) {
+    return {
+      state: "refused",
+      nodes: [{
+        node: first,
+        operationId: undefined,
+        state: "not-committed",
+        reason: patch.reason,
+        detail: patch.detail,
+        refused: true,
+      }],
+    };
+  }
+  const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
+  const evidence = new ClusterEvidence(
+    o.cluster.kube,
+    o.cluster.talos,
+    o.clock,
+    new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
+  );
+  const health = journalHealthGate({
+    clock: o.clock,
+    ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
+    journal: o.journal,
+    evidence,
+    policy: pre.policy,
+    cluster: plan.metadata.cluster,
+    intervalMs: o.roundIntervalMs,
+    ...(o.observer ? { observer: o.observer } : {}),
+  });
+  const deps: ExecutorDeps = {
+    clock: o.clock,
+    journal: o.journal,
+    kube: o.cluster.kube,
+    talos: o.cluster.talos,
+    health,
+    authority,
+    log: o.log,
+    owner: o.owner,
+    callTimeoutMs: o.callTimeoutMs,
+    pollIntervalMs: o.pollIntervalMs,
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.observer ? { observer: o.observer } : {}),
+  };
+  const bound: ConfigBound = { plan, digest: o.bound.digest, patch: patch.patch };
+  try {
+    const ops = (await o.journal.listOperations()).filter((x) => x.planDigest === bound.digest);
+    const nodes: ConfigNodeOutcome[] = [];
+    for (const node of plan.spec.nodes) {
+      if (o.signal?.aborted) return { state: "stopped", nodes };
+      const existing = ops.find((x) => x.step === stepKey(node.name));
+      if (existing) {
+        // Resume is not rerun: a completed node is skipped, any other operation holds.
+        nodes.push({
+          node: node.name,
+          operationId: existing.id,
+          state: existing.state,
+          reason: existing.state === "completed" ? "AlreadyCompleted" : "OperationExists",
+          detail: `operation ${existing.id} is ${existing.state}`,
+        });
+        if (existing.state === "completed") continue;
+        return { state: "halted", nodes };
+      }
+      const r = await runConfigNode(deps, bound, node);
+      nodes.push(r);
+      o.log.info("config apply node finished", {
+        node: node.name,
+        reason: r.reason,
+        verdict: r.state,
+      });
+      if (r.state === "stopped") return { state: "stopped", nodes };
+      if (r.refused) return { state: "refused", nodes };
+      if (r.state !== "completed") return { state: "halted", nodes };
+    }
+    return { state: "completed", nodes };
+  } finally {
+    evidence.stop();
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * ConfigApply on the in-process twin with the real libSQL journal: an immediate change observed
+ * active; a change whose setting needs a reboot (`config-activation-deferred`) reported stored but
+ * not yet active and the operation failed, never completed on a matching digest; an etcd change
+ * staged and activated by a separate, journaled reboot; a mode the running minor rejects refused
+ * before any write; an unknown setting held.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
+import { inprocCluster, inprocExecutionTiming } from "../../../src/app/inproc_rollout.ts";
+import { sha256Hex } from "../../../src/domain/plan/digest.ts";
+import { parsePlan } from "../../../src/domain/plan/parse.ts";
+import {
+  bindConfigApply,
+  type ConfigRolloutOutcome,
+  executeConfigApply,
+} from "../../../src/engine/config_apply/run_config_apply.ts";
+import type { BoundFileSource } from "../../../src/ports/dispatch.ts";
+import type { Journal } from "../../../src/ports/journal.ts";
+import {
+  type ClusterDescription,
+  ClusterDescriptionSchema,
+} from "../../../src/sim/cluster_description.ts";
+import type { Fault } from "../../../src/sim/faults.ts";
+import { type InprocTwin, startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
+import { counterIds } from "../../_helpers/journal_world.ts";
+import { MemoryLogger } from "../../_helpers/memory_logger.ts";
+import { onlyNodes, ROOT } from "../../_helpers/twin_world.ts";
+
+const PLAN_PATH = join(ROOT, "plans/config-apply-ntp.yaml");
+const PATCH_PATH = "talos/home-ops/ntp-patch.yaml";
+const NTP = "machine:\n  time:\n    servers:\n      - pool.ntp.org\n";
+const ETCD = 'cluster:\n  etcd:\n    extraArgs:\n      election-timeout: "10000"\n';
+
+interface World {
+  readonly twin: InprocTwin;
+  readonly journal: Journal;
+  readonly out: ConfigRolloutOutcome;
+}
+
+/** The patch served at the plan's bound path; everything else from this repository. */
+function filesWith(patch: string): BoundFileSource {
+  const repo = workingTreeBoundFiles(PLAN_PATH);
+  return {
+    describe: () => repo.describe(),
+    read: (p) =>
+      p === PATCH_PATH
+        ? Promise.resolve({ status: "read", bytes: new TextEncoder().encode(patch) })
+        : repo.read(p),
+  };
+}
+
+async function run(o: {
+  patch: string;
+  mode?: string;
+  activation?: string;
+  talos?: string;
+  nodes?: string[];
+  faults?: Fault[];
+}): Promise<World> {
+  const desc: ClusterDescription = ClusterDescriptionSchema.parse(
+    parse(await Deno.readTextFile(join(ROOT, "fixtures/clusters/home-ops.yaml"))),
+  );
+  if (o.talos) { for (const n of desc.spec.nodes) n.talosVersion = o.talos; }
+  const twin = startInprocTwin({ description: desc, ...(o.faults ? { faults: o.faults } : {}) });
+  const journal = await openJournal({
+    url: ":memory:",
+    ids: counterIds(),
+    nowMs: twin.clock.now(),
+  });
+  let text = await Deno.readTextFile(PLAN_PATH);
+  if (o.nodes) text = onlyNodes(...o.nodes)(text);
+  text = text.replace(
+    /sha256: [0-9a-f]{64}\n {2}nodes:/,
+    `sha256: ${await sha256Hex(new TextEncoder().encode(o.patch))}\n  nodes:`,
+  )
+    .replace("mode: noReboot", `mode: ${o.mode ?? "noReboot"}`)
+    .replace("activation: immediate", `activation: ${o.activation ?? "immediate"}`)
+    .replace("talosVersion: v1.13.9", `talosVersion: ${o.talos ?? "v1.13.9"}`);
+  const bytes = new TextEncoder().encode(text);
+  const parsed = await parsePlan(bytes, { file: PLAN_PATH });
+  const bound = await bindConfigApply(journal, {
+    parsed,
+    bytes,
+    signatures: "",
+    firstSeenCommit: "test",
+    approver: { identity: "test", role: "approver" },
+    nowMs: twin.clock.now(),
+  });
+  const out = await executeConfigApply({
+    journal,
+    bound,
+    cluster: inprocCluster(twin),
+    authority: { bytes, signatures: "", requiredApprovals: 1, files: filesWith(o.patch) },
+    ...inprocExecutionTiming(twin),
+    log: new MemoryLogger(),
+    owner: "ctl_test",
+  });
+  return { twin, journal, out };
+}
+
+async function close(w: World) {
+  w.twin.stop();
+  await w.journal.close();
+}
+
+async function phasesOf(w: World, opId: string) {
+  const d = await w.journal.showOperation(opId);
+  return d!;
+}
+
+Deno.test("an immediate time-server change is observed active on every node and completes", async () => {
+  const w = await run({ patch: NTP, nodes: ["worker-1", "cp-1"] });
+  try {
+    assertEquals(w.out.state, "completed", JSON.stringify(w.out.nodes));
+    for (const n of w.out.nodes) {
+      assertEquals(n.settings?.map((s) => [s.path, s.state]), [["machine.time.servers", "active"]]);
+      assertEquals(w.twin.cluster.nodes.get(n.node)!.machineConfig.runningTimeServers, [
+        "pool.ntp.org",
+      ]);
+    }
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("a setting that needs a reboot is reported stored, not yet active: failed, never completed on the digest", async () => {
+  const w = await run({
+    patch: NTP,
+    nodes: ["worker-1"],
+    faults: [{ kind: "config-activation-deferred", point: "talos.config", target: "worker-1" }],
+  });
+  try {
+    assertEquals(w.out.state, "halted");
+    const n = w.out.nodes[0]!;
+    assertEquals([n.state, n.reason], ["failed", "ConfigNotActive"]);
+    assertEquals(n.settings?.map((s) => [s.path, s.state]), [[
+      "machine.time.servers",
+      "not-active",
+    ]]);
+    assert(n.detail.includes("stored=yes"), n.detail);
+    assert(n.detail.includes("stored, not yet active: machine.time.servers"), n.detail);
+    // The node stores and even activates the document: only the running service says otherwise.
+    const mc = w.twin.cluster.nodes.get("worker-1")!.machineConfig;
+    assertEquals(mc.persistent, mc.active);
+    assertEquals(mc.runningTimeServers, ["time.cloudflare.com"]);
+    const history = await w.journal.planHistory((await w.journal.listOperations())[0]!.planDigest);
+    const op = history!.operations[0]!;
+    const completion = op.observations.filter((o) => o.purpose === "completion");
+    assertEquals(completion.length, 1);
+    assert(completion[0]!.summary.includes("stored, not yet active"), completion[0]!.summary);
+    assert(!completion[0]!.summary.includes("pool.ntp.org"), "values never reach the record");
+    assertEquals(op.state, "failed");
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("an etcd change is staged, then activated by a separate journaled reboot, then observed", async () => {
+  const w = await run({
+    patch: ETCD,
+    mode: "staged",
+    activation: "explicitActivation",
+    talos: "v1.14.2",
+    nodes: ["cp-1"],
+  });
+  try {
+    assertEquals(w.out.state, "completed", JSON.stringify(w.out.nodes));
+    const n = w.out.nodes[0]!;
+    assertEquals(n.settings?.map((s) => [s.path, s.state]), [[
+      "cluster.etcd.extraArgs.election-timeout",
+      "active",
+    ]]);
+    const op = await phasesOf(w, n.operationId!);
+    // Two attempts, each with its intent: the staged apply and the reboot, in that order.
+    assertEquals(op.attempts.map((a) => [a.phase, a.responseClass]), [
+      ["config-apply", "accepted"],
+      ["reboot", "accepted"],
+    ]);
+    const kinds = op.phases.map((p) => `${p.phase}:${p.kind}`);
+    assertEquals(kinds.filter((k) => k.startsWith("config-apply") || k.startsWith("reboot")), [
+      "config-apply:intent",
+      "config-apply:fact",
+      "reboot:intent",
+    ]);
+    assert(kinds.includes("boot-observed:fact"));
+    assert(
+      w.twin.cluster.nodes.get("cp-1")!.history.some((h) => h === "apply-config STAGED -> STAGED"),
+    );
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("a staged change whose node never returns from its reboot is unresolved: nothing is claimed active or failed", async () => {
+  const w = await run({
+    patch: ETCD,
+    mode: "staged",
+    activation: "explicitActivation",
+    talos: "v1.14.2",
+    nodes: ["cp-1"],
+    faults: [{ kind: "no-return-from-reboot", point: "talos.boot", target: "cp-1" }],
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    assertEquals([n.state, n.reason], ["unresolved", "CompletionUnreadable"]);
+    assertEquals(n.settings?.map((s) => s.state), ["unreadable"]);
+    assert(n.detail.includes("stored=yes"), n.detail);
+    assert(
+      n.detail.includes("activation unreadable: cluster.etcd.extraArgs.election-timeout"),
+      n.detail,
+    );
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("a mode the running minor rejects is refused before any write", async () => {
+  const r = await run({
+    patch: ETCD,
+    mode: "reboot",
+    activation: "explicitActivation",
+    talos: "v1.14.2",
+    nodes: ["cp-1"],
+  });
+  try {
+    const n = r.out.nodes[0]!;
+    assertEquals([n.state, n.reason], ["not-committed", "ConfigApplyModeUnsupported"]);
+    assertEquals(r.out.state, "refused");
+    assertEquals(r.twin.talos.stats.totalMutating, 0);
+    assertEquals(await r.journal.listOperations(), []);
+  } finally {
+    await close(r);
+  }
+});
+
+Deno.test("an effective change with an uncovered setting holds before any write", async () => {
+  const w = await run({
+    patch: NTP + "  features:\n    rbac: false\n",
+    nodes: ["worker-1"],
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    assertEquals([n.state, n.reason], ["not-committed", "ConfigActivationUnknown"]);
+    assert(n.detail.includes("machine.features.rbac"), n.detail);
+    assertEquals(w.twin.talos.stats.totalMutating, 0);
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("a declared class the diff does not have is refused before any write", async () => {
+  const w = await run({ patch: ETCD, nodes: ["cp-1"], talos: "v1.14.2" });
+  try {
+    const n = w.out.nodes[0]!;
+    assertEquals(n.reason, "ConfigApplyModeMismatch");
+    assertEquals(w.twin.talos.stats.totalMutating, 0);
+  } finally {
+    await close(w);
+  }
+});
