@@ -103,6 +103,9 @@ export async function openJournal(opts: OpenJournalOptions): Promise<Journal> {
 
 let memoryCount = 0;
 
+/** Health results per INSERT (10 parameters a row, far below SQLite's variable limit). */
+const RESULT_ROWS_PER_INSERT = 200;
+
 /** Batched attempts tried before an interactive transaction (only another process's writes race). */
 const ATTEMPT_BATCH_TRIES = 3;
 
@@ -458,19 +461,23 @@ class LibsqlJournal implements Journal {
         finished_at_ms: input.finishedAtMs,
         verdict,
       }).execute();
-      for (const [idx, r] of input.results.entries()) {
-        await ctx.tx.insertInto("health_results").values({
-          round_id: id,
-          idx,
-          binding: r.binding,
-          reader: r.reader ?? null,
-          outcome: r.outcome,
-          reason: r.reason,
-          object_uid: r.objectUid ?? null,
-          object_ref: r.objectRef ?? null,
-          resource_version: r.resourceVersion ?? null,
-          observed_at_ms: r.observedAtMs,
-        }).execute();
+      const rows = input.results.map((r, idx) => ({
+        round_id: id,
+        idx,
+        binding: r.binding,
+        reader: r.reader ?? null,
+        outcome: r.outcome,
+        reason: r.reason,
+        object_uid: r.objectUid ?? null,
+        object_ref: r.objectRef ?? null,
+        resource_version: r.resourceVersion ?? null,
+        observed_at_ms: r.observedAtMs,
+      }));
+      // Many rows per statement: a round of a large cluster has hundreds of results, and each
+      // statement costs a native round trip (issue 16: the journal dominated a simulated rollout).
+      for (let i = 0; i < rows.length; i += RESULT_ROWS_PER_INSERT) {
+        await ctx.tx.insertInto("health_results").values(rows.slice(i, i + RESULT_ROWS_PER_INSERT))
+          .execute();
       }
       await appendEvent(ctx.tx, {
         atMs: input.finishedAtMs,

@@ -116,6 +116,12 @@ export interface ExecuteOptions {
   readonly observer?: ExecutionObserver;
   /** The cluster's default windows and the like (docs/operating.md). */
   readonly operating?: OperatingSettings;
+  /**
+   * Test seam, never set outside tests: rewires what the executor reaches the world through, so
+   * the simulation campaign (app/dst/) can run deliberately broken executor variants and show
+   * that each of its invariants fires.
+   */
+  readonly variant?: (deps: ExecutorDeps) => ExecutorDeps;
 }
 
 /** The dispatch authority of a run: the plan as approved, current evidence through ports. */
@@ -237,7 +243,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     ...(o.operating ? { operating: o.operating } : {}),
   };
   try {
-    return await runRollout(deps, o.bound);
+    return await runRollout(o.variant ? o.variant(deps) : deps, o.bound);
   } finally {
     evidence.stop();
   }

@@ -1,0 +1,413 @@
+/**
+ * The numbered invariants of a simulation run (docs/dst.md), checked after every step: each
+ * journal act a controller's call completed, each request a controller put on the wire (before
+ * it goes, and after its answer), and the world's own state. The checker keeps a shadow of what
+ * the journal durably holds (from the journal calls that returned) next to the ground truth the
+ * twin knows (who cordoned a node, whether a request was answered, what a machine booted), so a
+ * journal that records more than happened is caught, not trusted.
+ */
+import {
+  accountsForAttempt,
+  type Phase,
+  type ResponseClass,
+  TERMINAL_STATES,
+} from "../../domain/operation.ts";
+import type { OperationState } from "../../domain/operation.ts";
+import type { AttemptRecord, OperationRecord } from "../../ports/journal.ts";
+
+export const INVARIANTS = {
+  1: "never two nodes disrupted at once",
+  2: "never an uncordon of a cordon cairn does not own",
+  3: "no attempt sent without a prior durable intent and attempt record",
+  4: "no install twice before a reboot",
+  5: "no progression past a failing or unreadable round",
+  6: "completed only with every attempt answered and a fresh ordered observation of the target",
+  7: "scope never released with an unaccounted attempt",
+  8: "no send under a stale epoch or owner generation",
+  9: "the report never claims more than the journal holds",
+} as const;
+
+export type InvariantId = keyof typeof INVARIANTS;
+
+export interface Violation {
+  readonly invariant: InvariantId;
+  readonly detail: string;
+  readonly atMs: number;
+}
+
+/** Thrown out of a step to end the run at its first violation. */
+export class InvariantViolated extends Error {
+  constructor(readonly violation: Violation) {
+    super(
+      `invariant ${violation.invariant} (${INVARIANTS[violation.invariant]}): ${violation.detail}`,
+    );
+  }
+}
+
+/** A request that changes the cluster, as a controller sends it. */
+export interface Send {
+  readonly controller: string;
+  readonly api: "talos" | "kube";
+  readonly method: "pull" | "install" | "reboot" | "cordon" | "uncordon" | "evict" | "apply";
+  /** The Kubernetes node (for an eviction: the node the pod runs on). */
+  readonly node: string;
+}
+
+/** The phase whose attempt a send belongs to. */
+const PHASE_OF: Record<Send["method"], Phase> = {
+  pull: "pull",
+  install: "install",
+  reboot: "reboot",
+  cordon: "cordon",
+  uncordon: "uncordon",
+  evict: "drain",
+  apply: "install",
+};
+
+/** What the checker asks the world (the twin) about ground truth. */
+export interface WorldView {
+  now(): number;
+  /** The node's `spec.unschedulable` as the API server holds it now. */
+  unschedulable(node: string): boolean;
+  /** The machine's stage (`running`, `rebooting`, `down`, `booting`). */
+  stage(node: string): string;
+  bootId(node: string): string;
+  installsSinceBoot(node: string): number;
+  runningVersion(node: string): string;
+}
+
+interface AttemptShadow {
+  readonly record: AttemptRecord;
+  readonly controller: string;
+  /** The owner generation and epoch the shadow held for the operation when it was admitted. */
+  readonly freshAtAdmission: boolean;
+  readonly step: number;
+  /** Sends made under it, and how many the target answered. */
+  sends: number;
+  answered: number;
+  unanswered: number;
+  /** The response class the journal recorded, and when. */
+  recorded?: ResponseClass;
+  recordedStep?: number;
+}
+
+interface OpShadow {
+  readonly id: string;
+  readonly node: string;
+  gen: number;
+  state: OperationState;
+  readonly attempts: AttemptShadow[];
+  /** Recovery-admin accounting decisions (attempt ids). */
+  readonly accountedByAdmin: Set<string>;
+}
+
+interface ObservationShadow {
+  readonly id: string;
+  readonly operationId: string | undefined;
+  readonly postcondition: string | undefined;
+  readonly step: number;
+  /** Whether the machine really ran the target version when the observation was recorded. */
+  readonly trueTarget: boolean;
+}
+
+export class InvariantChecker {
+  #step = 0;
+  epoch: string;
+  readonly ops = new Map<string, OpShadow>();
+  /** Who made a node's current cordon: cairn (when it found the node schedulable) or someone else. */
+  readonly #cordonOwner = new Map<string, "cairn" | "other">();
+  /** Boot id of each node when cairn last sent it an install. */
+  readonly #installBoot = new Map<string, string>();
+  /** Per controller, the last health round it recorded: its purpose and whether it passed. */
+  readonly #lastRound = new Map<string, { purpose: string; pass: boolean }>();
+  readonly #observations = new Map<string, ObservationShadow>();
+  /** Plan nodes in plan order. */
+  readonly #planNodes: readonly string[];
+  readonly #target: string;
+  /** Invariants switched off (never in a campaign; the vacuity tests check one at a time). */
+  readonly violations: Violation[] = [];
+
+  constructor(
+    readonly world: WorldView,
+    o: {
+      readonly epoch: string;
+      readonly planNodes: readonly string[];
+      readonly targetVersion: string;
+    },
+  ) {
+    this.epoch = o.epoch;
+    this.#planNodes = o.planNodes;
+    this.#target = o.targetVersion;
+  }
+
+  #fail(invariant: InvariantId, detail: string): never {
+    const v = { invariant, detail, atMs: this.world.now() };
+    this.violations.push(v);
+    throw new InvariantViolated(v);
+  }
+
+  #opOfNode(node: string): OpShadow | undefined {
+    let found: OpShadow | undefined;
+    for (const op of this.ops.values()) if (op.node === node) found = op;
+    return found;
+  }
+
+  /** A node cairn holds disrupted: its own cordon in place, or down from cairn's reboot. */
+  #disrupted(node: string): string | undefined {
+    if (this.world.unschedulable(node) && this.#cordonOwner.get(node) === "cairn") {
+      return "cordoned by cairn";
+    }
+    const stage = this.world.stage(node);
+    const op = this.#opOfNode(node);
+    if (
+      stage !== "running" &&
+      op?.attempts.some((a) => a.record.phase === "reboot" || a.record.phase === "install")
+    ) {
+      return `machine ${stage}`;
+    }
+    return undefined;
+  }
+
+  // ---- steps ------------------------------------------------------------------------------
+
+  /** Before a controller's request leaves: invariants 1, 2, 3, 4, 8. */
+  beforeSend(s: Send): void {
+    this.#step++;
+    const phase = PHASE_OF[s.method];
+    if (s.method !== "uncordon") {
+      for (const other of this.#planNodesAndAll()) {
+        if (other === s.node) continue;
+        const why = this.#disrupted(other);
+        if (why) {
+          this.#fail(1, `${s.controller} sends ${s.method} to ${s.node} while ${other} is ${why}`);
+        }
+      }
+    }
+    if (s.method === "uncordon" && this.#cordonOwner.get(s.node) !== "cairn") {
+      this.#fail(2, `${s.controller} uncordons ${s.node}, whose cordon cairn did not make`);
+    }
+    const op = this.#opOfNode(s.node);
+    const open = op?.attempts.filter((a) =>
+      a.record.phase === phase && a.controller === s.controller && a.recorded === undefined
+    ).at(-1);
+    if (!op || !open) {
+      this.#fail(
+        3,
+        `${s.controller} sends ${s.method} to ${s.node} with no open ${phase} attempt recorded`,
+      );
+    }
+    if (!open.freshAtAdmission) {
+      this.#fail(
+        8,
+        `${s.controller} sends ${s.method} to ${s.node} under attempt ${open.record.id} admitted with ` +
+          `generation ${open.record.ownerGen} epoch ${open.record.ownerEpoch} (current: ${op.gen}, ${this.epoch})`,
+      );
+    }
+    if (s.method === "install") {
+      const boot = this.world.bootId(s.node);
+      if (this.#installBoot.get(s.node) === boot) {
+        this.#fail(
+          4,
+          `${s.controller} sends a second install to ${s.node} before it rebooted (boot ${boot})`,
+        );
+      }
+      this.#installBoot.set(s.node, boot);
+    }
+    if (s.method === "cordon") {
+      this.#cordonOwner.set(s.node, this.world.unschedulable(s.node) ? "other" : "cairn");
+    }
+    open.sends++;
+  }
+
+  /** After the request's answer (or its absence). */
+  afterSend(s: Send, answered: boolean): void {
+    this.#step++;
+    const op = this.#opOfNode(s.node);
+    const open = op?.attempts.filter((a) =>
+      a.record.phase === PHASE_OF[s.method] && a.controller === s.controller &&
+      a.recorded === undefined
+    ).at(-1);
+    if (open) answered ? open.answered++ : open.unanswered++;
+    if (s.method === "uncordon" && answered && !this.world.unschedulable(s.node)) {
+      this.#cordonOwner.delete(s.node);
+    }
+    this.checkWorld();
+  }
+
+  /** Someone other than cairn cordoned `node`. */
+  operatorCordoned(node: string): void {
+    this.#cordonOwner.set(node, "other");
+  }
+
+  #planNodesAndAll(): readonly string[] {
+    return this.#planNodes;
+  }
+
+  /** The world's own state after any step: 1 and 4 on ground truth. */
+  checkWorld(): void {
+    const disrupted = this.#planNodes.filter((n) => this.#disrupted(n) !== undefined);
+    if (disrupted.length > 1) this.#fail(1, `nodes disrupted at once: ${disrupted.join(", ")}`);
+    for (const n of this.#planNodes) {
+      if (this.world.installsSinceBoot(n) > 1) {
+        this.#fail(4, `${n} holds ${this.world.installsSinceBoot(n)} installs since its last boot`);
+      }
+    }
+  }
+
+  // ---- journal acts -----------------------------------------------------------------------
+
+  committed(controller: string, op: OperationRecord): void {
+    this.#step++;
+    const index = this.#planNodes.indexOf(op.machine);
+    for (const earlier of this.#planNodes.slice(0, Math.max(0, index))) {
+      const e = this.#opOfNode(earlier);
+      if (e?.state !== "completed") {
+        this.#fail(
+          5,
+          `${controller} committed ${op.machine} while ${earlier} is ${e?.state ?? "not started"}`,
+        );
+      }
+    }
+    const round = this.#lastRound.get(controller);
+    if (!round || round.purpose !== "gate" || !round.pass) {
+      this.#fail(
+        5,
+        `${controller} committed ${op.machine} after ${
+          round ? `a ${round.purpose} round that did not pass` : "no gate round"
+        }`,
+      );
+    }
+    this.ops.set(op.id, {
+      id: op.id,
+      node: op.machine,
+      gen: op.ownerGen,
+      state: op.state,
+      attempts: [],
+      accountedByAdmin: new Set(),
+    });
+  }
+
+  attemptAdmitted(controller: string, a: AttemptRecord): void {
+    this.#step++;
+    const op = this.ops.get(a.operationId);
+    if (!op) return;
+    op.attempts.push({
+      record: a,
+      controller,
+      freshAtAdmission: a.ownerGen === op.gen && a.ownerEpoch === this.epoch,
+      step: this.#step,
+      sends: 0,
+      answered: 0,
+      unanswered: 0,
+    });
+    op.state = "sending";
+  }
+
+  responseRecorded(attemptId: string, cls: ResponseClass, after: OperationRecord): void {
+    this.#step++;
+    const op = this.ops.get(after.id);
+    const a = op?.attempts.find((x) => x.record.id === attemptId);
+    if (a) {
+      a.recorded = cls;
+      a.recordedStep = this.#step;
+    }
+    if (op) this.#moved(op, after);
+  }
+
+  observationRecorded(
+    o: { id: string; operationId?: string; postcondition?: string; machine: string },
+  ): void {
+    this.#step++;
+    this.#observations.set(o.id, {
+      id: o.id,
+      operationId: o.operationId,
+      postcondition: o.postcondition,
+      step: this.#step,
+      trueTarget: this.world.runningVersion(o.machine) === this.#target,
+    });
+  }
+
+  healthRound(controller: string, purpose: string, pass: boolean): void {
+    this.#step++;
+    this.#lastRound.set(controller, { purpose, pass });
+  }
+
+  /** An operation's recorded state or owner moved (transition, takeover, classification). */
+  moved(after: OperationRecord, observationId?: string): void {
+    this.#step++;
+    const op = this.ops.get(after.id);
+    if (op) this.#moved(op, after, observationId);
+  }
+
+  adminAccounted(operationId: string, attemptId: string): void {
+    this.ops.get(operationId)?.accountedByAdmin.add(attemptId);
+  }
+
+  #moved(op: OpShadow, after: OperationRecord, observationId?: string): void {
+    const was = op.state;
+    op.gen = after.ownerGen;
+    op.state = after.state;
+    if (was === after.state || !TERMINAL_STATES.includes(after.state)) return;
+    // 7: a terminal state releases the scope; every attempt must be accounted by a response the
+    // target really gave (or a recovery-admin decision).
+    for (const a of op.attempts) {
+      const accounted = op.accountedByAdmin.has(a.record.id) ||
+        (a.recorded !== undefined && accountsForAttempt(a.recorded) && a.unanswered === 0 &&
+          (a.answered > 0 || a.sends === 0));
+      if (!accounted) {
+        this.#fail(
+          7,
+          `${op.node}'s operation became ${after.state} with attempt ${a.record.id} (${a.record.phase}) ` +
+            `recorded ${
+              a.recorded ?? "without a response"
+            } after ${a.answered}/${a.sends} answered sends`,
+        );
+      }
+    }
+    if (after.state !== "completed") return;
+    // 6: completed needs a completion observation, established, recorded after the last
+    // accounting, and true of the machine when it was recorded.
+    const obs = observationId ? this.#observations.get(observationId) : undefined;
+    const last = Math.max(0, ...op.attempts.map((a) => a.recordedStep ?? 0));
+    if (!obs || obs.postcondition !== "established") {
+      this.#fail(
+        6,
+        `${op.node} completed on ${observationId ?? "no observation"} (${
+          obs?.postcondition ?? "unknown"
+        })`,
+      );
+    }
+    if (obs.step < last) {
+      this.#fail(6, `${op.node} completed on an observation older than its last accounting`);
+    }
+    if (!obs.trueTarget) {
+      this.#fail(
+        6,
+        `${op.node} completed while the machine did not run ${this.#target} when observed`,
+      );
+    }
+    if (op.attempts.length === 0) this.#fail(6, `${op.node} completed with no attempt recorded`);
+  }
+
+  /** 9: what the executor's outcome and the report say, against the journal's own states. */
+  checkClaims(
+    claims: ReadonlyArray<{ readonly by: string; readonly node: string; readonly state: string }>,
+    journalState: (node: string) => OperationState | undefined,
+  ): void {
+    for (const c of claims) {
+      if (c.state === "completed" && journalState(c.node) !== "completed") {
+        this.#fail(
+          9,
+          `${c.by} says ${c.node} completed; the journal holds ${
+            journalState(c.node) ?? "no operation"
+          }`,
+        );
+      }
+    }
+  }
+
+  /** Fails 9 with `detail` (a claim the caller found unbacked). */
+  unbackedClaim(detail: string): never {
+    this.#fail(9, detail);
+  }
+}

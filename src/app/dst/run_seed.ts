@@ -1,0 +1,404 @@
+/**
+ * One seed of the simulation campaign (issue 16): the seed draws a cluster, a plan and a fault
+ * schedule; the real executor runs it, as one or more controllers, against the twin's models
+ * behind in-process ports and a libSQL `:memory:` journal, on virtual time, in this process (no
+ * sockets, no child processes, no wall clock). The invariants (`invariants.ts`) are checked
+ * after every step; the run stops at the first violation. The same seed (and schedule) replays
+ * the same run.
+ */
+import { openJournal } from "../../adapters/journal/libsql_journal.ts";
+import { parsePlan } from "../../domain/plan/parse.ts";
+import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { ExecutorDeps } from "../../engine/executor/deps.ts";
+import type { RolloutOutcome } from "../../engine/executor/rollout.ts";
+import { bindPlan, executePlan } from "../../engine/executor/run_plan.ts";
+import type { Journal } from "../../ports/journal.ts";
+import type { Logger } from "../../ports/logger.ts";
+import type { PlanFacts } from "../../ports/reconcile.ts";
+import { executionModel } from "../../report/reconcile_reports.ts";
+import { type InprocTwin, startInprocTwin } from "../../sim/inproc/cluster.ts";
+import { counterIdSource, inprocExecutionTiming } from "../inproc_rollout.ts";
+import {
+  controllerClock,
+  type ControllerContext,
+  controllerJournal,
+  controllerKube,
+  controllerTalos,
+  type Life,
+} from "./controller_ports.ts";
+import {
+  InvariantChecker,
+  InvariantViolated,
+  type Violation,
+  type WorldView,
+} from "./invariants.ts";
+import { Prng } from "./prng.ts";
+import { drawSchedule, type DstEvent } from "./schedule.ts";
+import { describeShape, drawShape, PLAN_KINDS, type Profile, type Shape } from "./world.ts";
+
+/** A deliberately broken executor (the vacuity tests): rewires the executor's own ports. */
+export type Variant = (deps: ExecutorDeps) => ExecutorDeps;
+
+export interface SeedOptions {
+  readonly seed: number;
+  /** Replaces the drawn schedule (shrinking, named scenarios). */
+  readonly events?: readonly DstEvent[];
+  readonly variant?: Variant;
+  /** The catalogue bytes plans bind (read once per campaign). */
+  readonly catalogue: Uint8Array;
+  /** Edits the drawn shape (named scenarios pin a cluster). */
+  readonly shape?: (s: Shape) => Shape;
+  /** How big the drawn world may be (default `full`). */
+  readonly profile?: Profile;
+  /** Reads the journal and the twin at the end, before they close (scenario assertions). */
+  readonly inspect?: (journal: Journal, twin: InprocTwin) => Promise<void>;
+}
+
+export interface SeedResult {
+  readonly seed: number;
+  readonly nodes: number;
+  readonly planNodes: readonly string[];
+  readonly events: readonly DstEvent[];
+  readonly violation?: Violation;
+  /** A harness or executor error that is not an invariant (a throw out of the run). */
+  readonly error?: string;
+  /** Each plan node's final state in the journal (`pending`: no operation). */
+  readonly states: Readonly<Record<string, string>>;
+  /** The last controller's rollout end, and why its first node that did not complete stopped. */
+  readonly end?: string;
+  readonly reason?: string;
+  readonly virtualMs: number;
+  /** Journal write points passed (crash points available). */
+  readonly writePoints: number;
+}
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+
+/** Thrown at a write point inside a transaction: the transaction rolls back, as on a kill. */
+class Crash extends Error {}
+
+const TARGET_VERSION = "v1.14.2";
+
+function worldView(twin: InprocTwin): WorldView {
+  const nodesType = twin.store.findType("", "v1", "nodes")!;
+  const machine = (n: string) => twin.cluster.nodes.get(n)!;
+  return {
+    now: () => twin.sim.now(),
+    unschedulable: (n) =>
+      (twin.store.get(nodesType, undefined, n)?.["spec"] as { unschedulable?: boolean } | undefined)
+        ?.unschedulable === true,
+    stage: (n) => machine(n).stage,
+    bootId: (n) => machine(n).bootId,
+    installsSinceBoot: (n) => machine(n).installsSinceBoot,
+    runningVersion: (n) => machine(n).runningVersion,
+  };
+}
+
+/** Runs one seed to its end (or its first violation). */
+export async function runSeed(o: SeedOptions): Promise<SeedResult> {
+  const prng = new Prng(o.seed);
+  const profile = o.profile ?? "full";
+  const drawn = drawShape(prng, profile);
+  const shape = o.shape ? o.shape(drawn) : drawn;
+  const description = describeShape(shape, prng.fork());
+  const driver = prng.pick(PLAN_KINDS);
+  const plan = await driver.draw(prng.fork(), shape, o.catalogue, profile);
+  const scheduleRng = prng.fork();
+  const runRng = prng.fork();
+  const twin = startInprocTwin({ description, seed: o.seed });
+  const startMs = twin.sim.now();
+  const pods = (await twin.kube.listPods()).items;
+  const podsByNode = new Map<string, string[]>();
+  for (const p of pods) {
+    if (!p.nodeName || p.daemonSet) continue;
+    podsByNode.set(p.nodeName, [...(podsByNode.get(p.nodeName) ?? []), p.name]);
+  }
+  const events = o.events ?? drawSchedule(scheduleRng, {
+    planNodes: plan.nodes,
+    clusterNodes: description.spec.nodes.map((n) => n.name),
+    podsByNode,
+  });
+
+  // ---- the journal, its write points and the controller-side events ------------------------
+  let points = 0;
+  const fired = new Set<DstEvent>();
+  const controllers: Array<{ owner: string; life: Life; kill: () => void }> = [];
+  const tasks = new Set<Promise<unknown>>();
+  const state: { violation?: Violation; error?: string } = {};
+  const outcomes: Array<{ owner: string; outcome: RolloutOutcome }> = [];
+  const byPointEvent = (n: number) =>
+    events.find((e) =>
+      (e.kind === "crash" || e.kind === "replica" || e.kind === "restore") && e.atPoint === n &&
+      !fired.has(e)
+    );
+  const alive = () => controllers.filter((c) => !c.life.dead);
+  const stopAll = () => {
+    for (const c of controllers) c.kill();
+  };
+  const onViolation = (e: unknown) => {
+    if (e instanceof InvariantViolated) state.violation ??= e.violation;
+    else state.error ??= e instanceof Error ? `${e.message}\n${e.stack}` : String(e);
+    stopAll();
+  };
+
+  const journal: Journal = await openJournal({
+    url: ":memory:",
+    ids: counterIdSource(),
+    nowMs: startMs,
+    writePoint: (name) => {
+      const e = byPointEvent(++points);
+      if (!e || state.violation) return Promise.resolve();
+      fired.add(e);
+      if (e.kind === "crash") {
+        const live = alive();
+        if (live.length !== 1) return Promise.resolve();
+        live[0]!.kill();
+        track(restartAfter(e.restartAfterMs, e.skewMs));
+        // Inside a transaction the kill rolls it back; after the commit the commit stands.
+        return name.endsWith(":after-commit") ? Promise.resolve() : Promise.reject(new Crash(name));
+      }
+      if (e.kind === "replica") {
+        launch(e.skewMs);
+        return Promise.resolve();
+      }
+      // A restore: not awaited here (this write point may sit inside a transaction).
+      track(restoreEpoch());
+      return Promise.resolve();
+    },
+  });
+  const parsed = await parsePlan(new TextEncoder().encode(plan.text), { file: "dst/plan.yaml" });
+  const bound = await bindPlan(journal, {
+    parsed,
+    bytes: new TextEncoder().encode(plan.text),
+    signatures: "",
+    firstSeenCommit: "dst",
+    approver: { identity: "dst-approver", role: "approver" },
+    nowMs: startMs,
+  });
+  const checker = new InvariantChecker(worldView(twin), {
+    epoch: (await journal.installation()).epoch,
+    planNodes: plan.nodes,
+    targetVersion: TARGET_VERSION,
+  });
+  const addressToNode = new Map(description.spec.nodes.map((n) => [n.address, n.name]));
+  const podsType = twin.store.findType("", "v1", "pods")!;
+
+  // ---- twin faults and world events --------------------------------------------------------
+  for (const e of events) if (e.kind === "twin" && !e.afterCommitOf) twin.faults.arm(e.fault);
+  for (const e of events) {
+    if (e.kind !== "operator-cordon") continue;
+    twin.sim.schedule(e.atMs, () => {
+      const view = worldView(twin);
+      if (view.unschedulable(e.node)) return;
+      void twin.kube.getNode(e.node).then(async (n) => {
+        if (!n || view.unschedulable(e.node)) return;
+        const r = await twin.kube.cordon(e.node, n.resourceVersion).catch(() => undefined);
+        if (r?.kind === "applied") checker.operatorCordoned(e.node);
+      });
+    });
+  }
+
+  function track(p: Promise<unknown>) {
+    const t = p.catch(onViolation).finally(() => tasks.delete(t));
+    tasks.add(t);
+  }
+
+  async function restartAfter(ms: number, skewMs: number) {
+    if (ms > 0) await twin.clock.sleep(ms);
+    if (!state.violation) launch(skewMs);
+  }
+
+  async function restoreEpoch() {
+    const admin = { identity: "dst-admin", role: "recovery-admin" as const };
+    const epoch = await journal.enterRecoveryMode(
+      admin,
+      "journal restored from a backup",
+      twin.sim.now(),
+    );
+    checker.epoch = epoch;
+    for (const op of await journal.listOperations()) {
+      step(() => checker.moved(op));
+      await journal.releaseRecoveryScope(op.machine, admin, twin.sim.now()).catch(() => undefined);
+    }
+    await journal.exitRecoveryMode(admin, twin.sim.now()).catch(() => undefined);
+    // The controller that ran before the restore keeps its old token; a successor follows it.
+    await Promise.all(entries.filter((e) => !e.life.dead).map((e) => e.done));
+    if (!state.violation) launch(0);
+  }
+
+  function step(fn: () => void) {
+    try {
+      fn();
+    } catch (e) {
+      onViolation(e);
+    }
+  }
+
+  const timing = inprocExecutionTiming(twin);
+  const entries: Array<{ owner: string; life: Life; done: Promise<unknown> }> = [];
+  function launch(skewMs: number) {
+    const owner = `ctl_${String.fromCharCode(97 + controllers.length)}`;
+    const life: Life = { dead: false, onViolation };
+    const ctx: ControllerContext = {
+      owner,
+      life,
+      checker,
+      events,
+      startMs,
+      prng: runRng.fork(),
+      podNode: (ref) =>
+        (twin.store.get(podsType, ref.namespace, ref.name)?.["spec"] as
+          | { nodeName?: string }
+          | undefined)
+          ?.nodeName ?? "?",
+      onCommitted: (node) => {
+        for (const e of events) {
+          if (e.kind === "twin" && e.afterCommitOf === node && !fired.has(e)) {
+            fired.add(e);
+            twin.faults.arm(e.fault);
+          }
+        }
+      },
+    };
+    const clock = controllerClock(ctx, timing.clock, skewMs);
+    const now = () => twin.sim.now();
+    const run = executePlan({
+      journal: controllerJournal(ctx, journal),
+      bound,
+      cluster: {
+        kube: controllerKube(ctx, twin.kube, now),
+        talos: controllerTalos(ctx, twin.talos, now, (a) => addressToNode.get(a) ?? a),
+      },
+      authority: {
+        bytes: new TextEncoder().encode(plan.text),
+        signatures: "",
+        requiredApprovals: 1,
+        files: plan.files,
+        installers: twin.registry.resolver,
+      },
+      clock,
+      timeoutClock: controllerClock(ctx, timing.timeoutClock, skewMs),
+      callTimeoutMs: timing.callTimeoutMs,
+      pollIntervalMs: timing.pollIntervalMs,
+      roundIntervalMs: timing.roundIntervalMs,
+      log: silent,
+      owner,
+      ...(o.variant ? { variant: o.variant } : {}),
+    }).then((outcome) => {
+      if (!life.dead) outcomes.push({ owner, outcome });
+    }, (e) => {
+      if (!life.dead && !(e instanceof Crash)) onViolation(e);
+    });
+    // A dead controller's run never settles: its entry is done when it dies or ends.
+    let died = () => {};
+    const done = new Promise<void>((resolve) => {
+      void run.then(() => resolve());
+      died = resolve;
+    });
+    controllers.push({ owner, life, kill: () => ((life.dead = true), died()) });
+    entries.push({ owner, life, done });
+    track(done);
+  }
+  launch(0);
+  while (tasks.size > 0) await Promise.race(tasks);
+
+  // ---- the end: the journal's states, and what the executor and the report claim ----------
+  const ops = (await journal.listOperations()).filter((op) => op.planDigest === bound.digest);
+  const states: Record<string, string> = {};
+  for (const n of plan.nodes) {
+    states[n] = ops.filter((op) => op.machine === n).at(-1)?.state ?? "pending";
+  }
+  if (!state.violation && !state.error) {
+    try {
+      checker.checkWorld();
+      const journalState = (n: string) => ops.filter((op) => op.machine === n).at(-1)?.state;
+      for (const { owner, outcome } of outcomes) {
+        checker.checkClaims(
+          outcome.nodes.map((n) => ({ by: `${owner}'s outcome`, node: n.node, state: n.state })),
+          journalState,
+        );
+        if (
+          outcome.state === "completed" && plan.nodes.some((n) => journalState(n) !== "completed")
+        ) {
+          checker.unbackedClaim(
+            `${owner}'s rollout says completed; the journal holds ${JSON.stringify(states)}`,
+          );
+        }
+      }
+      await checkReport(
+        journal,
+        parsed.plan as TalosUpgradePlan,
+        parsed.sha256,
+        checker,
+        journalState,
+        plan.nodes,
+      );
+    } catch (e) {
+      if (e instanceof InvariantViolated) state.violation = e.violation;
+      else state.error = e instanceof Error ? `${e.message}\n${e.stack}` : String(e);
+    }
+  }
+  const last = outcomes.at(-1);
+  const result: SeedResult = {
+    seed: o.seed,
+    nodes: shape.nodes,
+    planNodes: plan.nodes,
+    events,
+    ...(state.violation ? { violation: state.violation } : {}),
+    ...(state.error ? { error: state.error } : {}),
+    states,
+    ...(last ? { end: last.outcome.state } : {}),
+    ...(last?.outcome.nodes.find((n) => n.state !== "completed")
+      ? { reason: last.outcome.nodes.find((n) => n.state !== "completed")!.reason }
+      : {}),
+    virtualMs: twin.sim.now() - startMs,
+    writePoints: points,
+  };
+  try {
+    await o.inspect?.(journal, twin);
+  } finally {
+    twin.stop();
+    await journal.close();
+  }
+  return result;
+}
+
+/** 9, on the report: the execution report built from the journal claims no more than it holds. */
+async function checkReport(
+  journal: Journal,
+  plan: TalosUpgradePlan,
+  digest: string,
+  checker: InvariantChecker,
+  journalState: (n: string) => string | undefined,
+  planNodes: readonly string[],
+): Promise<void> {
+  const facts: PlanFacts = {
+    name: plan.metadata.name,
+    path: "dst/plan.yaml",
+    branch: "dst",
+    commit: "dst",
+    digest,
+    plan,
+    problems: [],
+    requiredApprovals: 1,
+    refusals: [],
+  };
+  const model = executionModel({
+    facts,
+    history: await journal.planHistory(digest),
+    head: { hash: "dst", events: 0 },
+    generatedAt: 0,
+  });
+  for (const n of model.nodes) {
+    if (n.state === "completed" && journalState(n.node) !== "completed") {
+      checker.unbackedClaim(
+        `the report shows ${n.node} completed; the journal holds ${journalState(n.node)}`,
+      );
+    }
+  }
+  if (model.verdict === "completed" && planNodes.some((n) => journalState(n) !== "completed")) {
+    checker.unbackedClaim(
+      "the report's verdict is completed with a node not completed in the journal",
+    );
+  }
+}

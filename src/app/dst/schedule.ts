@@ -1,0 +1,239 @@
+/**
+ * A seed's fault schedule: data, so that a failing seed can be printed and shrunk. Twin faults
+ * (every kind of `sim/faults.ts`) are armed at the start or right after a node's commitment;
+ * the controller-side events are the campaign's own: a crash-restart at a journal write point
+ * (inside a transaction: rolled back; after a commit: kept), a second replica taking over while
+ * the first still runs, a journal restore that changes the epoch under a running controller,
+ * clock skew between replicas, network partitions between cairn and either API, stale reads, and
+ * an operator's own cordon of a node.
+ */
+import { type Fault, FAULT_KINDS, type FaultKind } from "../../sim/faults.ts";
+import type { Prng } from "./prng.ts";
+
+export type StaleRead = "lagging-cache" | "old-list" | "watch-skip";
+
+export type DstEvent =
+  /** Armed in the twin at the start, or (`afterCommitOf`) right after that node's commitment. */
+  | { readonly kind: "twin"; readonly fault: Fault; readonly afterCommitOf?: string }
+  /** The controller dies at its `atPoint`-th journal write point; a successor starts later. */
+  | {
+    readonly kind: "crash";
+    readonly atPoint: number;
+    readonly restartAfterMs: number;
+    readonly skewMs: number;
+  }
+  /** A second replica starts at the `atPoint`-th write point while the first keeps running. */
+  | { readonly kind: "replica"; readonly atPoint: number; readonly skewMs: number }
+  /**
+   * At the `atPoint`-th write point the journal is restored: a recovery admin mints a new
+   * epoch (entering and leaving recovery) under the running controller, which keeps running on
+   * its old token; a successor starts when it stops.
+   */
+  | { readonly kind: "restore"; readonly atPoint: number }
+  /** cairn cannot reach one API in [fromMs, fromMs + forMs) of virtual time since the start. */
+  | {
+    readonly kind: "partition";
+    readonly api: "kube" | "talos";
+    readonly fromMs: number;
+    readonly forMs: number;
+  }
+  /** A fraction `p` of reads of this kind come back stale. */
+  | { readonly kind: "stale"; readonly read: StaleRead; readonly p: number }
+  /** Someone else cordons `node` at `atMs` virtual ms since the start. */
+  | { readonly kind: "operator-cordon"; readonly node: string; readonly atMs: number };
+
+/** What the schedule may aim at. */
+export interface ScheduleContext {
+  /** Plan nodes in plan order. */
+  readonly planNodes: readonly string[];
+  /** Every node of the cluster. */
+  readonly clusterNodes: readonly string[];
+  /** Evictable pods per node at the start. */
+  readonly podsByNode: ReadonlyMap<string, readonly string[]>;
+}
+
+const TALOS_MUTATIONS = [
+  "talos.Reboot",
+  "talos.LifecycleService.Upgrade",
+  "talos.ImageService.Pull",
+];
+const TALOS_READS = [
+  "talos.Version",
+  "talos.ServiceList",
+  "talos.Read",
+  "talos.cosi.Get",
+  "talos.EtcdStatus",
+];
+
+/** One twin fault of `kind`, aimed at a plan node (or one of its pods). */
+export function drawTwinFault(
+  prng: Prng,
+  kind: FaultKind,
+  ctx: ScheduleContext,
+): DstEvent | undefined {
+  const node = prng.pick(ctx.planNodes);
+  const pods = ctx.podsByNode.get(node) ?? [];
+  const twin = (fault: Fault, afterCommitOf?: string): DstEvent =>
+    afterCommitOf ? { kind: "twin", fault, afterCommitOf } : { kind: "twin", fault };
+  switch (kind) {
+    case "lose-response":
+      return twin({
+        kind,
+        point: prng.pick(TALOS_MUTATIONS),
+        target: node,
+        ...(prng.chance(0.5) ? { params: { mode: "reset" } } : {}),
+      });
+    case "delay-landing":
+      return twin({
+        kind,
+        point: prng.pick(["talos.Reboot", "talos.LifecycleService.Upgrade"]),
+        target: node,
+        params: { delayMs: prng.int(1_000, 120_000) },
+      });
+    case "unavailable":
+    case "deadline-exceeded":
+      return twin({
+        kind,
+        point: prng.pick([...TALOS_MUTATIONS, ...TALOS_READS]),
+        target: node,
+        count: prng.int(1, 4),
+      });
+    case "http-storm":
+      if (pods.length > 0 && prng.chance(0.6)) {
+        return twin({
+          kind,
+          point: "kube.evict",
+          target: prng.pick(pods),
+          count: prng.pick([1, 3, 10, 1_000_000]),
+          params: { status: prng.pick([429, 503]) },
+        });
+      }
+      return twin({
+        kind,
+        point: "kube.request",
+        target: node,
+        count: prng.int(1, 5),
+        params: { status: 503 },
+      });
+    case "watch-disconnect":
+      return twin({
+        kind,
+        point: "kube.watch",
+        target: prng.pick(["pods", "nodes"]),
+        count: prng.int(1, 3),
+      });
+    case "ignore-sigterm":
+      return pods.length > 0
+        ? twin({ kind, point: "kube.pod", target: prng.pick(pods) })
+        : undefined;
+    case "no-return-from-reboot":
+    case "boots-old-version":
+      return twin({ kind, point: "talos.boot", target: node });
+    case "install-lock-held":
+    case "install-fails":
+    case "install-invalid":
+      return twin({ kind, point: "talos.install", target: node });
+    case "service-unhealthy":
+      return twin({
+        kind,
+        point: "talos.service",
+        target: node,
+        params: {
+          service: prng.pick(["kubelet", "apid"]),
+          durationMs: prng.int(10_000, 2_400_000),
+        },
+      });
+    case "address-reused": {
+      const others = ctx.clusterNodes.filter((n) => n !== node);
+      if (others.length === 0) return undefined;
+      const fault: Fault = {
+        kind,
+        point: "talos.route",
+        target: node,
+        params: { by: prng.pick(others) },
+      };
+      return twin(fault, prng.chance(0.5) ? node : undefined);
+    }
+    case "machine-reimaged":
+      return twin({ kind, point: "talos.machine", target: node }, node);
+  }
+}
+
+/** Draws a seed's schedule: usually a few events, sometimes none (the happy path stays covered). */
+export function drawSchedule(prng: Prng, ctx: ScheduleContext): DstEvent[] {
+  const events: DstEvent[] = [];
+  if (prng.chance(0.12)) return events;
+  const twinFaults = prng.int(0, 3);
+  for (let i = 0; i < twinFaults; i++) {
+    const e = drawTwinFault(prng, prng.pick(FAULT_KINDS), ctx);
+    if (e) events.push(e);
+  }
+  // At most one controller-side ownership event per seed: each ends the old controller's story.
+  const own = prng.float();
+  const point = () => prng.int(1, 60 * ctx.planNodes.length);
+  if (own < 0.2) {
+    events.push({
+      kind: "crash",
+      atPoint: point(),
+      restartAfterMs: prng.pick([0, 5_000, 60_000]),
+      skewMs: skew(prng),
+    });
+  } else if (own < 0.3) {
+    events.push({ kind: "replica", atPoint: point(), skewMs: skew(prng) });
+  } else if (own < 0.37) {
+    events.push({ kind: "restore", atPoint: point() });
+  }
+  if (prng.chance(0.15)) {
+    events.push({
+      kind: "partition",
+      api: prng.pick(["kube", "talos"] as const),
+      fromMs: prng.int(0, 30 * 60_000 * ctx.planNodes.length),
+      forMs: prng.pick([5_000, 60_000, 600_000]),
+    });
+  }
+  if (prng.chance(0.2)) {
+    events.push({
+      kind: "stale",
+      read: prng.pick(["lagging-cache", "old-list", "watch-skip"] as const),
+      p: prng.pick([0.1, 0.3, 0.6]),
+    });
+  }
+  if (prng.chance(0.08)) {
+    events.push({
+      kind: "operator-cordon",
+      node: prng.pick(ctx.clusterNodes),
+      atMs: prng.int(0, 20 * 60_000 * ctx.planNodes.length),
+    });
+  }
+  return events;
+}
+
+/** A skew between replicas' clocks: none, or up to two minutes either way. */
+function skew(prng: Prng): number {
+  return prng.chance(0.5) ? 0 : prng.int(-120_000, 120_000);
+}
+
+/** One line per event, for a failing seed's printout. */
+export function describeEvent(e: DstEvent): string {
+  switch (e.kind) {
+    case "twin": {
+      const f = e.fault;
+      const params = f.params ? ` ${JSON.stringify(f.params)}` : "";
+      const when = e.afterCommitOf ? ` after ${e.afterCommitOf}'s commitment` : "";
+      return `twin ${f.kind} at ${f.point}${f.target ? ` on ${f.target}` : ""}` +
+        `${f.count ? ` x${f.count}` : ""}${params}${when}`;
+    }
+    case "crash":
+      return `controller crash at write point #${e.atPoint}, successor after ${e.restartAfterMs} ms (skew ${e.skewMs} ms)`;
+    case "replica":
+      return `second replica starts at write point #${e.atPoint} (skew ${e.skewMs} ms)`;
+    case "restore":
+      return `journal restore (new epoch) at write point #${e.atPoint}`;
+    case "partition":
+      return `partition cairn ↔ ${e.api} from +${e.fromMs} ms for ${e.forMs} ms`;
+    case "stale":
+      return `stale reads: ${e.read} p=${e.p}`;
+    case "operator-cordon":
+      return `operator cordons ${e.node} at +${e.atMs} ms`;
+  }
+}

@@ -1,0 +1,412 @@
+/**
+ * What a seed draws before anything runs: the cluster's shape (3–30 nodes, control planes,
+ * workloads with their PodDisruptionBudget layout, optionally a CloudNativePG database whose
+ * primary's budget allows no disruption) and a plan for it, with the plan's bound files (health
+ * policy, catalogue) held in memory. Plan kinds are drawn through `PLAN_KINDS`: a kind adds its
+ * own `PlanKindDriver` (what it binds, which nodes it touches) and the campaign runs it unchanged.
+ */
+import { stringify } from "yaml";
+import {
+  exampleNodeAddress,
+  HOME_OPS_INSTALLER_DIGEST,
+  HOME_OPS_SCHEMATIC,
+} from "../../domain/plan/example.ts";
+import { sha256Hex } from "../../domain/plan/digest.ts";
+import type { BoundFileSource } from "../../ports/dispatch.ts";
+import {
+  type ClusterDescription,
+  ClusterDescriptionSchema,
+} from "../../sim/cluster_description.ts";
+import type { Prng } from "./prng.ts";
+
+/** The cluster a seed runs on, as drawn (before the twin's schema defaults). */
+export interface Shape {
+  readonly nodes: number;
+  readonly workers: readonly string[];
+  readonly controlPlanes: readonly string[];
+  /** Deployment name → its PDB layout. */
+  readonly pdbLayout: Readonly<Record<string, PdbLayout>>;
+  /** Worker (or control plane) running the database primary, when there is a database. */
+  readonly databasePrimary: string | undefined;
+}
+
+export type PdbLayout = "none" | "max-unavailable-1" | "min-available-half" | "zero-disruption";
+
+/** A drawn plan with the files it binds, ready to bind and run. */
+export interface DrawnPlan {
+  readonly kind: string;
+  readonly text: string;
+  /** The plan's nodes in plan order (the nodes it may touch). */
+  readonly nodes: readonly string[];
+  readonly files: BoundFileSource;
+}
+
+/** One plan kind the campaign can draw and run. */
+export interface PlanKindDriver {
+  readonly kind: string;
+  draw(prng: Prng, shape: Shape, catalogue: Uint8Array, profile: Profile): Promise<DrawnPlan>;
+}
+
+export const CLUSTER_NAME = "home-ops";
+const FROM = "v1.13.9";
+const TO = "v1.14.2";
+const K8S = "v1.35.2";
+const CNPG_UID = "6f1d2c55-0000-4000-a000-00000000dst0";
+
+/**
+ * How big a seed's world may be: `full` draws 3–30 nodes and plans over all of them (the
+ * documented campaign); `ci` draws 3–6 nodes and plans of at most 3 (the fixed budget CI runs,
+ * every fault kind and controller event still drawn).
+ */
+export type Profile = "full" | "ci";
+
+/** Draws the cluster: sizes skewed small (most seeds are 3–9 nodes), up to 30. */
+export function drawShape(prng: Prng, profile: Profile = "full"): Shape {
+  const r = prng.float();
+  const nodes = profile === "ci"
+    ? prng.int(3, 6)
+    : r < 0.6
+    ? prng.int(3, 9)
+    : r < 0.9
+    ? prng.int(10, 16)
+    : prng.int(17, 30);
+  // Three control planes (etcd keeps quorum while one is upgraded) unless the cluster is tiny or
+  // the seed draws a single one, whose gate can never pass (a legitimate, rarer shape).
+  const cps = nodes >= 4 && prng.chance(0.92) ? 3 : 1;
+  const controlPlanes = Array.from({ length: cps }, (_, i) => `cp-${i + 1}`);
+  const workers = Array.from({ length: nodes - cps }, (_, i) => `worker-${i + 1}`);
+  const deployments = prng.int(1, Math.min(6, nodes));
+  const pdbLayout: Record<string, PdbLayout> = {};
+  for (let i = 0; i < deployments; i++) {
+    const x = prng.float();
+    pdbLayout[`app-${i}`] = x < 0.3
+      ? "none"
+      : x < 0.65
+      ? "max-unavailable-1"
+      : x < 0.97
+      ? "min-available-half"
+      : "zero-disruption";
+  }
+  const hosts = workers.length >= 3 ? workers : [...workers, ...controlPlanes];
+  const databasePrimary = hosts.length >= 3 && prng.chance(0.5) ? prng.pick(hosts) : undefined;
+  return { nodes, workers, controlPlanes, pdbLayout, databasePrimary };
+}
+
+function deployment(name: string, replicas: number, grace: number) {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: "apps", labels: { app: name } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: grace,
+          containers: [{ name: "app", image: `registry.example/${name}:1` }],
+        },
+      },
+    },
+  };
+}
+
+function pdb(name: string, ns: string, spec: Record<string, unknown>) {
+  return {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: { name, namespace: ns },
+    spec,
+  };
+}
+
+/** The database operator's objects: a 3-instance CNPG Cluster, its pods and its two budgets. */
+function database(shape: Shape, hosts: readonly string[]): Record<string, unknown>[] {
+  const primary = shape.databasePrimary!;
+  const others = hosts.filter((h) => h !== primary).slice(0, 2);
+  const placed = [primary, ...others];
+  const owner = {
+    apiVersion: "postgresql.cnpg.io/v1",
+    kind: "Cluster",
+    name: "pg",
+    uid: CNPG_UID,
+    controller: true,
+  };
+  const pods = placed.map((node, i) => {
+    const role = i === 0 ? "primary" : "replica";
+    return {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: `pg-${i + 1}`,
+        namespace: "database",
+        labels: {
+          "cnpg.io/cluster": "pg",
+          "cnpg.io/instanceName": `pg-${i + 1}`,
+          "cnpg.io/instanceRole": role,
+          role,
+        },
+        ownerReferences: [owner],
+      },
+      spec: {
+        nodeName: node,
+        terminationGracePeriodSeconds: 120,
+        containers: [{ name: "postgres", image: "ghcr.io/cloudnative-pg/postgresql:18.1" }],
+      },
+    };
+  });
+  return [
+    {
+      apiVersion: "postgresql.cnpg.io/v1",
+      kind: "Cluster",
+      metadata: { name: "pg", namespace: "database", uid: CNPG_UID },
+      spec: { instances: 3 },
+      status: {
+        phase: "Cluster in healthy state",
+        readyInstances: 3,
+        instances: 3,
+        currentPrimary: "pg-1",
+      },
+    },
+    ...pods,
+    pdb("pg-primary", "database", {
+      minAvailable: 1,
+      selector: { matchLabels: { "cnpg.io/cluster": "pg", "cnpg.io/instanceRole": "primary" } },
+    }),
+    pdb("pg", "database", {
+      maxUnavailable: 1,
+      selector: { matchLabels: { "cnpg.io/cluster": "pg", "cnpg.io/instanceRole": "replica" } },
+    }),
+  ];
+}
+
+/** The twin's cluster description for a shape; the PRNG draws timings and replica counts. */
+export function describeShape(shape: Shape, prng: Prng): ClusterDescription {
+  const node = (name: string, role: "controlplane" | "worker", i: number) => ({
+    name,
+    role,
+    address: exampleNodeAddress(role, i),
+    talosVersion: FROM,
+    kubeletVersion: K8S,
+    schematic: HOME_OPS_SCHEMATIC,
+    rebootSeconds: prng.int(30, 150),
+    installSeconds: prng.int(10, 60),
+    pullSeconds: prng.int(5, 20),
+  });
+  const objects: Record<string, unknown>[] = [{
+    apiVersion: "apps/v1",
+    kind: "DaemonSet",
+    metadata: { name: "node-agent", namespace: "kube-system" },
+    spec: {
+      selector: { matchLabels: { app: "node-agent" } },
+      template: {
+        metadata: { labels: { app: "node-agent" } },
+        spec: { containers: [{ name: "agent", image: "registry.example/agent:1" }] },
+      },
+    },
+  }];
+  for (const [name, layout] of Object.entries(shape.pdbLayout)) {
+    // A budget of half the replicas over a single replica allows no disruption at all: that is
+    // the `zero-disruption` layout, drawn on its own and rarely.
+    const replicas = layout === "min-available-half" ? prng.int(2, 4) : prng.int(1, 4);
+    objects.push(deployment(name, replicas, prng.pick([5, 30, 60])));
+    const selector = { matchLabels: { app: name } };
+    if (layout === "max-unavailable-1") {
+      objects.push(pdb(name, "apps", { maxUnavailable: 1, selector }));
+    }
+    if (layout === "min-available-half") {
+      objects.push(pdb(name, "apps", { minAvailable: "50%", selector }));
+    }
+    if (layout === "zero-disruption") {
+      objects.push(pdb(name, "apps", { minAvailable: replicas, selector }));
+    }
+  }
+  const hosts = shape.workers.length >= 3
+    ? shape.workers
+    : [...shape.workers, ...shape.controlPlanes];
+  if (shape.databasePrimary) objects.push(...database(shape, hosts));
+  return ClusterDescriptionSchema.parse({
+    apiVersion: "cairn.dev/v1alpha1",
+    kind: "ClusterDescription",
+    metadata: { name: CLUSTER_NAME },
+    spec: {
+      kubernetesVersion: K8S,
+      nodes: [
+        ...shape.controlPlanes.map((n, i) => node(n, "controlplane", i + 1)),
+        ...shape.workers.map((n, i) => node(n, "worker", i + 1)),
+      ],
+      installerImages: [FROM, TO].map((t) =>
+        `factory.talos.dev/metal-installer/${HOME_OPS_SCHEMATIC}:${t}`
+      ),
+      objects,
+    },
+  });
+}
+
+/** The health policy the plan binds: every node, workloads, budgets, etcd, Talos services. */
+function policyText(shape: Shape): string {
+  const all = shape.nodes;
+  const bindings: Record<string, unknown>[] = [
+    {
+      name: "nodes-ready",
+      reader: "nodes",
+      requiredCoverage: all,
+      freshnessSeconds: 60,
+      timeoutSeconds: 20,
+    },
+    {
+      name: "node-versions",
+      reader: "node-versions",
+      requiredCoverage: all,
+      predicate: { schematic: HOME_OPS_SCHEMATIC, kubeletVersion: K8S },
+    },
+    { name: "workloads-ready", reader: "workloads", requiredCoverage: 1 },
+    {
+      name: "drain-feasible",
+      reader: "pdb-feasibility",
+      selection: { nodes: "all" },
+      requiredCoverage: all,
+      ...(shape.databasePrimary
+        ? {
+          operatorHandled: [{
+            namespace: "database",
+            name: "pg-primary",
+            reason: "CNPG switches the primary over when its node is cordoned",
+          }],
+        }
+        : {}),
+    },
+    {
+      name: "etcd-healthy",
+      reader: "talos-etcd",
+      selection: { names: [...shape.controlPlanes] },
+      requiredCoverage: shape.controlPlanes.length,
+    },
+    {
+      name: "talos-services",
+      reader: "talos-services",
+      requiredCoverage: all,
+      predicate: { services: ["apid", "kubelet", "containerd"] },
+    },
+  ];
+  if (shape.databasePrimary) {
+    bindings.push({
+      name: "cnpg-instances-ready",
+      reader: "kube-object",
+      selection: { apiVersion: "postgresql.cnpg.io/v1", kind: "Cluster" },
+      predicate: {
+        cel: "has(status.readyInstances) && status.readyInstances == object.spec.instances",
+      },
+    });
+  }
+  return stringify({
+    apiVersion: "cairn.dev/v1alpha1",
+    kind: "HealthPolicy",
+    metadata: { name: CLUSTER_NAME, cluster: CLUSTER_NAME },
+    spec: { bindings },
+  });
+}
+
+/** Bound files served from memory: the repository as the plan binds it, read at every check. */
+export function memoryFiles(files: ReadonlyMap<string, Uint8Array>): BoundFileSource {
+  return {
+    describe: () => "dst memory repository",
+    read: (path) =>
+      Promise.resolve(
+        files.has(path)
+          ? { status: "read", bytes: files.get(path)! }
+          : { status: "missing", detail: `${path} is not in the simulated repository` },
+      ),
+  };
+}
+
+const enc = new TextEncoder();
+
+/** TalosUpgrade plans: workers first in a drawn order, control planes last, sometimes a subset. */
+export const TALOS_UPGRADE: PlanKindDriver = {
+  kind: "TalosUpgrade",
+  async draw(prng, shape, catalogue, profile) {
+    const policy = enc.encode(policyText(shape));
+    const workers = prng.shuffle(shape.workers);
+    const cps = prng.shuffle(shape.controlPlanes);
+    let order = [...workers, ...cps];
+    // Some plans cover only part of the cluster (a canary), never an empty plan.
+    if (order.length > 2 && prng.chance(0.2)) order = order.slice(0, prng.int(1, order.length - 1));
+    if (profile === "ci") order = order.slice(0, 3);
+    const address = (n: string) =>
+      n.startsWith("cp-")
+        ? exampleNodeAddress("controlplane", Number(n.slice(3)))
+        : exampleNodeAddress("worker", Number(n.slice(7)));
+    const verifySeconds = prng.pick([300, 600, 1200]);
+    const deadlines: Record<string, [number, number]> = {
+      pull: [300, 600],
+      install: [600, 900],
+      cordon: [30, 60],
+      drain: [600, 900],
+      reboot: [60, 900],
+      verify: [60, verifySeconds],
+      uncordon: [30, 60],
+    };
+    const image = `factory.talos.dev/metal-installer/${HOME_OPS_SCHEMATIC}:${TO}` +
+      `@sha256:${HOME_OPS_INSTALLER_DIGEST}`;
+    const text = [
+      "apiVersion: cairn.dev/v1alpha1",
+      "kind: TalosUpgrade",
+      "metadata:",
+      "  name: dst-talos",
+      `  cluster: ${CLUSTER_NAME}`,
+      "  author: dst@example.com",
+      "  expires: 2027-01-30T00:00:00Z",
+      "spec:",
+      "  catalogue:",
+      "    path: catalogue/talos.yaml",
+      `    sha256: ${await sha256Hex(catalogue)}`,
+      "  healthPolicy:",
+      "    path: policies/dst.yaml",
+      `    sha256: ${await sha256Hex(policy)}`,
+      "  retry:",
+      `    maxAttempts: ${prng.int(1, 3)}`,
+      "  platform: metal",
+      "  arch: amd64",
+      "  kubernetes:",
+      `    version: ${K8S}`,
+      `    kubelet: ${K8S}`,
+      "  hops:",
+      `    - from: ${FROM}`,
+      `      to: ${TO}`,
+      "      rpcPath: lifecycle",
+      "      installer:",
+      `        image: ${image}`,
+      `        schematic: ${HOME_OPS_SCHEMATIC}`,
+      "  nodes:",
+      ...order.flatMap((n) => [
+        `    - name: ${n}`,
+        `      role: ${n.startsWith("cp-") ? "controlplane" : "worker"}`,
+        `      address: ${address(n)}`,
+      ]),
+      "  rollout:",
+      "    maxParallel: 1",
+      "  phases:",
+      "    drainTimeoutSeconds: 600",
+      "    rebootMode: default",
+      "    deadlines:",
+      ...Object.entries(deadlines).map(([p, [t, v]]) =>
+        `      ${p}: { transportSeconds: ${t}, verificationSeconds: ${v} }`
+      ),
+      "  recovery:",
+      "    - action: uncordonOwnedCordon",
+      "",
+    ].join("\n");
+    return {
+      kind: "TalosUpgrade",
+      text,
+      nodes: order,
+      files: memoryFiles(
+        new Map([["catalogue/talos.yaml", catalogue], ["policies/dst.yaml", policy]]),
+      ),
+    };
+  },
+};
+
+/** The plan kinds a campaign draws from; other kinds join when their executor runs them. */
+export const PLAN_KINDS: readonly PlanKindDriver[] = [TALOS_UPGRADE];

@@ -1,0 +1,113 @@
+// deno-lint-ignore-file no-console
+/**
+ * The deterministic simulation campaign (docs/dst.md): seeded runs of the real executor against
+ * the in-process twin with drawn clusters, plans and fault schedules, the invariants checked
+ * after every step.
+ *
+ *   deno task dst --seeds N [--first F]   run seeds F..F+N-1 (default F = 1)
+ *   deno task dst --seed S                replay one seed, printing its schedule and end
+ *   deno task dst ... --profile ci        the small worlds CI's fixed budget runs (3–6 nodes)
+ *   deno task dst --soak [--minutes M]    keep running fresh seeds (from --first) until M minutes
+ *                                         pass (default: until interrupted), progress every 500
+ *
+ * Exit code 1 when any seed violates an invariant (each printed with its shrunk schedule).
+ */
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { describeFailure, runCampaign } from "../src/app/dst/campaign.ts";
+import { runSeed } from "../src/app/dst/run_seed.ts";
+import { describeEvent } from "../src/app/dst/schedule.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    seeds: { type: "string" },
+    seed: { type: "string" },
+    first: { type: "string", default: "1" },
+    soak: { type: "boolean", default: false },
+    minutes: { type: "string" },
+    profile: { type: "string", default: "full" },
+  },
+});
+
+if (values.profile !== "full" && values.profile !== "ci") {
+  console.error(`--profile must be full or ci, not ${values.profile}`);
+  Deno.exit(2);
+}
+const profile = values.profile;
+const catalogue = await Deno.readFile(new URL("../catalogue/talos.yaml", import.meta.url));
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+if (values.seed !== undefined) {
+  const r = await runSeed({ seed: Number(values.seed), catalogue, profile });
+  console.log(`seed ${r.seed}: ${r.nodes} nodes, plan ${r.planNodes.join(" → ")}`);
+  for (const e of r.events) console.log(`  - ${describeEvent(e)}`);
+  console.log(
+    `  end: ${r.end ?? "none"}${r.reason ? ` (${r.reason})` : ""}; states ${
+      JSON.stringify(r.states)
+    }`,
+  );
+  console.log(
+    `  virtual ${(r.virtualMs / 60_000).toFixed(1)} min, ${r.writePoints} journal write points`,
+  );
+  if (r.violation || r.error) {
+    const { shrink } = await import("../src/app/dst/campaign.ts");
+    const shrunk = await shrink({ seed: r.seed, catalogue, profile }, r);
+    console.log(describeFailure({ result: r, shrunk }));
+    Deno.exit(1);
+  }
+  Deno.exit(0);
+}
+
+const first = Number(values.first);
+const minutes = values.minutes !== undefined ? Number(values.minutes) : undefined;
+const seeds = values.soak ? Number.MAX_SAFE_INTEGER : Number(values.seeds ?? "100");
+const deadline = minutes !== undefined ? performance.now() + minutes * 60_000 : Infinity;
+const cpu0 = cpuMs();
+const wall0 = performance.now();
+let ran = 0;
+let stop = false;
+if (values.soak) Deno.addSignalListener("SIGINT", () => (stop = true));
+const report = await runCampaign({
+  first,
+  seeds: values.soak ? 1 : seeds,
+  catalogue,
+  profile,
+  onSeed: () => ran++,
+}).then(async (one) => {
+  if (!values.soak) return one;
+  // Soak: batches of 500 until the deadline or an interrupt, reporting as it goes.
+  const all = { ...one, failures: [...one.failures], ends: { ...one.ends } };
+  let next = first + 1;
+  while (!stop && performance.now() < deadline) {
+    const b = await runCampaign({
+      first: next,
+      seeds: 500,
+      catalogue,
+      profile,
+      onSeed: () => ran++,
+    });
+    for (const [k, v] of Object.entries(b.ends)) all.ends[k] = (all.ends[k] ?? 0) + v;
+    all.failures.push(...b.failures);
+    for (const f of b.failures) console.log(describeFailure(f));
+    next += 500;
+    const s = (performance.now() - wall0) / 1000;
+    console.log(
+      `soak: ${ran} seeds, ${all.failures.length} violations, ${(ran / s).toFixed(1)} seeds/s`,
+    );
+  }
+  return { ...all, seeds: ran, wallMs: performance.now() - wall0 };
+});
+const wallS = (performance.now() - wall0) / 1000;
+if (!values.soak) { for (const f of report.failures) console.log(describeFailure(f)); }
+console.log(
+  `dst: ${ran} seeds (${first}..${first + ran - 1}), ${report.failures.length} violations, ` +
+    `${wallS.toFixed(1)} s, ${(ran / wallS).toFixed(1)} seeds/s, CPU ${
+      ((cpuMs() - cpu0) / ran).toFixed(0)
+    } ms/seed`,
+);
+console.log(`ends: ${JSON.stringify(report.ends)}`);
+Deno.exit(report.failures.length > 0 ? 1 : 0);
