@@ -133,15 +133,18 @@ export interface PreviewInput {
  */
 export async function preview(o: PreviewInput): Promise<PreviewReportModel> {
   const { asTalosUpgrade } = await import("../engine/executor/run_plan.ts");
-  const { livePreview } = await import("../engine/preview/live_preview.ts");
+  const { livePreviewer } = await import("../engine/preview/live_preview.ts");
   const { previewVerdict } = await import("../engine/reconcile/reconciler.ts");
   const { previewModel } = await import("../report/reconcile_reports.ts");
-  const plan = asTalosUpgrade(o.parsed);
-  const live = await livePreview(
-    plan,
-    { cluster: o.cluster, clock: o.clock, ...(o.installers ? { installers: o.installers } : {}) },
-    o.files,
-  );
+  // TalosUpgrade and KubernetesUpgrade plans have live checks; other kinds are refused here.
+  const plan = o.parsed.plan.kind === "KubernetesUpgrade"
+    ? o.parsed.plan
+    : asTalosUpgrade(o.parsed);
+  const live = await livePreviewer({
+    cluster: o.cluster,
+    clock: o.clock,
+    ...(o.installers ? { installers: o.installers } : {}),
+  }).preview(o.parsed, o.files);
   const facts: PlanFacts = {
     name: plan.metadata.name,
     path: o.file,

@@ -215,6 +215,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
       cluster: s.executor.cluster,
       clock: s.executor.timeoutClock ?? s.executor.clock,
       ...(s.executor.installers ? { installers: s.executor.installers } : {}),
+      journal: s.executor.journal,
     }),
     watchedBranch: s.git.branch,
     isPlanBranch: globMatcher(s.planBranchesGlob),

@@ -45,6 +45,8 @@ export interface InventoryFacts {
   readonly namespacePresent: boolean;
   readonly uid?: string;
   readonly resourceVersion?: string;
+  /** The object ids it lists (`<namespace>_<name>_<group>_<kind>`). */
+  readonly entries?: readonly string[];
 }
 
 /** Every fact the preflight judges. */
@@ -53,7 +55,12 @@ export interface PreflightEvidence {
   /** Static pod and kube-proxy versions (kubelets come from `nodes`). */
   readonly components: readonly ComponentVersion[];
   /** Holding operations of other plans and partial OS rollouts, from the journal. */
-  readonly osRollout: { readonly partial: boolean; readonly detail: string };
+  readonly osRollout: {
+    readonly partial: boolean;
+    readonly detail: string;
+    /** The journal could not be read (a preview without one): holds, never passes. */
+    readonly unread?: boolean;
+  };
   readonly deprecatedApis: Reading<readonly DeprecatedApiUse[]>;
   readonly inventory: Reading<InventoryFacts>;
   readonly bootstrap: Reading<readonly BootstrapObject[]>;
@@ -98,6 +105,12 @@ export function judgeUniformOs(plan: PreflightPlan, e: PreflightEvidence): RowFi
   const problems: Problem[] = [];
   if (e.osRollout.partial) {
     problems.push({ reason: "KubernetesOsRolloutPartial", message: e.osRollout.detail });
+  } else if (e.osRollout.unread) {
+    problems.push({
+      reason: "KubernetesEvidenceUnreadable",
+      message: `whether an OS rollout is partial is unknown: ${e.osRollout.detail}`,
+      held: true,
+    });
   }
   const byNode = new Map(e.nodes.map((n) => [n.name, n]));
   const versions = new Set<string>();

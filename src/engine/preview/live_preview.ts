@@ -21,12 +21,13 @@ import {
 import { SCHEMATIC_ANNOTATION } from "../executor/verify_phase.ts";
 import type { RoundOutcome } from "../../domain/health/round.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
-import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { KubernetesUpgradePlan, TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import { planDrain } from "../drain_plan.ts";
 import { collectRound } from "../health_round.ts";
 import { isWriteRefusal, readOnlyGuard } from "./read_only_guard.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Kube } from "../../ports/kube.ts";
+import type { Journal } from "../../ports/journal.ts";
 import type {
   LiveCheck,
   LiveFindings,
@@ -63,6 +64,11 @@ export interface LivePreviewDeps {
    * uses the bound policy from here (digest verified). Absent: the preview says it ran no round.
    */
   readonly files?: BoundFileSource;
+  /**
+   * The journal, read for partial OS rollouts (a KubernetesUpgrade's row 23); absent: that fact
+   * is unread and holds the plan.
+   */
+  readonly journal?: Pick<Journal, "listOperations" | "getPlan">;
 }
 
 /** Reason codes of reads that did not answer: they hold a plan, they never refuse it. */
@@ -174,16 +180,22 @@ export async function runGuarded(
 export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
   return {
     preview: (parsed: ParsedPlan, files: BoundFileSource) =>
-      parsed.plan.kind === "TalosUpgrade" ? livePreview(parsed.plan, d, files) : Promise.resolve({
-        reasons: [],
-        checks: [],
-        safeguards: [],
-        healthRounds: [],
-        held: false,
-        refused: false,
-        reads: `no live checks exist yet for ${parsed.plan.kind}; nothing was read`,
-        writes: { count: 0, refused: [] },
-      }),
+      parsed.plan.kind === "TalosUpgrade"
+        ? livePreview(parsed.plan, d, files)
+        : parsed.plan.kind === "KubernetesUpgrade"
+        ? import("../k8s_upgrade/preview.ts").then((m) =>
+          m.kubernetesPreview(parsed.plan as KubernetesUpgradePlan, { ...d, files })
+        )
+        : Promise.resolve({
+          reasons: [],
+          checks: [],
+          safeguards: [],
+          healthRounds: [],
+          held: false,
+          refused: false,
+          reads: `no live checks exist yet for ${parsed.plan.kind}; nothing was read`,
+          writes: { count: 0, refused: [] },
+        }),
   };
 }
 
@@ -237,8 +249,11 @@ async function installers(
   }
 }
 
+/** A plan kind whose nodes the preview's health round gates. */
+export type GatedPlan = TalosUpgradePlan | KubernetesUpgradePlan;
+
 /** The health round under the bound policy, or why there was none (never skipped silently). */
-async function boundRound(plan: TalosUpgradePlan, d: LivePreviewDeps, f: Findings) {
+export async function boundRound(plan: GatedPlan, d: LivePreviewDeps, f: Findings) {
   const bound = plan.spec.healthPolicy;
   const p = d.files ? await boundHealthPolicy(plan, d.files) : {
     ok: false as const,
@@ -376,7 +391,7 @@ async function drainPlanning(plan: TalosUpgradePlan, cluster: LiveCluster, f: Fi
 }
 
 async function healthRound(
-  plan: TalosUpgradePlan,
+  plan: GatedPlan,
   d: LivePreviewDeps,
   policy: HealthPolicy,
   f: Findings,
