@@ -42,6 +42,7 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["demo"], load: lazy("./demo.ts") },
   { path: ["reconcile"], load: lazy("./reconcile.ts") },
   { path: ["health", "import-tuppr"], load: lazy("./health_import_tuppr.ts") },
+  { path: ["review"], load: lazy("./review.ts") },
 ];
 
 /** Finds the command whose path is the longest prefix of `argv`. */

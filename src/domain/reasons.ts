@@ -1750,6 +1750,90 @@ export const REASONS = [
     meaning:
       "A webhook notification was not accepted (unreachable, non-2xx); the rollout is not affected and the failure is logged.",
   },
+
+  // --- playbooks: review of a bump ------------------------------------------------------------
+  {
+    code: "BundledVersionsInvalid",
+    area: "review",
+    retry: "never",
+    meaning:
+      "The bundled-versions snapshot (what an artifact bundles at a tag) is not valid: syntax, schema, or an artifact and tag listed twice.",
+  },
+  {
+    code: "ReviewRefUnknown",
+    area: "review",
+    retry: "never",
+    meaning:
+      "A --base or --head revision does not name a commit of the repository (or the directory is not a git repository).",
+  },
+  {
+    code: "PinSetPartial",
+    area: "review",
+    retry: "never",
+    meaning:
+      "The change moves some pins of a pin set and leaves others on the old version; the files that read the others would run another version.",
+  },
+  {
+    code: "PinSetDisagrees",
+    area: "review",
+    retry: "never",
+    meaning: "After the change the pins of one pin set carry different versions.",
+  },
+  {
+    code: "DeviationDropped",
+    area: "review",
+    retry: "never",
+    meaning:
+      "A deliberate deviation the base commit has (a value, a block, a removal) is gone on the head commit.",
+  },
+  {
+    code: "DeviationMissing",
+    area: "review",
+    retry: "never",
+    meaning:
+      "A deliberate deviation the playbook expects is absent on both commits; the change did not drop it, but the repository lacks it.",
+  },
+  {
+    code: "CompanionMoves",
+    area: "review",
+    retry: "never",
+    meaning:
+      "A second, unpinned component rides along with a moved pin (a chart's bundled default, an artifact's contents): a two-component upgrade.",
+  },
+  {
+    code: "CompanionMajorJump",
+    area: "review",
+    retry: "never",
+    meaning: "A riding companion moves more majors than one upgrade may (Ceph: exactly one).",
+  },
+  {
+    code: "CompanionVersionUnknown",
+    area: "review",
+    retry: "never",
+    meaning:
+      "The version a moved pin carries for a riding companion is not known (no bundled-versions entry, no pin in the repository); read it by hand.",
+  },
+  {
+    code: "CompanionEditMissing",
+    area: "review",
+    retry: "never",
+    meaning:
+      "A pin set moved far enough to need an edit in the same change (a companion tool, a CRD pin) and that value did not change.",
+  },
+  {
+    code: "ReviewFileUnreadable",
+    area: "review",
+    retry: "never",
+    meaning:
+      "A file the playbook judges cannot be read on one side (not YAML, too large, an alias bomb, a duplicate key, a pin not found); nothing about it is concluded.",
+  },
+  {
+    code: "RollbackAcrossOneWay",
+    area: "review",
+    retry: "never",
+    meaning:
+      "The change moves a pin set back across a boundary the playbook says is one way (a minor or major that cannot be rolled back in place).",
+  },
 ] as const satisfies readonly ReasonInfo[];
 
 /** A stable reason code. */

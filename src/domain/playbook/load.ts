@@ -210,6 +210,15 @@ function crossCheck(p: Playbook): PlanIssue[] {
     if (r.kind === "one-way" && r.scope === undefined) {
       bad("a one-way caveat names its scope (patch, minor or major)", ["spec", "rollback", i]);
     }
+    if (r.pinSet !== undefined && !setIds.has(r.pinSet)) {
+      bad(`pin set "${r.pinSet}" is not defined`, ["spec", "rollback", i, "pinSet"]);
+    }
+    if (r.companion !== undefined && !known.companion.has(r.companion)) {
+      bad(`companion "${r.companion}" is not defined`, ["spec", "rollback", i, "companion"]);
+    }
+    if (r.pinSet !== undefined && r.companion !== undefined) {
+      bad("a caveat is about a pin set or a companion, not both", ["spec", "rollback", i]);
+    }
   });
   return out;
 }

@@ -198,6 +198,10 @@ const RollbackCaveat = z.strictObject({
   kind: z.enum(["one-way", "re-pin-not-revert", "companion-pin", "fix-forward", "note"]),
   /** For `one-way`: which move cannot be undone. */
   scope: z.enum(["patch", "minor", "major"]).optional(),
+  /** For `one-way`: the pin set it is about (default: every pin set of the component). */
+  pinSet: PlaybookId.optional(),
+  /** For `one-way`: the riding companion it is about instead of a pin set. */
+  companion: PlaybookId.optional(),
   text: z.string().min(1).max(800),
 });
 export type RollbackCaveat = z.infer<typeof RollbackCaveat>;

@@ -110,3 +110,13 @@ Deno.test("a set refuses a name that differs from its file and a component defin
     ["PlaybookSetInvalid", "playbooks/rook-ceph.yaml"],
   ]);
 });
+
+Deno.test("a one-way caveat naming an undefined pin set or companion is refused", () => {
+  const text = ROOK.replace(
+    "      companion: ceph\n      text: A Ceph major",
+    "      companion: cepx\n      text: A Ceph major",
+  );
+  const ps = problems(text);
+  assertEquals(ps.map((p) => p.reason), ["PlaybookSemanticInvalid"]);
+  assert(/companion "cepx" is not defined/.test(ps[0]!.message));
+});

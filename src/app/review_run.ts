@@ -1,0 +1,61 @@
+/**
+ * `cairn review` wiring: the playbooks (shipped, or a directory), the bundled-versions snapshot
+ * (a file, or none: companions are then unknown, never unchanged), real git over the repository
+ * directory, the engine's review.
+ */
+import { gitOpsTree } from "../adapters/git/gitops_tree.ts";
+import { CairnError } from "../domain/errors.ts";
+import {
+  type BundledVersions,
+  NO_BUNDLED_VERSIONS,
+  parseBundledVersions,
+} from "../domain/playbook/bundled.ts";
+import type { BranchReview } from "../domain/review/model.ts";
+import { reviewBranch } from "../engine/review/review_branch.ts";
+import { loadPlaybooks } from "./playbooks.ts";
+
+export interface ReviewRunOptions {
+  readonly repo: string;
+  readonly base: string;
+  readonly head: string;
+  readonly playbooksDir?: string;
+  readonly bundledFile?: string;
+}
+
+/** Reads a bundled-versions file; its first problem is thrown (located). */
+export async function loadBundledVersions(file: string): Promise<BundledVersions> {
+  let bytes: Uint8Array;
+  try {
+    const info = await Deno.stat(file);
+    if (!info.isFile) throw new Error("not a regular file");
+    if (info.size > 4 * 1024 * 1024) {
+      throw new CairnError({
+        reason: "BundledVersionsInvalid",
+        message: `${file} is ${info.size} bytes; the limit is ${4 * 1024 * 1024}`,
+      });
+    }
+    bytes = await Deno.readFile(file);
+  } catch (e) {
+    if (e instanceof CairnError) throw e;
+    throw new CairnError({
+      reason: "FileUnreadable",
+      message: `cannot read ${file}: ${(e as Error).message}`,
+    });
+  }
+  const r = parseBundledVersions(bytes, file);
+  if (!r.ok) throw new CairnError(r.problems[0]!);
+  return r.bundled;
+}
+
+/** Runs a review of `head` against `base` in the repository at `repo`. */
+export async function runReview(o: ReviewRunOptions): Promise<BranchReview> {
+  const playbooks = await loadPlaybooks(o.playbooksDir);
+  const bundled = o.bundledFile ? await loadBundledVersions(o.bundledFile) : NO_BUNDLED_VERSIONS;
+  return await reviewBranch({
+    tree: gitOpsTree(o.repo),
+    playbooks,
+    bundled,
+    base: o.base,
+    head: o.head,
+  });
+}

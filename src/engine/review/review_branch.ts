@@ -1,0 +1,50 @@
+/**
+ * Reviews the change a branch makes to a GitOps repository against the playbooks: resolve both
+ * revisions, compare the head with its merge base on the base branch (what a pull request
+ * shows, not the base branch's later commits reversed), read only the files the touched
+ * playbooks judge, and hand them to the pure judge. Used by `cairn review` and by the reconciler
+ * for plan branches that bump protected components.
+ */
+import type { BundledVersions } from "../../domain/playbook/bundled.ts";
+import type { Playbook } from "../../domain/playbook/schema.ts";
+import { type FileContent, filesToRead, judgeReview } from "../../domain/review/judge.ts";
+import type { BranchReview } from "../../domain/review/model.ts";
+import type { GitOpsTree } from "../../ports/gitops_tree.ts";
+
+export interface ReviewBranchInput {
+  readonly tree: GitOpsTree;
+  readonly playbooks: readonly Playbook[];
+  readonly bundled: BundledVersions;
+  readonly base: string;
+  readonly head: string;
+}
+
+/** Reviews `head` against `base`. */
+export async function reviewBranch(input: ReviewBranchInput): Promise<BranchReview> {
+  const baseCommit = await input.tree.resolve(input.base);
+  const headCommit = await input.tree.resolve(input.head);
+  // Without shared history the base commit itself is the only honest comparison point.
+  const from = (await input.tree.mergeBase(baseCommit, headCommit)) ?? baseCommit;
+  const changed = await input.tree.changedPaths(from, headCommit);
+  const paths = filesToRead(input.playbooks, changed);
+  const [before, after] = await Promise.all([
+    input.tree.readFiles(from, paths),
+    input.tree.readFiles(headCommit, paths),
+  ]);
+  const view = (files: ReadonlyMap<string, FileContent>) => (path: string): FileContent =>
+    files.get(path) ?? { kind: "missing" };
+  const result = judgeReview({
+    playbooks: input.playbooks,
+    bundled: input.bundled,
+    changed,
+    base: view(before),
+    head: view(after),
+  });
+  return {
+    base: { ref: input.base, commit: baseCommit },
+    head: { ref: input.head, commit: headCommit },
+    comparedWith: from,
+    bundled: { name: input.bundled.name, date: input.bundled.date },
+    result,
+  };
+}
