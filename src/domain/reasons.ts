@@ -848,6 +848,27 @@ export const REASONS = [
       "A result arrived after the round's collection interval closed; it cannot count for the round.",
   },
   {
+    code: "HealthRouteFailed",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "A product's health route answered, through the API server's proxy, that it is not healthy (an object store's S3 root refused, a broker server's streams not current).",
+  },
+  {
+    code: "HealthRouteUnreachable",
+    area: "health",
+    retry: "backoff",
+    meaning:
+      "A product's health route gave no answer of its own: the API server's proxy could not reach it, access was refused, or the answer was cut or unparseable. Unreadable, never a pass; no exec or credential fallback.",
+  },
+  {
+    code: "HealthMembersMissing",
+    area: "health",
+    retry: "wait",
+    meaning:
+      "A metrics-storage or MQTT cluster reports fewer running members than its product contract requires (replicas per shard, core and replicant nodes).",
+  },
+  {
     code: "HealthResultMissing",
     area: "health",
     retry: "backoff",

@@ -85,6 +85,7 @@ async function collectBinding(
     nowMs: clock.now(),
     kube: evidence.kubeView(),
     talos: evidence.talosView(),
+    ...(evidence.routeView ? { routes: evidence.routeView() } : {}),
     ...(opts.target ? { target: opts.target } : {}),
   };
   return readBinding(b, inputs, startedAtMs);

@@ -223,6 +223,34 @@ export interface PodRef {
   readonly name: string;
 }
 
+/**
+ * A named read-only route through the API server's proxy subresource
+ * (`/api/v1/namespaces/NS/{pods|services}/NAME:PORT/proxy/PATH`): how a health reader reaches a
+ * product's own health endpoint (an object store's S3 root, a broker server's monitoring port)
+ * with the cluster's existing credentials, never a new secret and never an arbitrary URL.
+ */
+export interface KubeProxyTarget {
+  readonly namespace: string;
+  readonly kind: "pod" | "service";
+  readonly name: string;
+  /** Port name or number, as the proxy subresource takes it. */
+  readonly port: string;
+  /** Absolute path on that port, without a query (`/healthz`, `/`). */
+  readonly path: string;
+}
+
+export interface KubeProxyOptions extends KubeCallOptions {
+  /** The answer's body is cut at this many bytes (`truncated` says so). */
+  readonly maxBytes: number;
+}
+
+/** What the route answered: any HTTP status is an answer; no answer throws. */
+export interface KubeProxyAnswer {
+  readonly status: number;
+  readonly body: string;
+  readonly truncated: boolean;
+}
+
 /** The Kubernetes port. */
 export interface Kube {
   serverVersion(): Promise<KubeServerVersion>;
@@ -256,6 +284,8 @@ export interface Kube {
     opts?: KubeCallOptions,
   ): Promise<KubeObject | undefined>;
   listObjects(ref: KubeResourceRef, opts?: KubeListOptions): Promise<KubeList<KubeObject>>;
+  /** One GET through the proxy subresource, bounded in time and size. */
+  proxyGet(target: KubeProxyTarget, opts: KubeProxyOptions): Promise<KubeProxyAnswer>;
   /** Streams events until the watch ends; resolves with how it ended. */
   watch(
     ref: KubeResourceRef,

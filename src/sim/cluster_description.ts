@@ -73,6 +73,24 @@ export const ClusterDescriptionSchema = z.strictObject({
         removedRelease: z.string(),
       })).default([]),
     }).optional(),
+    /**
+     * What products' health endpoints answer through the API server's proxy subresource (an
+     * object store's S3 root on its service, each broker server's monitoring port on its pod):
+     * not Kubernetes objects, so described apart (`sim/kube/proxy_routes.ts`).
+     */
+    routes: z.array(
+      z.strictObject({
+        namespace: z.string().min(1),
+        pod: z.string().min(1).optional(),
+        service: z.string().min(1).optional(),
+        port: z.string().min(1),
+        path: z.string().startsWith("/"),
+        status: z.number().int().min(100).max(599),
+        body: z.string(),
+      }).refine((r) => (r.pod === undefined) !== (r.service === undefined), {
+        message: "a route names exactly one of pod or service",
+      }),
+    ).default([]),
   }),
 }).superRefine((d, ctx) => {
   // Two nodes with one name or one address would make routing and identity ambiguous.

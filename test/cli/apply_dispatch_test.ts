@@ -145,7 +145,7 @@ Deno.test("cairn apply refuses a --health-policy whose digest is not the bound o
     assertEquals(r.code, 1, r.stderr);
     assert(r.stderr.includes("HealthPolicyOverrideMismatch"), r.stderr);
     assert(r.stderr.includes("b9f0df7b6d9761115fa5a88b7167c0636a7f2b6e595e3734b4c7a2f6d8f9d35d"));
-    assert(r.stderr.includes("bab4fae709d58c8512cb4ed713e6841913d10bf11ad2ff778f431486fc317473"));
+    assert(r.stderr.includes("93e6ebeccdff543e329b475f85a66e2392c09a7483cf98012bf64f4824cac9e7"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

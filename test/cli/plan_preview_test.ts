@@ -159,11 +159,13 @@ Deno.test("cairn plan preview lists every pinned tuple and assertion from a fill
       io,
     );
     const report = await Deno.readTextFile(join(dir, "preview.md"));
-    // No reader exists for rows 17 and 18, so the preview is honestly NOT READY (exit 1) and
-    // names them; everything else below was still evaluated and shown.
-    assertEquals(code, 1, report.slice(0, 600));
+    // Every P-placed row was read and passed, rows 17 and 18 included (the object store and
+    // broker routes, the metrics-storage and MQTT resources of the twin): READY, exit 0.
+    assertEquals(code, 0, report.slice(0, 600));
     const verdict = report.split("\n").find((l) => l.startsWith("**Verdict:")) ?? "";
-    assert(verdict.startsWith("**Verdict: NOT READY") && /17 and 18/.test(verdict), verdict);
+    assert(verdict.startsWith("**Verdict: READY FOR APPROVAL"), verdict);
+    assert(/\| 17 \| Object-store endpoint[^|]*\| P\/O \| pass \|/.test(report), "row 17");
+    assert(/\| 18 \| Metrics-storage operator[^|]*\| P\/O \| pass \|/.test(report), "row 18");
     // The hashes match, and the report says the bytes came from local stand-ins for the upstreams.
     assert(
       report.includes(

@@ -69,7 +69,7 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
   const w = await startReconcileWorld();
   try {
     await t.step(
-      "a signed plan pushed on a branch gets a preview on the report branch that names the rows keeping it from READY",
+      "a signed plan pushed on a branch gets a READY preview on the report branch",
       async () => {
         await w.wt.checkout(`plan/${PLAN}`, true);
         await w.wt.commit({
@@ -86,12 +86,10 @@ Deno.test("reconcile over git daemon: preview on a branch, execution after merge
         assert(stats.talos.totalCalls >= 7 && kube.total > 7, "the preview read the cluster");
         const preview = await w.reportAt(PREVIEW);
         assert(preview, "no preview on main");
-        // Honest: no reader exists for rows 17 and 18, so the verdict is NOT READY and names them;
-        // the installer was resolved at the twin's registry (row 10 passes, not named).
+        // Every P-placed row passed, rows 17 and 18 from their readers; the installer was
+        // resolved at the twin's registry (row 10 passes).
         const verdict = preview.split("\n").find((l) => l.startsWith("**Verdict:")) ?? "";
-        assert(verdict.startsWith("**Verdict: NOT READY"), verdict);
-        for (const row of ["17", "18"]) assert(new RegExp(`\\b${row}\\b`).test(verdict), row);
-        assert(!/\b10\b/.test(verdict), verdict);
+        assert(verdict.startsWith("**Verdict: READY FOR APPROVAL"), verdict);
         assert(/\| 10 \| Installer image exists[^|]*\| P\/E \| pass \|/.test(preview), "row 10");
         assert(preview.includes(`on \`plan/${PLAN}\``));
         assertEquals(checkMarkdown(preview), []);
@@ -411,6 +409,9 @@ Deno.test("./cairn demo completes and prints the report path; the report renders
     assertEquals(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}`);
     assert(stdout.includes(`Execution report: ${EXECUTION}`), stdout);
     assert(stdout.includes("Nodes completed:  7 of 7"), stdout);
+    // Every applicable row passed, rows 17 and 18 by their readers: COMPLETED, not "NOT VERIFIED".
+    assert(stdout.includes("Report verdict:   COMPLETED\n"), stdout);
+    assert(stdout.includes("(verdict READY FOR APPROVAL)"), stdout);
     const report = await Deno.readTextFile(join(dir, "execution.md"));
     assertEquals(
       report,

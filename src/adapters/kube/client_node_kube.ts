@@ -20,6 +20,9 @@ import type {
   KubeObject,
   KubePdb,
   KubePod,
+  KubeProxyAnswer,
+  KubeProxyOptions,
+  KubeProxyTarget,
   KubeResourceRef,
   KubeSelectorOptions,
   KubeServerVersion,
@@ -437,6 +440,23 @@ class ClientNodeKube implements Kube {
     );
   }
 
+  /**
+   * One GET through the proxy subresource. Any HTTP status the route answers is returned (a 503
+   * from a server whose streams lag is the evidence); only no answer at all throws.
+   */
+  proxyGet(target: KubeProxyTarget, opts: KubeProxyOptions): Promise<KubeProxyAnswer> {
+    const path = proxyPath(target);
+    return this.#bounded(`GET ${path}`, opts, async (signal) => {
+      const res = await this.#raw("GET", path, {}, signal);
+      const bytes = new TextEncoder().encode(res.text);
+      const truncated = bytes.length > opts.maxBytes;
+      const body = truncated
+        ? new TextDecoder().decode(bytes.subarray(0, opts.maxBytes))
+        : res.text;
+      return { status: res.status, body, truncated };
+    });
+  }
+
   async #getJson(
     path: string,
     query: Record<string, string | undefined>,
@@ -477,4 +497,12 @@ class ClientNodeKube implements Kube {
       throw transportError(e, `${method} ${path}`);
     }
   }
+}
+
+/** `/api/v1/namespaces/NS/{pods|services}/NAME:PORT/proxy/PATH`, every segment escaped. */
+export function proxyPath(t: KubeProxyTarget): string {
+  const plural = t.kind === "pod" ? "pods" : "services";
+  const rest = t.path.split("/").filter((s) => s !== "").map(encodeURIComponent).join("/");
+  return `/api/v1/namespaces/${encodeURIComponent(t.namespace)}/${plural}/` +
+    `${encodeURIComponent(t.name)}:${encodeURIComponent(t.port)}/proxy/${rest}`;
 }

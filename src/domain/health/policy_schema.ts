@@ -122,6 +122,62 @@ const NodeVersionsBinding = z.strictObject({
   }),
 });
 
+/**
+ * Row 17: an object store's endpoint through the API server's service proxy. The route is named
+ * (namespace, service, port) and the path is fixed by the product, never an arbitrary URL.
+ */
+const ObjectStoreEndpointBinding = z.strictObject({
+  ...common,
+  reader: z.literal("object-store-endpoint"),
+  /** `ceph-rgw`: an anonymous GET of the S3 root answers 200 with a ListAllMyBucketsResult. */
+  product: z.literal("ceph-rgw"),
+  route: z.strictObject({
+    namespace: z.string().min(1),
+    service: z.string().min(1),
+    port: z.string().min(1),
+  }),
+});
+
+/**
+ * Row 17: every broker server's own stream health, one route per server pod (per-server
+ * coverage: `requiredCoverage` is the number of servers the product needs).
+ */
+const BrokerStreamsBinding = z.strictObject({
+  ...common,
+  reader: z.literal("broker-streams"),
+  /** `nats-jetstream`: GET /healthz on the monitoring port; 200 `{"status":"ok"}` when current. */
+  product: z.literal("nats-jetstream"),
+  selection: z.strictObject({
+    namespace: z.string().min(1),
+    labelSelector: LabelSelectorSchema,
+    /** The monitoring port (name or number). */
+    port: z.string().min(1).default("8222"),
+  }),
+});
+
+const ProductObjectSelection = z.strictObject({
+  namespace: z.string().min(1).optional(),
+  name: z.string().min(1).optional(),
+}).default({});
+
+/** Row 18: a metrics-storage operator's own resource, every required member running. */
+const MetricsStorageBinding = z.strictObject({
+  ...common,
+  reader: z.literal("metrics-storage"),
+  /** `prometheus-operator`: monitoring.coreos.com/v1 Prometheus. */
+  product: z.literal("prometheus-operator"),
+  selection: ProductObjectSelection,
+});
+
+/** Row 18: an MQTT cluster's own resource, every core and replicant node running. */
+const MqttClusterBinding = z.strictObject({
+  ...common,
+  reader: z.literal("mqtt-cluster"),
+  /** `emqx-operator`: apps.emqx.io/v2beta1 EMQX. */
+  product: z.literal("emqx-operator"),
+  selection: ProductObjectSelection,
+});
+
 export const BindingSchema = z.discriminatedUnion("reader", [
   NodesBinding,
   WorkloadsBinding,
@@ -130,6 +186,10 @@ export const BindingSchema = z.discriminatedUnion("reader", [
   TalosEtcdBinding,
   TalosServicesBinding,
   NodeVersionsBinding,
+  ObjectStoreEndpointBinding,
+  BrokerStreamsBinding,
+  MetricsStorageBinding,
+  MqttClusterBinding,
 ]);
 
 export const HealthPolicySchema = z.strictObject({

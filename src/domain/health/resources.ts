@@ -1,5 +1,6 @@
 import type { Binding } from "./policy_schema.ts";
 import { kubeObjectCheck } from "./policy_parse.ts";
+import { EMQX, PROMETHEUS } from "./product_kinds.ts";
 
 /** A resource type a binding needs, named the way the Kubernetes API paths name it. */
 export interface ResourceNeed {
@@ -60,6 +61,14 @@ export function resourcesFor(b: Binding): ResourceNeed[] {
       return b.selection.kinds.map((k) => resourceNeed("apps/v1", k));
     case "pdb-feasibility":
       return [NODE, resourceNeed("v1", "Pod"), resourceNeed("policy/v1", "PodDisruptionBudget")];
+    case "object-store-endpoint":
+      return [];
+    case "broker-streams":
+      return [resourceNeed("v1", "Pod")];
+    case "metrics-storage":
+      return [resourceNeed(PROMETHEUS.apiVersion, PROMETHEUS.kind)];
+    case "mqtt-cluster":
+      return [resourceNeed(EMQX.apiVersion, EMQX.kind)];
     case "kube-object": {
       const { selection } = kubeObjectCheck(b);
       return [resourceNeed(selection.apiVersion, selection.kind, selection.plural)];

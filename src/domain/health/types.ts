@@ -93,11 +93,35 @@ export interface HealthTarget {
   readonly operationOwnedCordon: boolean;
 }
 
+/** A named read-only route through the API server's proxy subresource (rows 17). */
+export interface RouteTarget {
+  readonly namespace: string;
+  readonly kind: "pod" | "service";
+  readonly name: string;
+  readonly port: string;
+  readonly path: string;
+}
+
+/** One GET of a route in one round: the answer, or why there was none. */
+export interface RouteObservation {
+  readonly target: RouteTarget;
+  readonly observedAtMs: number;
+  readonly answer?: { readonly status: number; readonly body: string; readonly truncated: boolean };
+  readonly error?: { readonly reason: Reason; readonly message: string };
+}
+
+/** Route observations by binding and route key (`routeKey`). */
+export interface RouteView {
+  get(binding: string, key: string): RouteObservation | undefined;
+}
+
 /** Inputs a pure reader evaluates. */
 export interface ReadInputs {
   readonly nowMs: number;
   readonly kube: KubeView;
   readonly talos: TalosView;
+  /** Absent when the evidence source reads no routes: a route binding is then unreadable. */
+  readonly routes?: RouteView;
   readonly target?: HealthTarget;
 }
 
@@ -111,7 +135,7 @@ export interface ObservationBasis {
   readonly generation?: number;
   readonly observedGeneration?: number;
   readonly observedAtMs: number;
-  readonly source: "watch-cache" | "talos";
+  readonly source: "watch-cache" | "talos" | "route";
   readonly cache?: CacheFreshness;
 }
 
@@ -153,4 +177,6 @@ export interface HealthEvidence {
   ): Promise<void>;
   kubeView(): KubeView;
   talosView(): TalosView;
+  /** The proxy routes read this round (sources without route access omit it). */
+  routeView?(): RouteView;
 }

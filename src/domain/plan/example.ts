@@ -12,7 +12,7 @@ export const HOME_OPS_INSTALLER_DIGEST =
   "ab24c2b78ee916b5dbc6ddefe4d83bebd13346573d4c56f9c18210ea9f01a0b3";
 /** SHA-256 of `policies/home-ops.yaml` (a test keeps the two in step). */
 export const HOME_OPS_HEALTH_POLICY_SHA256 =
-  "bab4fae709d58c8512cb4ed713e6841913d10bf11ad2ff778f431486fc317473";
+  "93e6ebeccdff543e329b475f85a66e2392c09a7483cf98012bf64f4824cac9e7";
 
 /** Options of {@link buildTalosUpgradePlanYaml}. */
 export interface TalosPlanOptions {

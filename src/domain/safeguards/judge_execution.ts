@@ -13,7 +13,7 @@ import type {
   RecordedStep,
 } from "./recorded.ts";
 import { INSTALLER_UNRESOLVED, judgeInstallers } from "./judge_installer.ts";
-import { HEALTH_ROWS, READERLESS_ROWS, rowOfReader } from "./reader_rows.ts";
+import { HEALTH_ROWS, rowOfReader } from "./reader_rows.ts";
 import { type Judged, type RowResult, rowResult } from "./result.ts";
 import type { SafeguardId } from "./table.ts";
 
@@ -72,7 +72,6 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
   return [
     ...rows,
     ...healthRows(ctx),
-    ...readerless(),
     rowResult("InstallerImageExists", installerBeforeCommit(ctx)),
   ];
 }
@@ -422,7 +421,7 @@ function postGateBeforeNext(c: Ctx): Judged {
 }
 
 /**
- * Rows 13–16 by reader kind over the deciding rounds (the gate before each commitment, the last
+ * Rows 13–18 by reader kind over the deciding rounds (the gate before each commitment, the last
  * post-gate of each node): every deciding round must have read the row's bindings and passed
  * them. Row 13 is judged above; its reader coverage is part of that judgement.
  */
@@ -506,8 +505,4 @@ function installerBeforeCommit(c: Ctx): Judged {
     `before each of ${c.ops.length} commitments the dispatch check resolved the installer to ` +
       `its pinned per-platform digest (${judged[0]!.j.evidence})`,
   );
-}
-
-function readerless(): RowResult[] {
-  return READERLESS_ROWS.map(([id, why]) => rowResult(id, notEvaluated(why)));
 }

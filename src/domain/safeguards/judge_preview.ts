@@ -1,11 +1,11 @@
 /**
  * Preview rows judged from what the zero-write preview saw: the health round's per-binding
- * results by reader kind (rows 13–16), the write guard's count (row 4), the missing readers
- * (17, 18) and the installer resolution (10). Rows placed only at execution or observation are
+ * results by reader kind (rows 13–18), the write guard's count (row 4) and the installer
+ * resolution (10). Rows placed only at execution or observation are
  * marked as such; they never decide a preview. Pure.
  */
 import { type InstallerRecord, judgeInstallers } from "./judge_installer.ts";
-import { HEALTH_ROWS, READERLESS_ROWS, rowOfReader } from "./reader_rows.ts";
+import { HEALTH_ROWS, rowOfReader } from "./reader_rows.ts";
 import { type Judged, type RowResult, rowResult } from "./result.ts";
 import { type SafeguardId, SAFEGUARDS } from "./table.ts";
 import type { Verdict } from "../verdict.ts";
@@ -82,9 +82,6 @@ export function judgePreview(p: PreviewRecord): RowResult[] {
     rowResult(
       "InstallerImageExists",
       judgeInstallers(p.installers ?? []),
-    ),
-    ...READERLESS_ROWS.map(([id, why]) =>
-      rowResult(id, { verdict: "not-evaluated", evidence: why })
     ),
     ...SAFEGUARDS.filter((s) => !s.placement.includes("P")).map((s) =>
       rowResult(s.id, {

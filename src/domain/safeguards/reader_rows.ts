@@ -4,8 +4,8 @@
  * from the record alone: `nodes`, `talos-etcd`, `talos-services` and `node-versions` are the
  * cluster gate (row 13), `pdb-feasibility` the disruption budgets (14), `workloads` the workload
  * readiness (15), a `kube-object` reader over a database operator's own resource the database
- * operator (16). No reader exists for object stores, brokers, metrics storage or MQTT (17, 18):
- * those rows name the missing reader instead of passing.
+ * operator (16), `object-store-endpoint` and `broker-streams` the object store and broker routes
+ * (17), `metrics-storage` and `mqtt-cluster` the metrics-storage operator and MQTT cluster (18).
  */
 import type { Binding } from "../health/policy_schema.ts";
 import { kubeObjectCheck } from "../health/policy_structure.ts";
@@ -41,6 +41,10 @@ const BY_KIND: Readonly<Record<string, SafeguardId>> = {
   "node-versions": "ClusterGate",
   "pdb-feasibility": "DisruptionBudgetsAudited",
   "workloads": "WorkloadsReady",
+  "object-store-endpoint": "ObjectStoreAndBrokerHealthy",
+  "broker-streams": "ObjectStoreAndBrokerHealthy",
+  "metrics-storage": "MetricsAndMqttHealthy",
+  "mqtt-cluster": "MetricsAndMqttHealthy",
 };
 
 /** The row a recorded reader label evaluates, if any. */
@@ -59,16 +63,6 @@ export const HEALTH_ROWS: ReadonlyArray<readonly [SafeguardId, string]> = [
   ["DisruptionBudgetsAudited", "pdb-feasibility"],
   ["WorkloadsReady", "workloads"],
   ["DatabaseOperatorReady", "kube-object over a database operator's resource"],
-];
-
-/** Rows no reader of cairn can evaluate yet, with what is missing. */
-export const READERLESS_ROWS: ReadonlyArray<readonly [SafeguardId, string]> = [
-  [
-    "ObjectStoreAndBrokerHealthy",
-    "cairn has no reader for object-store endpoints or per-server broker streams; the policy binds none",
-  ],
-  [
-    "MetricsAndMqttHealthy",
-    "cairn has no reader for metrics-storage operators or MQTT cluster status; the policy binds none",
-  ],
+  ["ObjectStoreAndBrokerHealthy", "object-store-endpoint or broker-streams"],
+  ["MetricsAndMqttHealthy", "metrics-storage or mqtt-cluster"],
 ];

@@ -2,7 +2,9 @@ import type { Clock } from "../../ports/clock.ts";
 import type { Talos } from "../../ports/talos.ts";
 import type { Binding } from "../../domain/health/policy_schema.ts";
 import { selectNodes } from "../../domain/health/readers/common.ts";
-import type { HealthEvidence, KubeView, TalosView } from "../../domain/health/types.ts";
+import type { HealthEvidence, KubeView, RouteView, TalosView } from "../../domain/health/types.ts";
+import type { Kube } from "../../ports/kube.ts";
+import { RouteEvidence } from "./route_evidence.ts";
 import { KubeEvidence } from "./kube_evidence.ts";
 import { TalosEvidence } from "./talos_evidence.ts";
 import type { ListWatch } from "./watch_cache.ts";
@@ -13,9 +15,11 @@ const CP_LABEL = "node-role.kubernetes.io/control-plane";
 export class ClusterEvidence implements HealthEvidence {
   readonly kube: KubeEvidence;
   readonly talos: TalosEvidence | undefined;
+  /** Undefined when the Kubernetes client given has no proxy GET: route bindings stay unreadable. */
+  readonly routes: RouteEvidence | undefined;
 
   constructor(
-    kube: ListWatch,
+    kube: ListWatch & Partial<Pick<Kube, "proxyGet">>,
     talos: Pick<Talos, "version" | "serviceList" | "etcdMembers" | "etcdStatus"> | undefined,
     private readonly clock: Clock,
     /**
@@ -25,6 +29,10 @@ export class ClusterEvidence implements HealthEvidence {
     private readonly addresses: ReadonlyMap<string, string> = new Map(),
   ) {
     this.kube = new KubeEvidence(kube, clock);
+    const proxyGet = kube.proxyGet?.bind(kube);
+    this.routes = proxyGet
+      ? new RouteEvidence({ proxyGet }, clock, () => this.kube.view())
+      : undefined;
     this.talos = talos
       ? new TalosEvidence(talos, clock, (b) => this.#nodesFor(b), (n) => this.#targetOf(n))
       : undefined;
@@ -34,6 +42,12 @@ export class ClusterEvidence implements HealthEvidence {
     await this.kube.prepare(b);
     if (signal.aborted) return;
     await this.talos?.prepare(b, deadlineMs, signal);
+    if (signal.aborted) return;
+    await this.routes?.prepare(b, deadlineMs, signal);
+  }
+
+  routeView(): RouteView {
+    return this.routes?.view() ?? { get: () => undefined };
   }
 
   kubeView(): KubeView {

@@ -49,6 +49,8 @@ export function readOnlyGuard(c: { readonly kube: Kube; readonly talos: Talos })
     listPdbs: (opts) => k.listPdbs(opts),
     getObject: (ref, name, namespace, opts) => k.getObject(ref, name, namespace, opts),
     listObjects: (ref, opts) => k.listObjects(ref, opts),
+    // A GET through the proxy subresource: the health readers' named read-only routes.
+    proxyGet: (target, opts) => k.proxyGet(target, opts),
     watch: (ref, opts, onEvent) => k.watch(ref, opts, onEvent),
     cordon: (node) => refuse("kube", "cordon", node),
     uncordon: (node) => refuse("kube", "uncordon", node),

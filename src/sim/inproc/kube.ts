@@ -22,6 +22,9 @@ import type {
   KubeObject,
   KubePdb,
   KubePod,
+  KubeProxyAnswer,
+  KubeProxyOptions,
+  KubeProxyTarget,
   KubeResourceRef,
   KubeServerVersion,
   KubeWatchEnd,
@@ -176,6 +179,26 @@ export class InprocKube implements Kube {
     const t = this.#type(ref);
     const o = t && this.#o.store.get(t, ref.namespaced ? namespace : undefined, name);
     return Promise.resolve(o ? wire(o) as KubeObject : undefined);
+  }
+
+  /** The route model's answer, cut at `maxBytes` as the real adapter cuts it. */
+  proxyGet(target: KubeProxyTarget, opts: KubeProxyOptions): Promise<KubeProxyAnswer> {
+    const refused = this.#request("proxy", target.name);
+    if (refused) {
+      return Promise.resolve({
+        status: refused.code,
+        body: JSON.stringify(refused.body),
+        truncated: false,
+      });
+    }
+    const a = this.#o.controllers.routes.answer(this.#o.store, this.#o.controllers.pods, target);
+    const bytes = new TextEncoder().encode(a.body);
+    const truncated = bytes.length > opts.maxBytes;
+    return Promise.resolve({
+      status: a.status,
+      body: truncated ? new TextDecoder().decode(bytes.subarray(0, opts.maxBytes)) : a.body,
+      truncated,
+    });
   }
 
   listObjects(ref: KubeResourceRef, opts: KubeListOptions = {}): Promise<KubeList<KubeObject>> {

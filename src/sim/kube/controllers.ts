@@ -4,6 +4,7 @@
  * DaemonSet pods kept one per node, PDB status recomputed from pod readiness, and node
  * readiness/nodeInfo driven by the Talos side of the twin.
  */
+import { ProxyRoutes } from "./proxy_routes.ts";
 import type { SimClock } from "../clock.ts";
 import type { FaultSchedule } from "../faults.ts";
 import { matchesSelector } from "./selectors.ts";
@@ -25,6 +26,8 @@ export class Controllers {
   readonly pods: ResourceType;
   readonly nodes: ResourceType;
   readonly pdbs: ResourceType;
+  /** What the proxy subresource answers per route (products' health endpoints). */
+  readonly routes = new ProxyRoutes();
   #dirtyNs = new Set<string>();
   #flushQueued = false;
   #nameSeq = 0;

@@ -119,6 +119,7 @@ export function loadDescription(c: Controllers, described: ClusterDescription): 
     if (t.group === "apps") defaultWorkload(o);
     c.store.create(t, o);
   }
+  c.routes.load(d.spec.routes);
   expandWorkloads(c);
   for (const ns of namespaces) c.syncPdbs(ns);
   createNodeLeases(c);

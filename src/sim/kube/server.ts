@@ -16,6 +16,7 @@ import { discovery } from "./discovery.ts";
 import { evictPod, statusBody } from "./eviction.ts";
 import { loadDescription } from "./load.ts";
 import { deprecatedApiMetrics, servedVersion } from "./bootstrap.ts";
+import { parseProxyPath, type RouteTarget } from "./proxy_routes.ts";
 import { applyManaged, recordUpdate, SsaConflict } from "./ssa.ts";
 import { isLease, leaseRefusal } from "./lease.ts";
 import { jsonPatch, mergePatch, PatchError, strategicMerge } from "./patch.ts";
@@ -235,6 +236,8 @@ function authorized(ctx: Ctx, req: IncomingMessage): boolean {
 async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "https://sim");
   const q = url.searchParams, method = req.method ?? "GET";
+  const proxied = parseProxyPath(url.pathname);
+  if (proxied && method === "GET") return proxyGet(ctx, req, res, proxied);
   const r = route(ctx.store, url.pathname);
   const verb = verbOf(method, r, q, String(req.headers["content-type"] ?? ""));
   const { stats, opts } = ctx;
@@ -284,6 +287,17 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
     }
     throw e;
   }
+}
+
+/** A GET through the proxy subresource: counted as a read, answered from the route model. */
+function proxyGet(ctx: Ctx, req: IncomingMessage, res: ServerResponse, t: RouteTarget): void {
+  const { stats } = ctx;
+  stats.total++;
+  stats.byVerb["proxy"] = (stats.byVerb["proxy"] ?? 0) + 1;
+  if (!authorized(ctx, req)) return send(res, 401, statusBody(401, "Unauthorized", "Unauthorized"));
+  const a = ctx.controllers.routes.answer(ctx.store, ctx.controllers.pods, t);
+  res.writeHead(a.status, { "Content-Type": a.contentType, "Cache-Control": "no-cache, private" });
+  res.end(a.body);
 }
 
 function notFound(r: Route): HttpError {

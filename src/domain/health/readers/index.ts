@@ -5,6 +5,8 @@ import { readNodes } from "./nodes.ts";
 import { readPdbFeasibility } from "./pdb.ts";
 import { readNodeVersions, readTalosEtcd, readTalosServices } from "./talos.ts";
 import { readWorkloads } from "./workloads.ts";
+import { readBrokerStreams, readObjectStoreEndpoint } from "./routes.ts";
+import { readMetricsStorage, readMqttCluster } from "./products.ts";
 
 /** Evaluates one binding over the evidence in `inputs` (pure). */
 export function readBinding(b: Binding, inputs: ReadInputs, startedAtMs: number): BindingResult {
@@ -23,5 +25,13 @@ export function readBinding(b: Binding, inputs: ReadInputs, startedAtMs: number)
       return readTalosServices(b, inputs, startedAtMs);
     case "node-versions":
       return readNodeVersions(b, inputs, startedAtMs);
+    case "object-store-endpoint":
+      return readObjectStoreEndpoint(b, inputs, startedAtMs);
+    case "broker-streams":
+      return readBrokerStreams(b, inputs, startedAtMs);
+    case "metrics-storage":
+      return readMetricsStorage(b, inputs, startedAtMs);
+    case "mqtt-cluster":
+      return readMqttCluster(b, inputs, startedAtMs);
   }
 }
