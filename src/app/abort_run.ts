@@ -4,8 +4,8 @@
  */
 import type { Journal } from "../ports/journal.ts";
 
-/** The libSQL journal at `url`, loaded lazily so other commands do not load the adapter. */
+/** The journal at `url` (libSQL or PostgreSQL), loaded lazily so other commands do not load it. */
 export async function openJournalForAbort(url: string, nowMs: number): Promise<Journal> {
-  const { openJournal, cryptoIdSource } = await import("../adapters/journal/libsql_journal.ts");
+  const { openJournal, cryptoIdSource } = await import("../adapters/journal/by_url.ts");
   return await openJournal({ url, ids: cryptoIdSource(), nowMs, migrate: false });
 }

@@ -67,7 +67,7 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
   const m = await import("./run_plan.ts");
   const run = await import("../engine/executor/run_plan.ts");
   if (o.policyPath !== undefined) await m.requireBoundPolicy(o.policyPath, parsed.plan);
-  const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
+  const { openJournal } = await import("../adapters/journal/by_url.ts");
   const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
   const { SystemClock } = await import("../adapters/clock/system_clock.ts");
   const { JsonLogger } = await import("../adapters/log/json_logger.ts");

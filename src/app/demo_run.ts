@@ -5,7 +5,7 @@
 import { previewReportPath } from "../adapters/git/plan_paths.ts";
 import { join } from "node:path";
 import { gitOrThrow, gitText } from "../adapters/git/run_git.ts";
-import { cryptoIdSource, openJournal } from "../adapters/journal/libsql_journal.ts";
+import { cryptoIdSource, openJournal } from "../adapters/journal/by_url.ts";
 import { JsonLogger } from "../adapters/log/json_logger.ts";
 import { buildPresets, type FaultPresetName } from "../sim/fault_presets.ts";
 import type { Journal } from "../ports/journal.ts";

@@ -4,12 +4,13 @@ import { CairnError } from "../domain/errors.ts";
 
 /**
  * Opens the journal at `url` read-mostly: it is never migrated implicitly, so a reader never
- * changes the schema under a running controller. The libSQL adapter is imported here, lazily,
- * so that commands which never open a journal do not load it.
+ * changes the schema under a running controller. The store the URL names (libSQL or PostgreSQL,
+ * `adapters/journal/by_url.ts`) is imported here, lazily, so that commands which never open a
+ * journal do not load it.
  */
 export async function openJournalForReading(url: string, nowMs: number): Promise<Journal> {
   await refuseMissingFile(url);
-  const { openJournal, cryptoIdSource } = await import("../adapters/journal/libsql_journal.ts");
+  const { openJournal, cryptoIdSource } = await import("../adapters/journal/by_url.ts");
   return await openJournal({ url, ids: cryptoIdSource(), nowMs, migrate: false });
 }
 

@@ -51,7 +51,7 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
   const { SystemClock } = await import("../adapters/clock/system_clock.ts");
   const { JsonLogger } = await import("../adapters/log/json_logger.ts");
   const { createCairnMetrics } = await import("../adapters/metrics/cairn_metrics.ts");
-  const { cryptoIdSource, openJournal } = await import("../adapters/journal/libsql_journal.ts");
+  const { cryptoIdSource, openJournal } = await import("../adapters/journal/by_url.ts");
   const { startOpsServer } = await import("../adapters/http/ops_server.ts");
   const { connectCluster } = await import("./run_plan.ts");
   const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");

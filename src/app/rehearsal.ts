@@ -87,7 +87,7 @@ async function wire(
   twin: TwinProcess,
   closers: Array<() => Promise<unknown> | void>,
 ): Promise<Rehearsal> {
-  const { openJournal } = await import("../adapters/journal/libsql_journal.ts");
+  const { openJournal } = await import("../adapters/journal/by_url.ts");
   const { cryptoIdSource } = await import("../adapters/journal/ids.ts");
   const { parsePlan } = await import("../domain/plan/parse.ts");
   const { asTalosUpgrade, authorizeBeforeBind, bindPlan, executePlan } = await import(

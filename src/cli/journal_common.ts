@@ -5,12 +5,16 @@
 import type { Journal } from "../ports/journal.ts";
 import { type CommandIO, type ParsedArgs, UsageError } from "./command.ts";
 
-/** `--journal URL` (or CAIRN_JOURNAL): `file:…`, a path, `libsql://…` or `http(s)://…`. */
+/**
+ * `--journal URL` (or CAIRN_JOURNAL): `file:…`, a path, `libsql://…`, `http(s)://…` or
+ * `postgres://…`.
+ */
 export const JOURNAL_OPTION = { journal: { type: "string", short: "j" } } as const;
 
 /** Help text for the journal flag. */
 export const JOURNAL_HELP =
-  "  --journal, -j URL   journal location: file:PATH, a path, libsql://… or http(s)://…\n" +
+  "  --journal, -j URL   journal location: file:PATH, a path, libsql://…, http(s)://… or\n" +
+  "                      postgres://USER[:PASSWORD]@HOST[:PORT]/DB\n" +
   "                      (default: $CAIRN_JOURNAL)";
 
 /** The journal location from the flag or the environment. */

@@ -33,7 +33,8 @@ JSON logs go to stderr.
                         KUBECONFIG, CAIRN_TALOSCONFIG or TALOSCONFIG)
   --context NAME, --talos-context NAME
                         contexts other than the files' current ones (kubeContext, talosContext)
-  --journal URL         journal (journalUrl, CAIRN_JOURNAL; default file:<stateDir>/journal.db)
+  --journal URL         journal (journalUrl, CAIRN_JOURNAL; default file:<stateDir>/journal.db;
+                        postgres://… for a journal several replicas share)
   --evidence-cache DIR  evidence cache the plans' bound evidence manifests are checked against
                         offline (evidenceCacheDir, CAIRN_EVIDENCE_CACHE; default <stateDir>/evidence)
 

@@ -517,7 +517,7 @@ export interface Journal extends JournalHistory {
 
 /** Options to open a journal. */
 export interface OpenJournalOptions {
-  /** `file:…`, `:memory:`, `libsql://…` or `http(s)://…`. */
+  /** `file:…`, `:memory:`, `libsql://…`, `http(s)://…` or `postgres://…`. */
   readonly url: string;
   /** Mints epochs and record ids (`ep_…`, `op_…`, `att_…`). */
   readonly ids: IdSource;

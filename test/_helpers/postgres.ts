@@ -16,8 +16,8 @@ export interface PostgresServer {
   readonly port: number;
   /** The URL of database `db` on this server (superuser `cairn`, no password). */
   url(db?: string): string;
-  /** Creates a new empty database and returns its URL. */
-  newDatabase(prefix?: string): Promise<string>;
+  /** Creates a new database (empty, or a copy of database `template`) and returns its URL. */
+  newDatabase(prefix?: string, template?: string): Promise<string>;
   /** Stops the server (fast shutdown) and removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -183,12 +183,13 @@ async function launch(
   return {
     port,
     url,
-    async newDatabase(prefix = "j") {
+    async newDatabase(prefix = "j", template?: string) {
       const name = `${prefix}_${++databases}_${crypto.randomUUID().slice(0, 8)}`;
       const c = new pg.Client({ connectionString: url() });
       await c.connect();
       try {
-        await c.query(`CREATE DATABASE "${name}"`);
+        const from = template === undefined ? "" : ` TEMPLATE "${template}"`;
+        await c.query(`CREATE DATABASE "${name}"${from}`);
       } finally {
         await c.end();
       }

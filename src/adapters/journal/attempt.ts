@@ -67,12 +67,15 @@ export async function loadForAttempt(
   operationId: string,
   evidenceId: string,
 ): Promise<AttemptRead> {
-  const planJson = sql.raw(PLAN_COLUMNS.map((c) => `'${c}', p.${c}`).join(", "));
+  // Plain prefixed columns rather than a JSON object, so the statement is the same SQL on
+  // libSQL and PostgreSQL.
+  const planCols = sql.raw(PLAN_COLUMNS.map((c) => `pl.${c} AS p_${c}`).join(", "));
   const kinds = sql.join(RECLASSIFYING.map((k) => sql.lit(k)));
   const r = await sql<
-    OperationTable & AuthorityRow & {
-      inst: string;
-      plan: string | null;
+    OperationTable & AuthorityRow & PrefixedPlan & {
+      inst_epoch: string;
+      inst_recovery_mode: number;
+      inst_created_at_ms: number;
       later_seq: number | null;
       later_kind: string | null;
       head_seq: number | null;
@@ -81,17 +84,18 @@ export async function loadForAttempt(
     }
   >`
     SELECT o.*,
-      json_object('id', i.id, 'epoch', i.epoch, 'recovery_mode', i.recovery_mode,
-        'created_at_ms', i.created_at_ms) AS inst,
-      (SELECT json_object(${planJson}) FROM plans p WHERE p.digest = o.plan_digest) AS plan,
+      i.epoch AS inst_epoch, i.recovery_mode AS inst_recovery_mode,
+      i.created_at_ms AS inst_created_at_ms,
+      ${planCols},
       ${authorityColumns(sql.ref("pl.name"), sql.ref("i.epoch"))},
       CASE WHEN o.safe_retry_revision IS NULL THEN NULL ELSE
         (SELECT l.seq FROM events l WHERE l.machine = o.machine
-          AND l.revision > o.safe_retry_revision AND l.kind IN (${kinds}) LIMIT 1) END AS later_seq,
+          AND l.revision > o.safe_retry_revision AND l.kind IN (${kinds})
+          ORDER BY l.seq LIMIT 1) END AS later_seq,
       CASE WHEN o.safe_retry_revision IS NULL THEN NULL ELSE
         (SELECT l.kind FROM events l WHERE l.machine = o.machine
-          AND l.revision > o.safe_retry_revision AND l.kind IN (${kinds}) LIMIT 1) END
-        AS later_kind,
+          AND l.revision > o.safe_retry_revision AND l.kind IN (${kinds})
+          ORDER BY l.seq LIMIT 1) END AS later_kind,
       (SELECT seq FROM events ORDER BY seq DESC LIMIT 1) AS head_seq,
       (SELECT hash FROM events ORDER BY seq DESC LIMIT 1) AS head_hash,
       (SELECT revision_counter FROM machines m2 WHERE m2.machine = o.machine) AS machine_rev
@@ -101,14 +105,23 @@ export async function loadForAttempt(
       LEFT JOIN observations e ON e.id = ${evidenceId}
     WHERE o.id = ${operationId}`.execute(db);
   const row = r.rows[0] ?? fail("OperationNotFound", `no operation ${operationId} in the journal`);
-  const { inst, plan, later_seq, later_kind, head_seq, head_hash, machine_rev, ...rest } = row;
-  const { bound_digest, ev_id, ev_machine, ev_purpose, ev_plan, ev_digest, ev_at, ...rest2 } = rest;
-  const { newer_id, frozen, scope_state, ...op } = rest2;
+  const { inst_epoch, inst_recovery_mode, inst_created_at_ms, ...r1 } = row;
+  const { later_seq, later_kind, head_seq, head_hash, machine_rev, ...r2 } = r1;
+  const { bound_digest, ev_id, ev_machine, ev_purpose, ev_plan, ev_digest, ev_at, ...r3 } = r2;
+  const { newer_id, frozen, scope_state, ...r4 } = r3;
+  const plan = unprefixPlan(r4);
+  const op = Object.fromEntries(
+    Object.entries(r4).filter(([k]) => !k.startsWith("p_")),
+  ) as unknown as OperationTable;
   return {
-    inst: JSON.parse(inst) as InstallationTable,
+    inst: {
+      id: 1,
+      epoch: inst_epoch,
+      recovery_mode: inst_recovery_mode,
+      created_at_ms: inst_created_at_ms,
+    },
     op,
-    // the plan's bytes and signatures are not needed to decide an attempt
-    plan: plan === null ? undefined : { bytes: "", signatures: "", ...JSON.parse(plan) },
+    plan,
     authority: {
       bound_digest,
       ev_id,
@@ -127,8 +140,22 @@ export async function loadForAttempt(
   };
 }
 
+type PrefixedPlan = { [K in (typeof PLAN_COLUMNS)[number] as `p_${K}`]: PlanTable[K] | null };
+
+/** The plan read under `p_` prefixes, or undefined when the LEFT JOIN found none. */
+function unprefixPlan(row: PrefixedPlan): PlanTable | undefined {
+  if (row.p_digest === null) return undefined;
+  const plan: Record<string, unknown> = { bytes: "", signatures: "" };
+  // the plan's bytes and signatures are not needed to decide an attempt
+  for (const c of PLAN_COLUMNS) plan[c] = row[`p_${c}`];
+  return plan as unknown as PlanTable;
+}
+
 /** Comparisons 1–3, 6, 9 and 8 on what was read; the plan when they all pass. */
-function judgeAttempt(input: AttemptInput, read: AttemptRead): Refused | { plan: PlanTable } {
+export function judgeAttempt(
+  input: AttemptInput,
+  read: AttemptRead,
+): Refused | { plan: PlanTable } {
   if (input.transportDeadlineMs > input.verificationDeadlineMs) {
     throw new RangeError("the transport deadline must not be after the verification deadline");
   }
@@ -171,10 +198,10 @@ function fencedUpdate(op: OperationTable, t: OwnerToken, maxAttempts: number) {
           AND safe_retry_gen = owner_gen)
         OR (state = 'sending' AND NOT EXISTS (SELECT 1 FROM attempts a
           WHERE a.operation_id = operations.id
-            AND (accounted_by IS NULL OR response_class IS NOT 'accepted'))))`;
+            AND (accounted_by IS NULL OR response_class IS DISTINCT FROM 'accepted'))))`;
 }
 
-function attemptRow(id: string, input: AttemptInput, op: OperationTable) {
+export function attemptRow(id: string, input: AttemptInput, op: OperationTable) {
   const t = input.token;
   return {
     id,
@@ -199,7 +226,7 @@ function attemptRow(id: string, input: AttemptInput, op: OperationTable) {
   };
 }
 
-function attemptEventBody(row: ReturnType<typeof attemptRow>, from: string) {
+export function attemptEventBody(row: ReturnType<typeof attemptRow>, from: string) {
   return { attempt: row.id, number: row.number, phase: row.phase, from, to: "sending" };
 }
 

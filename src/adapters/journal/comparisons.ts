@@ -70,7 +70,8 @@ export function authorityColumns(name: unknown, epoch: unknown) {
       e.id AS ev_id, e.machine AS ev_machine, e.purpose AS ev_purpose,
       e.plan_digest AS ev_plan, e.digest AS ev_digest, e.observed_at_ms AS ev_at,
       (SELECT n.id FROM observations n WHERE n.machine = e.machine AND n.basis > e.basis
-        AND n.digest != e.digest AND n.purpose != 'health' LIMIT 1) AS newer_id,
+        AND n.digest != e.digest AND n.purpose != 'health' ORDER BY n.basis, n.id LIMIT 1)
+        AS newer_id,
       (SELECT frozen FROM machines m WHERE m.machine = e.machine) AS frozen,
       (SELECT state FROM recovery_scopes s WHERE s.machine = e.machine AND s.epoch = ${epoch})
         AS scope_state`;
@@ -83,7 +84,7 @@ async function readAuthority(
   epoch: string,
 ): Promise<AuthorityRow> {
   const r = await sql<AuthorityRow>`SELECT ${authorityColumns(plan.name, epoch)}
-    FROM (SELECT 1) LEFT JOIN observations e ON e.id = ${evidenceId}`.execute(tx);
+    FROM (SELECT 1) AS one LEFT JOIN observations e ON e.id = ${evidenceId}`.execute(tx);
   return r.rows[0]!;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The journal's typed read models (`ports/journal_history.ts`), assembled from its tables and
- * its timeline in one read transaction, so a report sees one consistent moment. Event bodies are
+ * its timeline in one read transaction (`Snapshot`), so a report sees one consistent moment. Event bodies are
  * parsed here, once; callers never read tables or columns by name.
  */
 import type { Kysely } from "kysely";
@@ -29,13 +29,14 @@ import type {
 import type { EventTable, JournalDB, ObservationTable, PlanTable } from "./schema.ts";
 import { readRolloutEvents } from "./beside.ts";
 import { isVerdict, type Verdict } from "../../domain/verdict.ts";
+import type { Snapshot } from "./store.ts";
 
 /** Reads the history of plan `digest`; undefined when the journal never recorded it. */
 export function readPlanHistory(
-  db: Kysely<JournalDB>,
+  snapshot: Snapshot,
   digest: string,
 ): Promise<PlanHistory | undefined> {
-  return db.transaction().execute(async (tx) => {
+  return snapshot(async (tx) => {
     const p = await tx.selectFrom("plans").selectAll().where("digest", "=", digest)
       .executeTakeFirst();
     if (!p) return undefined;

@@ -7,6 +7,7 @@ import { appendEvent } from "./hash_chain.ts";
 import { fail } from "./rows.ts";
 import type { JournalDB } from "./schema.ts";
 import { assertKnownSchema, LATEST_SCHEMA, migrate, schemaVersion } from "./migrations/mod.ts";
+import { describeJournalUrl } from "./url.ts";
 
 /** True for an embedded file URL (pragmas apply; remote servers manage their own durability). */
 export function isFileUrl(url: string): boolean {
@@ -57,7 +58,10 @@ export async function connectWithClient(
   try {
     client = createClient({ url, concurrency: 1, timeout: BUSY_TIMEOUT_MS });
   } catch (e) {
-    fail("JournalUnavailable", `cannot open journal ${url}: ${(e as Error).message}`);
+    fail(
+      "JournalUnavailable",
+      `cannot open journal ${describeJournalUrl(url)}: ${(e as Error).message}`,
+    );
   }
   const db = new Kysely<JournalDB>({ dialect: new LibsqlDialect({ client: client as never }) });
   if (isFileUrl(url)) {
@@ -74,12 +78,13 @@ export async function prepare(
   a: { url: string; migrate: boolean; ids: IdSource; nowMs: number },
 ): Promise<void> {
   const v = await schemaVersion(db as Kysely<unknown>);
-  assertKnownSchema(v, a.url);
+  const where = describeJournalUrl(a.url);
+  assertKnownSchema(v, where);
   if (v < LATEST_SCHEMA) {
     if (!a.migrate) {
-      fail("JournalUnmigrated", `journal ${a.url} is at schema ${v}, code needs ${LATEST_SCHEMA}`);
+      fail("JournalUnmigrated", `journal ${where} is at schema ${v}, code needs ${LATEST_SCHEMA}`);
     }
-    await serialise(a.url, () => migrate(db as Kysely<unknown>, a.url));
+    await serialise(a.url, () => migrate(db as Kysely<unknown>, where));
   }
   await serialise(a.url, () =>
     db.transaction().execute(async (tx) => {

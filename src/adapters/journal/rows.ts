@@ -139,7 +139,7 @@ export async function nextRevision(
 ): Promise<{ revision: number; head: { seq: number; hash: string } | null }> {
   const r = await sql<{ revision_counter: number; seq: number | null; hash: string | null }>`
     INSERT INTO machines (machine, revision_counter, frozen) VALUES (${machine}, 1, 0)
-    ON CONFLICT (machine) DO UPDATE SET revision_counter = revision_counter + 1
+    ON CONFLICT (machine) DO UPDATE SET revision_counter = machines.revision_counter + 1
     RETURNING revision_counter,
       (SELECT seq FROM events ORDER BY seq DESC LIMIT 1) AS seq,
       (SELECT hash FROM events ORDER BY seq DESC LIMIT 1) AS hash`.execute(tx);

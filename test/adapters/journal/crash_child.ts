@@ -7,7 +7,7 @@
  *
  * Usage: crash_child.ts URL SCENARIO POINT|list
  */
-import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { openJournal } from "../../../src/adapters/journal/by_url.ts";
 import {
   approvedPlan,
   attemptInput,

@@ -1,12 +1,19 @@
 /**
  * Crash tests: a child process is killed with SIGKILL at every write point of a commitment, an
  * attempt and a takeover (a stdout handshake, no sleeps). The journal must then open, verify, and
- * hold either the whole transaction or none of it.
+ * hold either the whole transaction or none of it. On a libSQL file and on PostgreSQL (where the
+ * server rolls back the dead client's open transaction).
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { openJournal } from "../../../src/adapters/journal/by_url.ts";
 import type { Journal } from "../../../src/ports/journal.ts";
 import { counterIds, T0 } from "../../_helpers/journal_world.ts";
+import {
+  type JournalStoreKind,
+  LIBSQL_FILE,
+  postgresStore,
+} from "../../_helpers/journal_stores.ts";
+import { sharedPostgres } from "../../_helpers/postgres.ts";
 
 const CHILD = new URL("./crash_child.ts", import.meta.url).pathname;
 const SCENARIOS = ["commit", "attempt", "takeover"] as const;
@@ -73,30 +80,38 @@ async function outcome(j: Journal, s: Scenario): Promise<"none" | "whole"> {
   return whole ? "whole" : "none";
 }
 
-Deno.test("SIGKILL at every write point leaves each transaction whole or absent", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "cairn-crash-" });
-  try {
-    for (const s of SCENARIOS) {
-      const listUrl = `file:${dir}/${s}-list.db`;
-      const points = (await runChild([listUrl, s, "list"], null))
-        .filter((l) => l.startsWith("point ")).map((l) => l.slice(6));
-      assert(points.includes(`${s}:before-commit`) && points.includes(`${s}:after-commit`));
-      for (const p of points) {
-        const url = `file:${dir}/${s}-${p.replace(/[^a-z-]/g, "_")}.db`;
-        await runChild([url, s, p], `waiting ${p}`);
-        const j = await openJournal({ url, ids: counterIds("v"), nowMs: T0, migrate: false });
-        try {
-          const chain = await j.verifyChain();
-          assert(chain.ok, `${s} killed at ${p}: chain broken`);
-          const got = await outcome(j, s);
-          // Everything before the commit point is rolled back; after it, durable.
-          assertEquals(got, p.endsWith("after-commit") ? "whole" : "none", `${s} at ${p}`);
-        } finally {
-          await j.close();
+const STORES: readonly JournalStoreKind[] = [LIBSQL_FILE, postgresStore(await sharedPostgres())];
+
+for (const store of STORES) {
+  Deno.test(`${store.name}: SIGKILL at every write point leaves each transaction whole or absent`, async () => {
+    const made: (() => Promise<void>)[] = [];
+    const fresh = async () => {
+      const f = await store.fresh();
+      made.push(f.dispose);
+      return f.url;
+    };
+    try {
+      for (const s of SCENARIOS) {
+        const points = (await runChild([await fresh(), s, "list"], null))
+          .filter((l) => l.startsWith("point ")).map((l) => l.slice(6));
+        assert(points.includes(`${s}:before-commit`) && points.includes(`${s}:after-commit`));
+        for (const p of points) {
+          const url = await fresh();
+          await runChild([url, s, p], `waiting ${p}`);
+          const j = await openJournal({ url, ids: counterIds("v"), nowMs: T0, migrate: false });
+          try {
+            const chain = await j.verifyChain();
+            assert(chain.ok, `${s} killed at ${p}: chain broken`);
+            const got = await outcome(j, s);
+            // Everything before the commit point is rolled back; after it, durable.
+            assertEquals(got, p.endsWith("after-commit") ? "whole" : "none", `${s} at ${p}`);
+          } finally {
+            await j.close();
+          }
         }
       }
+    } finally {
+      for (const d of made) await d();
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  });
+}

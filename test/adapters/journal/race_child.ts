@@ -6,7 +6,7 @@
  *
  * Usage: race_child.ts URL OP SEEN EPOCH OWNER
  */
-import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { openJournal } from "../../../src/adapters/journal/by_url.ts";
 import { CONTROLLER, counterIds, T0 } from "../../_helpers/journal_world.ts";
 
 const [url, op, seen, epoch, owner] = Deno.args;

@@ -1,0 +1,202 @@
+/**
+ * The journal on PostgreSQL (`postgres://…` / `postgresql://…`): the `JournalStore` under
+ * `KyselyJournal`, through kysely's PostgreSQL dialect and node-postgres.
+ *
+ * Concurrency is PostgreSQL's own, never a lock in this process: every write transaction first
+ * locks the installation row (`SELECT … FOR UPDATE`), so writers from any number of processes and
+ * connections commit one after another, each reading (READ COMMITTED, a fresh snapshot per
+ * statement) everything committed before it, as SQLite's `BEGIN IMMEDIATE` gives the libSQL
+ * journal; the fenced UPDATEs decide admission inside that order. The attempt transaction's hot
+ * path (`pg_attempt.ts`) is one read and one statement that takes the same lock. Reads that must
+ * see one moment (a plan's history) run REPEATABLE READ, READ ONLY.
+ *
+ * A session that stalls inside a transaction (a process stopped by SIGSTOP while it holds the
+ * lock) is ended by the server after `IDLE_IN_TRANSACTION_MS`, which rolls its transaction back,
+ * so one stuck replica cannot hold every other writer forever.
+ */
+import pg from "pg";
+import { Kysely, PostgresDialect, sql, type Transaction } from "kysely";
+import { CairnError } from "../../../domain/errors.ts";
+import type { IdSource } from "../../../ports/clock.ts";
+import type { AttemptInput, Journal, OpenJournalOptions } from "../../../ports/journal.ts";
+import { attemptTx, loadForAttempt } from "../attempt.ts";
+import { appendEvent } from "../hash_chain.ts";
+import { KyselyJournal } from "../kysely_journal.ts";
+import { assertKnownSchema, LATEST_SCHEMA } from "../migrations/mod.ts";
+import { fail } from "../rows.ts";
+import type { InstallationTable, JournalDB } from "../schema.ts";
+import type { AttemptOutcome, JournalStore } from "../store.ts";
+import { describeJournalUrl } from "../url.ts";
+import { MIGRATION_LOCK, pgMigrate, pgSchemaVersion } from "./migrations.ts";
+import { pgAttemptBatched } from "./pg_attempt.ts";
+
+/** Connections per process: the reconciler's writes are sequential; reads may overlap them. */
+const POOL_SIZE = 4;
+/** How long connecting may take before the journal is reported unavailable. */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** A session idle inside a transaction this long is ended by the server (see the module doc). */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+/** Batched attempts tried before an interactive transaction (only another writer races). */
+const ATTEMPT_BATCH_TRIES = 3;
+
+/** BIGINT (OID 20) as a JS number: every integer the journal stores is a safe integer. */
+const INT8_OID = 20;
+function parseInt8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`journal integer ${text} is out of range`);
+  return n;
+}
+
+function connect(url: string): Kysely<JournalDB> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID && format !== "binary"
+          ? parseInt8
+          : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle pooled connection that breaks (server restart) must not crash the process; the next
+  // query on the pool opens a new one or fails where it is awaited.
+  pool.on("error", () => undefined);
+  return new Kysely<JournalDB>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * Errors while opening name the journal by its redacted URL and never carry the password,
+ * whatever the driver put into its message.
+ */
+function unavailable(e: unknown, url: string, where: string): CairnError {
+  if (e instanceof CairnError) return e;
+  let message = e instanceof Error ? e.message : String(e);
+  const password = passwordOf(url);
+  if (password) {
+    for (const p of new Set([password, decodeURIComponent(password)])) {
+      message = message.replaceAll(p, "***");
+    }
+  }
+  return new CairnError({
+    reason: "JournalUnavailable",
+    message: `cannot open journal ${where}: ${message}`,
+  });
+}
+
+function passwordOf(url: string): string {
+  try {
+    return new URL(url).password;
+  } catch {
+    return "";
+  }
+}
+
+/** Opens (and by default migrates) a PostgreSQL journal. */
+export async function openPgJournal(opts: OpenJournalOptions): Promise<Journal> {
+  const where = describeJournalUrl(opts.url);
+  const db = connect(opts.url);
+  try {
+    await prepare(db, { where, migrate: opts.migrate ?? true, ids: opts.ids, nowMs: opts.nowMs });
+  } catch (e) {
+    await db.destroy().catch(() => undefined);
+    throw unavailable(e, opts.url, where);
+  }
+  return new KyselyJournal(new PgStore(db), { ids: opts.ids, point: opts.writePoint });
+}
+
+/** Applies pending migrations to the PostgreSQL journal at `url`; the versions before and after. */
+export async function migratePgJournal(
+  url: string,
+  a: { ids: IdSource; nowMs: number },
+): Promise<{ from: number; to: number }> {
+  const where = describeJournalUrl(url);
+  const db = connect(url);
+  try {
+    const from = await pgSchemaVersion(db as Kysely<unknown>);
+    await prepare(db, { where, migrate: true, ids: a.ids, nowMs: a.nowMs });
+    return { from, to: LATEST_SCHEMA };
+  } catch (e) {
+    throw unavailable(e, url, where);
+  } finally {
+    await db.destroy().catch(() => undefined);
+  }
+}
+
+/** Migrates (or checks) the schema and mints the first epoch of a new journal. */
+async function prepare(
+  db: Kysely<JournalDB>,
+  a: { where: string; migrate: boolean; ids: IdSource; nowMs: number },
+): Promise<void> {
+  const v = await pgSchemaVersion(db as Kysely<unknown>);
+  assertKnownSchema(v, a.where);
+  if (v < LATEST_SCHEMA) {
+    if (!a.migrate) {
+      fail(
+        "JournalUnmigrated",
+        `journal ${a.where} is at schema ${v}, code needs ${LATEST_SCHEMA}`,
+      );
+    }
+    await pgMigrate(db as Kysely<unknown>, a.where);
+  }
+  await db.transaction().execute(async (tx) => {
+    // Two processes creating one journal: the second finds the first's installation row.
+    await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(tx);
+    const inst = await tx.selectFrom("installation").select("id").executeTakeFirst();
+    if (inst) return;
+    const epoch = a.ids.newId("ep");
+    await tx.insertInto("installation")
+      .values({ id: 1, epoch, recovery_mode: 0, created_at_ms: a.nowMs }).execute();
+    await tx.insertInto("epochs").values({ epoch, minted_at_ms: a.nowMs, reason: "creation" })
+      .execute();
+    await appendEvent(tx, {
+      atMs: a.nowMs,
+      kind: "journal-created",
+      epoch,
+      actor: "cairn",
+      body: { epoch, schema: LATEST_SCHEMA },
+    });
+  });
+}
+
+class PgStore implements JournalStore {
+  readonly db: Kysely<JournalDB>;
+
+  constructor(db: Kysely<JournalDB>) {
+    this.db = db;
+  }
+
+  /** The installation row locked first: every writer of the journal queues on it. */
+  write<T>(fn: (tx: Transaction<JournalDB>, inst: InstallationTable) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(async (tx) => {
+      const inst = await tx.selectFrom("installation").selectAll().where("id", "=", 1)
+        .forUpdate().executeTakeFirstOrThrow();
+      return await fn(tx, inst);
+    });
+  }
+
+  readonly snapshot: JournalStore["snapshot"] = (fn) =>
+    this.db.transaction().setIsolationLevel("repeatable read").setAccessMode("read only")
+      .execute(fn);
+
+  async attempt(
+    input: AttemptInput,
+    a: { newId: (prefix: string) => string; point: (name: string) => Promise<void> },
+  ): Promise<AttemptOutcome> {
+    for (let i = 0; i < ATTEMPT_BATCH_TRIES; i++) {
+      const b = await pgAttemptBatched({ db: this.db, ...a }, input);
+      if (b.kind === "done") return { ok: true, attempt: b.attempt };
+      if (b.kind === "decide-under-lock") break;
+    }
+    return await this.write(async (tx) => {
+      const read = await loadForAttempt(tx, input.operationId, input.evidenceId);
+      const ctx = { tx, inst: read.inst, ids: { newId: a.newId }, point: a.point };
+      return await attemptTx(ctx, input, read);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+}
