@@ -60,12 +60,20 @@ async function run(o: {
   talos?: string;
   nodes?: string[];
   faults?: Fault[];
+  /** Node version (default: the plan's). */
+  nodeTalos?: string;
+  /** The bytes the repository serves at the patch path (default: the bound patch). */
+  served?: string;
+  /** Changes the twin before the run. */
+  before?: (twin: InprocTwin) => void;
 }): Promise<World> {
   const desc: ClusterDescription = ClusterDescriptionSchema.parse(
     parse(await Deno.readTextFile(join(ROOT, "fixtures/clusters/home-ops.yaml"))),
   );
-  if (o.talos) { for (const n of desc.spec.nodes) n.talosVersion = o.talos; }
+  const nodeTalos = o.nodeTalos ?? o.talos;
+  if (nodeTalos) { for (const n of desc.spec.nodes) n.talosVersion = nodeTalos; }
   const twin = startInprocTwin({ description: desc, ...(o.faults ? { faults: o.faults } : {}) });
+  o.before?.(twin);
   const journal = await openJournal({
     url: ":memory:",
     ids: counterIds(),
@@ -94,7 +102,12 @@ async function run(o: {
     journal,
     bound,
     cluster: inprocCluster(twin),
-    authority: { bytes, signatures: "", requiredApprovals: 1, files: filesWith(o.patch) },
+    authority: {
+      bytes,
+      signatures: "",
+      requiredApprovals: 1,
+      files: filesWith(o.served ?? o.patch),
+    },
     ...inprocExecutionTiming(twin),
     log: new MemoryLogger(),
     owner: "ctl_test",
@@ -257,6 +270,41 @@ Deno.test("a declared class the diff does not have is refused before any write",
   try {
     const n = w.out.nodes[0]!;
     assertEquals(n.reason, "ConfigApplyModeMismatch");
+    assertEquals(w.twin.talos.stats.totalMutating, 0);
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("a patch that is not the bound bytes is refused before any write", async () => {
+  const w = await run({ patch: NTP, served: NTP.replace("pool", "evil"), nodes: ["worker-1"] });
+  try {
+    assertEquals(w.out.state, "refused");
+    assertEquals(w.out.nodes[0]!.reason, "ConfigPatchDigestMismatch");
+    assertEquals(w.twin.talos.stats.totalMutating, 0);
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("a node that runs another version than the plan names is refused before any write", async () => {
+  const w = await run({ patch: NTP, nodeTalos: "v1.14.2", nodes: ["worker-1"] });
+  try {
+    assertEquals(w.out.nodes[0]!.reason, "NodeVersionUnexpected");
+    assertEquals(w.twin.talos.stats.totalMutating, 0);
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("a staged change already pending on the node holds: it would be overwritten unseen", async () => {
+  const w = await run({
+    patch: NTP,
+    nodes: ["worker-1"],
+    before: (twin) => twin.cluster.nodes.get("worker-1")!.machineConfig.stage("machine: {}\n"),
+  });
+  try {
+    assertEquals(w.out.nodes[0]!.reason, "ConfigStagedPending");
     assertEquals(w.twin.talos.stats.totalMutating, 0);
   } finally {
     await close(w);
