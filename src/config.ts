@@ -126,6 +126,52 @@ export const ConfigSchema = z.strictObject({
   hookSecretPath: z.string().min(1).optional(),
   /** Minimum log level. `info` logs milestones without per-round chatter. */
   logLevel: z.enum(LOG_LEVELS).default("info"),
+  /**
+   * Deadline of each git network call (fetch, push), in seconds. A remote that accepts the
+   * connection and never answers costs at most this; `/readyz` turns not-ready once a fetch has
+   * run this long. 60 covers a slow fetch of a plan repository with room to spare.
+   */
+  gitTimeoutSeconds: z.int().min(1).max(3_600).default(60),
+  /**
+   * Leader election among replicas sharing one journal (a Kubernetes Lease). Unset: this is the
+   * only replica and always leads. Only the leader binds and executes merged plans; standbys
+   * keep previewing. The journal's fencing, not the Lease, is what stops a deposed leader.
+   */
+  leaderElection: z.strictObject({
+    /** Namespace of the Lease (where cairn runs). */
+    namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "not a namespace name"),
+    /** Name of the Lease. */
+    name: z.string().regex(/^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/, "not an object name")
+      .default("cairn-leader"),
+    /**
+     * This replica's name in the Lease (a random suffix is added per process, so a restart is
+     * a new candidate). Default: the host name, which is the pod name in Kubernetes.
+     */
+    identity: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, "letters, digits, '.', '_', '-'")
+      .optional(),
+    /** How long a held Lease must stay unrenewed before a standby takes it (client-go: 15). */
+    leaseDurationSeconds: z.int().min(2).max(600).default(15),
+    /** The leader stops leading when it could not renew for this long (client-go: 10). */
+    renewDeadlineSeconds: z.int().min(1).max(599).default(10),
+    /** Time between election rounds (client-go: 2). */
+    retryPeriodSeconds: z.int().min(1).max(598).default(2),
+  }).superRefine((l, ctx) => {
+    if (!(l.leaseDurationSeconds > l.renewDeadlineSeconds)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["renewDeadlineSeconds"],
+        message: "must be shorter than leaseDurationSeconds (else two replicas could both lead)",
+      });
+    }
+    if (!(l.renewDeadlineSeconds > l.retryPeriodSeconds)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["retryPeriodSeconds"],
+        message:
+          "must be shorter than renewDeadlineSeconds (else a leader could never renew in time)",
+      });
+    }
+  }).optional(),
 }).superRefine((c, ctx) => {
   for (const root of [c.stateDir, localRepoPath(c.remote)]) {
     if (root !== undefined && isInside(c.allowedSignersPath, root)) {
@@ -237,6 +283,14 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["listen", "port"], env: "CAIRN_LISTEN_PORT", flag: "listen-port", int: true },
   { path: ["hookSecretPath"], env: "CAIRN_HOOK_SECRET_PATH", flag: "hook-secret" },
   { path: ["logLevel"], env: "CAIRN_LOG_LEVEL", flag: "log-level" },
+  {
+    path: ["gitTimeoutSeconds"],
+    env: "CAIRN_GIT_TIMEOUT_SECONDS",
+    flag: "git-timeout-seconds",
+    int: true,
+  },
+  { path: ["leaderElection", "namespace"], env: "CAIRN_LEASE_NAMESPACE", flag: "lease-namespace" },
+  { path: ["leaderElection", "identity"], env: "CAIRN_LEASE_IDENTITY", flag: "lease-identity" },
 ];
 
 /** `parseArgs` options for every setting plus `--config FILE`; spread into a command's options. */

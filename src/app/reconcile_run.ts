@@ -6,7 +6,8 @@
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { LogLevel } from "../ports/logger.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { Logger, LogLevel } from "../ports/logger.ts";
 
 /**
  * The settings the loop runs with: the validated configuration (`config.ts`'s `Config` is one),
@@ -31,7 +32,25 @@ export interface ReconcileSettings {
   readonly listen: Readonly<{ host: string; port: number }>;
   readonly hookSecretPath?: string | undefined;
   readonly logLevel: LogLevel;
+  readonly gitTimeoutSeconds: number;
+  readonly leaderElection?: LeaderElectionSettings | undefined;
 }
+
+/** Lease election among replicas (config `leaderElection`). */
+export interface LeaderElectionSettings {
+  readonly namespace: string;
+  readonly name: string;
+  readonly identity?: string | undefined;
+  readonly leaseDurationSeconds: number;
+  readonly renewDeadlineSeconds: number;
+  readonly retryPeriodSeconds: number;
+}
+
+/**
+ * After SIGTERM, git network calls in flight get this long to finish (a report push usually
+ * does), then they are killed: a stuck fetch never holds a shutdown past it.
+ */
+export const GIT_STOP_GRACE_MS = 3_000;
 
 export interface ReconcileRunRequest {
   readonly config: ReconcileSettings;
@@ -77,6 +96,10 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
     ...(config.talosContext ? { talosContext: config.talosContext } : {}),
   });
   const wakeup = new HookWakeup(req.signal);
+  const gitStop = graceAfter(req.signal, GIT_STOP_GRACE_MS);
+  const election = config.leaderElection
+    ? await startElection(config, clock, log, () => wakeup.nudge())
+    : undefined;
   try {
     const reconciler = await createReconciler({
       git: {
@@ -87,6 +110,8 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
         reportAuthor: config.reportAuthor,
         clock,
         pendingReportsDir: join(config.stateDir, "pending-reports"),
+        timeoutMs: config.gitTimeoutSeconds * 1000,
+        stop: gitStop.signal,
       },
       executor: {
         journal,
@@ -107,6 +132,7 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
       evidenceCacheDir: config.evidenceCacheDir,
       signal: req.signal,
       wakeup,
+      ...(election ? { leadership: election.elector } : {}),
     });
     const ops = await startOpsServer({
       host: config.listen.host,
@@ -124,7 +150,73 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
       await ops.close();
     }
   } finally {
+    // The Lease is handed over only once this replica's executions have stopped.
+    await election?.stop();
+    gitStop.clear();
     cluster.close();
     await journal.close();
   }
+}
+
+/** A signal aborted `ms` after `signal` is; `clear` drops the pending timer. */
+function graceAfter(signal: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
+  const grace = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const start = () => timer = setTimeout(() => grace.abort(signal.reason), ms);
+  if (signal.aborted) start();
+  else signal.addEventListener("abort", start, { once: true });
+  return {
+    signal: grace.signal,
+    clear: () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", start);
+    },
+  };
+}
+
+/**
+ * Opens the Lease client and starts the election rounds. Each process is its own candidate: the
+ * configured identity (default the host name, which is the pod name) plus a random suffix.
+ */
+async function startElection(
+  config: ReconcileSettings,
+  clock: Clock,
+  log: Logger,
+  onChange: () => void,
+) {
+  const le = config.leaderElection!;
+  const { createLeaseClient } = await import("../adapters/kube/lease_client.ts");
+  const { LeaderElector } = await import("../engine/leadership/elector.ts");
+  const { checkElectionConfig } = await import("../engine/leadership/election.ts");
+  const { CairnError } = await import("../domain/errors.ts");
+  const suffix = Array.from(
+    crypto.getRandomValues(new Uint8Array(4)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  const electionConfig = {
+    identity: `${le.identity ?? hostname()}_${suffix}`,
+    leaseDurationMs: le.leaseDurationSeconds * 1000,
+    renewDeadlineMs: le.renewDeadlineSeconds * 1000,
+    retryPeriodMs: le.retryPeriodSeconds * 1000,
+  };
+  const bad = checkElectionConfig(electionConfig);
+  if (bad) throw new CairnError({ reason: "ConfigInvalid", message: `leaderElection: ${bad}` });
+  const store = await createLeaseClient({
+    kubeconfigPath: config.kubeconfigPath,
+    ...(config.kubeContext ? { context: config.kubeContext } : {}),
+    namespace: le.namespace,
+    name: le.name,
+  });
+  const elector = new LeaderElector({ store, clock, config: electionConfig, log, onChange });
+  // The first round before the loop starts: a replica knows its part before its first cycle.
+  await elector.round();
+  const stopper = new AbortController();
+  const running = elector.run(stopper.signal);
+  return {
+    elector,
+    async stop() {
+      stopper.abort();
+      await running;
+    },
+  };
 }

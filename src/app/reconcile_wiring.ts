@@ -15,6 +15,7 @@ import {
 import type { ExecutionObserver } from "../engine/executor/deps.ts";
 import { planExecutor, type PlanExecutorSettings } from "../engine/reconcile/plan_executor.ts";
 import { Reconciler } from "../engine/reconcile/reconciler.ts";
+import type { Leadership } from "../engine/leadership/elector.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { PlanSource } from "../ports/plan_source.ts";
 import type { TrustRoot, WakeReason, Wakeup } from "../ports/reconcile.ts";
@@ -128,9 +129,9 @@ export class HookWakeup implements Wakeup {
 /** Times every fetch into the git fetch histogram. */
 export function timedSource(source: PlanSource, metrics?: CairnMetrics): PlanSource {
   return {
-    fetch: async () => {
+    fetch: async (opts) => {
       const t0 = performance.now();
-      const r = await source.fetch();
+      const r = await source.fetch(opts);
       metrics?.observeGitFetchSeconds((performance.now() - t0) / 1000);
       return r;
     },
@@ -153,20 +154,30 @@ export interface GitSettings {
    * state directory); unset: such a report is logged as failed and lost.
    */
   readonly pendingReportsDir?: string;
+  /** Deadline of each git network call (fetch, push), ms; default run_git's. */
+  readonly timeoutMs?: number;
+  /** Aborted when a stopping cairn may wait no longer: git network calls in flight are killed. */
+  readonly stop?: AbortSignal;
 }
 
 /** Opens the plan source and report sink over one cache clone. */
 export async function openGit(g: GitSettings): Promise<{ source: GitRemote; sink: ReportSink }> {
+  const network = {
+    ...(g.timeoutMs !== undefined ? { timeoutMs: g.timeoutMs } : {}),
+    ...(g.stop ? { signal: g.stop } : {}),
+  };
   const source = await GitRemote.open({
     url: g.remote,
     cacheDir: g.cacheDir,
     watchedBranch: g.branch,
+    ...network,
   });
   const git = new GitReportSink(source, {
     branch: g.reportBranch,
     authorName: g.reportAuthor.name,
     authorEmail: g.reportAuthor.email,
     ...(g.clock ? { clock: g.clock } : {}),
+    ...network,
   });
   const sink = g.pendingReportsDir ? new PendingReportSink(git, g.pendingReportsDir) : git;
   return { source, sink };
@@ -187,6 +198,8 @@ export interface ReconcilerSettings {
   readonly evidenceCacheDir?: string;
   readonly signal: AbortSignal;
   readonly wakeup: Wakeup;
+  /** Lease election among replicas; absent: the only replica, always leading. */
+  readonly leadership?: Leadership;
 }
 
 /** Wires the reconcile loop. */
@@ -223,6 +236,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     requiredApprovals: s.requiredApprovals,
     pollIntervalMs: s.pollIntervalMs,
     signal: s.signal,
+    ...(s.leadership ? { leadership: s.leadership } : {}),
   });
 }
 

@@ -1030,6 +1030,13 @@ export const REASONS = [
     meaning:
       "A git command outlived its deadline (e.g. a remote that accepts and never answers) and was killed with every process it started.",
   },
+  {
+    code: "GitStopped",
+    area: "git",
+    retry: "backoff",
+    meaning:
+      "A git command was killed, with every process it started, because cairn is stopping (SIGTERM); what it was doing is not assumed done.",
+  },
   // --- journal: ER operations, fencing, evidence chain ---------------------------------------
   {
     code: "JournalSchemaTooNew",

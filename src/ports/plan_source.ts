@@ -65,8 +65,11 @@ export interface PlanIntroduction {
 
 /** The Git side of the reconcile loop. */
 export interface PlanSource {
-  /** Fetches the watched branch and every plan branch incrementally. */
-  fetch(): Promise<FetchResult>;
+  /**
+   * Fetches the watched branch and every plan branch incrementally, within the source's own
+   * deadline; `signal` (the loop's stop) ends a fetch in flight at once.
+   */
+  fetch(opts?: { readonly signal?: AbortSignal }): Promise<FetchResult>;
   /** Plan files (and their signatures) at `commit`. */
   listPlans(commit: string): Promise<PlanListing>;
   /**

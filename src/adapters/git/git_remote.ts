@@ -29,6 +29,8 @@ export interface GitRemoteOptions {
   readonly maxPlanBytes?: number;
   /** Deadline of each network call (fetch), ms; default run_git's `DEFAULT_GIT_TIMEOUT_MS`. */
   readonly timeoutMs?: number;
+  /** Aborted when cairn stops: a network call in flight is killed at once (`GitStopped`). */
+  readonly signal?: AbortSignal;
 }
 
 const TRACKING = "refs/remotes/origin/";
@@ -68,10 +70,13 @@ export class GitRemote implements PlanSource {
     return this.#opts.watchedBranch;
   }
 
-  async fetch(): Promise<FetchResult> {
+  async fetch(opts: { readonly signal?: AbortSignal } = {}): Promise<FetchResult> {
+    const network = this.#network;
+    const stops = [network.signal, opts.signal].filter((s): s is AbortSignal => s !== undefined);
     const out = await runGit(["fetch", "--prune", "--no-tags", "--quiet", "--", "origin"], {
       gitDir: this.gitDir,
-      ...this.#network,
+      ...network,
+      ...(stops.length > 0 ? { signal: AbortSignal.any(stops) } : {}),
     });
     if (out.code !== 0) throw fetchError(out.stderr, out.code);
     const heads = await this.#trackingHeads();
@@ -226,8 +231,11 @@ export class GitRemote implements PlanSource {
   }
 
   /** Run options of calls that wait on the remote. */
-  get #network(): { timeoutMs?: number } {
-    return this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {};
+  get #network(): { timeoutMs?: number; signal?: AbortSignal } {
+    return {
+      ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
+      ...(this.#opts.signal ? { signal: this.#opts.signal } : {}),
+    };
   }
 
   get #maxBytes(): number {

@@ -20,6 +20,13 @@ export interface GitReportSinkOptions {
   readonly maxAttempts?: number;
   /** Commit timestamps come from this clock when given (else git's wall clock). */
   readonly clock?: Clock;
+  /** Deadline of a push, ms (default run_git's). */
+  readonly timeoutMs?: number;
+  /**
+   * Aborted when a stopping cairn may wait no longer: a push in flight is killed (`GitStopped`)
+   * and the report stays kept for the next start (`PendingReportSink`).
+   */
+  readonly signal?: AbortSignal;
 }
 
 const EMPTY_TREE_INPUT = new Uint8Array();
@@ -135,7 +142,11 @@ export class GitReportSink implements ReportSink {
   async #push(commit: string): Promise<boolean> {
     const out = await runGit(
       ["push", "--porcelain", "--quiet", "--", "origin", `${commit}:refs/heads/${this.branch}`],
-      { gitDir: this.#gitDir },
+      {
+        gitDir: this.#gitDir,
+        ...(this.#opts.timeoutMs !== undefined ? { timeoutMs: this.#opts.timeoutMs } : {}),
+        ...(this.#opts.signal ? { signal: this.#opts.signal } : {}),
+      },
     );
     if (out.code === 0) return true;
     const text = `${new TextDecoder().decode(out.stdout)}\n${out.stderr}`;

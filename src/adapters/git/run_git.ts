@@ -19,6 +19,11 @@ export interface GitRunOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Longest the call may run, ms (default {@link DEFAULT_GIT_TIMEOUT_MS}). */
   readonly timeoutMs?: number;
+  /**
+   * Stops the call when aborted (cairn is stopping): git and every process it started are
+   * killed and the call throws `GitStopped`, so a shutdown never waits out a network deadline.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -77,14 +82,24 @@ export async function runGit(
   }
   const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
   let expired = false;
-  const timer = setTimeout(() => {
-    expired = true;
+  let stopped = false;
+  const killGroup = () => {
     try {
       Deno.kill(-child.pid, "SIGKILL");
     } catch {
       // Already exited.
     }
+  };
+  const timer = setTimeout(() => {
+    expired = true;
+    killGroup();
   }, timeoutMs);
+  const onStop = () => {
+    stopped = true;
+    killGroup();
+  };
+  if (opts.signal?.aborted) onStop();
+  else opts.signal?.addEventListener("abort", onStop, { once: true });
   try {
     if (opts.stdin) {
       const writer = child.stdin.getWriter();
@@ -93,6 +108,12 @@ export async function runGit(
       await writer.close().catch(() => {});
     }
     const out = await child.output();
+    if (stopped) {
+      throw new CairnError({
+        reason: "GitStopped",
+        message: `git ${args[0] ?? ""} was stopped: cairn is shutting down`,
+      });
+    }
     if (expired) {
       throw new CairnError({
         reason: "GitTimedOut",
@@ -107,6 +128,7 @@ export async function runGit(
     };
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", onStop);
   }
 }
 

@@ -15,6 +15,10 @@ export interface MetricsSource {
 export interface Readiness {
   readonly ready: boolean;
   readonly why?: string;
+  /** With several replicas: `leader` or `standby` (a standby is ready: it serves previews). */
+  readonly role?: string;
+  /** The Lease holder as this replica last saw it. */
+  readonly leader?: string;
 }
 
 /** A received Git hook (the body is not trusted and not interpreted here). */
@@ -150,9 +154,13 @@ function readiness(opts: OpsServerOptions): Response {
   } catch {
     r = { ready: false, why: "readiness check failed" };
   }
+  const part = {
+    ...(r.role !== undefined ? { role: r.role } : {}),
+    ...(r.leader !== undefined ? { leader: r.leader } : {}),
+  };
   return r.ready
-    ? json(200, { ready: true })
-    : json(503, { ready: false, why: r.why ?? "not ready" });
+    ? json(200, { ready: true, ...part })
+    : json(503, { ready: false, why: r.why ?? "not ready", ...part });
 }
 
 const ROUTES: Record<string, string> = {

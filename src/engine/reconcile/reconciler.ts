@@ -42,6 +42,7 @@ import {
 } from "./bound_evidence.ts";
 import { branchFiles } from "./branch_files.ts";
 import { ExecutionRun } from "./execution_run.ts";
+import { type Leadership, type LeadershipStatus, soleLeader } from "../leadership/elector.ts";
 
 /** Everything the loop reaches the world through. */
 export interface ReconcilerDeps {
@@ -67,6 +68,21 @@ export interface ReconcilerDeps {
   readonly pollIntervalMs: number;
   /** Aborted on SIGTERM: executions stop between steps, the loop after the current cycle. */
   readonly signal: AbortSignal;
+  /**
+   * Whether this replica leads (Lease election); absent: the only replica, always leading. Only
+   * a leader binds and executes merged plans; a standby keeps previewing plan branches (reads
+   * only). An execution runs in the term it started in and stops between steps when it ends.
+   */
+  readonly leadership?: Leadership;
+}
+
+/** What `/readyz` shows: ready after a good fetch, and this replica's part. */
+export interface LoopReadiness {
+  readonly ready: boolean;
+  readonly why?: string;
+  readonly role: LeadershipStatus["role"];
+  /** The Lease holder as last seen, when there is an election. */
+  readonly leader?: string;
 }
 
 /** A finished execution, for summaries (the demo, status). */
@@ -101,9 +117,13 @@ export class Reconciler {
   readonly #enqueued = new Set<string>();
   #publishing: Promise<unknown> = Promise.resolve();
   #ready: { ready: boolean; why?: string } = { ready: false, why: "no fetch yet" };
+  readonly #leadership: Leadership;
+  /** The term merged plans were last assessed in: a new term assesses them again. */
+  #term: AbortSignal | undefined;
 
   private constructor(deps: ReconcilerDeps) {
     this.#d = deps;
+    this.#leadership = deps.leadership ?? soleLeader();
   }
 
   /** Loads the name → digest bindings the journal already holds. */
@@ -113,9 +133,17 @@ export class Reconciler {
     return r;
   }
 
-  /** Readiness for `/readyz`: the last cycle fetched successfully. */
-  readiness(): { ready: boolean; why?: string } {
-    return this.#ready;
+  /**
+   * Readiness for `/readyz`: the last cycle fetched successfully. A standby is ready (it serves
+   * previews) and says it stands by and who leads.
+   */
+  readiness(): LoopReadiness {
+    const s = this.#leadership.status();
+    return {
+      ...this.#ready,
+      role: s.role,
+      ...(s.holder !== undefined && this.#d.leadership ? { leader: s.holder } : {}),
+    };
   }
 
   /** Executions that ended, in the order they ended. */
@@ -138,12 +166,18 @@ export class Reconciler {
     try {
       // The port's git fetch (the architecture check forbids the global fetch call by name).
       const gitFetch = this.#d.source.fetch.bind(this.#d.source);
-      const fetched = await gitFetch();
+      // The stop signal ends a fetch in flight: a remote that never answers cannot hold SIGTERM.
+      const fetched = await gitFetch({ signal: this.#d.signal });
       this.#ready = { ready: true };
       // The remote answered: reports it missed earlier go first (never after newer ones).
       await this.#retryPending();
       const signers = await this.#d.trust.load();
-      await this.#watched(fetched.watched, signers);
+      // Only the leader binds and runs merged plans; a standby previews plan branches only.
+      const term = this.#leadership.term();
+      if (term) {
+        this.#enterTerm(term);
+        await this.#watched(fetched.watched, signers);
+      }
       for (const b of fetched.branches) {
         if (this.#isPreviewBranch(b.branch)) await this.#previewBranch(b, signers);
       }
@@ -161,6 +195,18 @@ export class Reconciler {
   async settled(): Promise<void> {
     while (this.#running.size > 0) await Promise.all(this.#running.values());
     await this.#publishing;
+  }
+
+  /**
+   * A new term (this replica just became leader, or leads again) assesses the merged plans
+   * again, and a plan whose execution an ended term stopped may run again: the executor takes
+   * its operations over from the journal, never reruns what was sent.
+   */
+  #enterTerm(term: AbortSignal): void {
+    if (term === this.#term) return;
+    this.#term = term;
+    this.#watchedMark = "";
+    this.#seen.clear();
   }
 
   #isPreviewBranch(branch: string): boolean {
@@ -409,17 +455,26 @@ export class Reconciler {
     return next;
   }
 
-  /** Starts the first queued plan of every cluster whose slot is free. */
+  /** Starts the first queued plan of every cluster whose slot is free, while leading. */
   #dispatch(): void {
     if (this.#d.signal.aborted) return;
+    const term = this.#leadership.term();
+    if (!term) return;
+    // The run stops between steps on SIGTERM or when this term ends (leadership lost).
+    const deps = { ...this.#d, signal: AbortSignal.any([this.#d.signal, term]) };
     for (const q of [...this.#queue]) {
       if (this.#running.has(q.cluster)) continue;
       this.#queue.splice(this.#queue.indexOf(q), 1);
       const files = branchFiles(this.#d.source, this.#d.watchedBranch, () => this.#lastWatched);
-      const run = new ExecutionRun(this.#d, q.facts, (docs, msg) => this.publish(docs, msg), files);
+      const run = new ExecutionRun(deps, q.facts, (docs, msg) => this.publish(docs, msg), files);
       const p = run.run().then((rec) => {
         this.#finished.push(rec);
         this.#running.delete(q.cluster);
+        // Stopped by the end of its term, not by SIGTERM: the plan may run again in a later
+        // term, which takes its operations over from the journal.
+        if (rec.end.state === "stopped" && !this.#d.signal.aborted) {
+          this.#enqueued.delete(rec.digest);
+        }
         this.#dispatch();
       });
       this.#running.set(q.cluster, p);

@@ -318,3 +318,42 @@ Deno.test("GitRemote.readFile() refuses a symlink entry, a directory and a blob 
     await f.close();
   }
 });
+
+Deno.test("a stop signal ends a fetch stuck on a silent remote at once with GitStopped, long before its deadline", async () => {
+  const root = await Deno.makeTempDir({ prefix: "cairn-git-" });
+  const silent = startSilentListener();
+  try {
+    const stopping = new AbortController();
+    const remote = await GitRemote.open({
+      url: `git://127.0.0.1:${silent.port}/plans.git`,
+      cacheDir: `${root}/cache`,
+      watchedBranch: "main",
+      timeoutMs: 600_000,
+    });
+    const fetching = remote.fetch({ signal: stopping.signal });
+    // Stop only once git is connected and waiting: the stop must reach a call in flight.
+    for (let i = 0; i < 600 && silent.accepted() === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    ok(silent.accepted() > 0, "git connected");
+    stopping.abort();
+    await rejects(within(20_000, fetching), (e) => reasonOf(e) === "GitStopped");
+    // The remote's own stop (given at open) reaches every network call, before it starts too.
+    const closed = new AbortController();
+    closed.abort();
+    const stopped = await GitRemote.open({
+      url: `git://127.0.0.1:${silent.port}/plans.git`,
+      cacheDir: `${root}/cache`,
+      watchedBranch: "main",
+      timeoutMs: 600_000,
+      signal: closed.signal,
+    });
+    await rejects(
+      within(60_000, stopped.fetchBranch("plan/x")),
+      (e) => reasonOf(e) === "GitStopped",
+    );
+  } finally {
+    await silent.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
