@@ -406,7 +406,11 @@ Deno.test("./cairn demo completes and prints the report path; the report renders
       stderr: "piped",
     }).output();
     const stdout = new TextDecoder().decode(out.stdout);
-    assertEquals(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+    if (out.code !== 0) {
+      // A red demo must say why: the loop's warnings and the report's non-passing rows.
+      const why = await demoDiagnostics(dir);
+      assertEquals(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}\n${why}`);
+    }
     assert(stdout.includes(`Execution report: ${EXECUTION}`), stdout);
     assert(stdout.includes("Nodes completed:  7 of 7"), stdout);
     // Every applicable row passed, rows 17 and 18 by their readers: COMPLETED, not "NOT VERIFIED".
@@ -428,3 +432,21 @@ Deno.test("./cairn demo completes and prints the report path; the report renders
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** What a failed demo run left behind: the loop's non-info log lines and the report's halts. */
+async function demoDiagnostics(dir: string): Promise<string> {
+  const read = (f: string) => Deno.readTextFile(join(dir, f)).catch((e) => `(${f}: ${e})`);
+  const log = (await read("reconcile.log")).split("\n");
+  const notable = log.filter((l) => !l.includes('"level":"info"') || l.includes("halt"));
+  const report = (await read("execution.md")).split("\n");
+  const rows = report.filter((l) =>
+    /unresolved|not committed|halt|Unreadable|Refused|fail|hold/i.test(l)
+  );
+  return [
+    "--- reconcile.log (not info) and its last 8 lines ---",
+    ...notable.slice(-40),
+    ...log.slice(-8),
+    "--- execution.md lines naming a halt ---",
+    ...rows.slice(0, 40),
+  ].join("\n");
+}
