@@ -42,6 +42,7 @@
  * type).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { keepIdleConnections } from "./idle_connections.ts";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -371,12 +372,12 @@ function startControl(
       advancing = true;
       void serial(() => parts.clock.advanceTo(next)).finally(() => (advancing = false));
     }, 2);
-  const server = createServer((req, res) => {
+  const server = keepIdleConnections(createServer((req, res) => {
     void handleControl(parts, req, serial, shutdown).then(
       (body) => reply(res, 200, body),
       (e) => reply(res, e instanceof HttpError ? e.status : 500, { error: String(e.message ?? e) }),
     );
-  });
+  }));
   server.on("close", () => clearInterval(autoAdvance));
   return new Promise((resolve) =>
     server.listen(port, "127.0.0.1", () => {

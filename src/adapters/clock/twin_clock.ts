@@ -64,8 +64,13 @@ export class TwinClock implements Clock {
 
   /** Re-reads the twin's time (after calls whose handlers moved it). */
   async sync(): Promise<number> {
-    const res = await fetch(`${this.#url}/state`, {
-      signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
+    const read = () =>
+      fetch(`${this.#url}/state`, { signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS) });
+    // Reading the time is idempotent: a request lost with a pooled connection the server was
+    // closing is asked once more, so a clock reading never fails the port call it follows.
+    const res = await read().catch((e) => {
+      if (e instanceof TypeError) return read();
+      throw e;
     });
     this.#now = Math.max(this.#now, await readNow(res));
     return this.#now;

@@ -4,6 +4,7 @@
  * token, discovery, CRUD + watch over the store, patches, server-side apply and eviction.
  */
 import { createServer, type Server } from "node:https";
+import { keepIdleConnections } from "../idle_connections.ts";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { writeFileSync } from "node:fs";
 import { Buffer } from "node:buffer";
@@ -177,7 +178,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
   const checkWaiters = () => {
     for (const w of [...waiters]) if (w.pred(stats)) (waiters.delete(w), w.resolve());
   };
-  const server: Server = createServer({
+  const server: Server = keepIdleConnections(createServer({
     key: opts.tls.keyPem,
     cert: opts.tls.certPem,
     ca: opts.tls.caPem,
@@ -190,7 +191,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     clockChain.then(() => handle(ctx, req, res)).catch((e) => {
       if (!res.headersSent) send(res, 500, statusBody(500, "InternalError", String(e)));
     }).finally(checkWaiters);
-  });
+  }));
   await new Promise<void>((resolve) =>
     server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", resolve)
   );

@@ -10,6 +10,7 @@
  * twin's `registry.mirrors`), so a repository name must not be declared under two hosts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { keepIdleConnections } from "../idle_connections.ts";
 import type { Content, RegistryContent, Repository } from "./installer_images.ts";
 
 /** Request counters, read through the twin's control endpoint. */
@@ -131,7 +132,7 @@ export function startRegistrySim(content: RegistryContent, port = 0): Promise<Re
     res.writeHead(a.status, a.headers);
     res.end(a.body);
   };
-  const server: Server = createServer(handle);
+  const server: Server = keepIdleConnections(createServer(handle));
   return new Promise((resolve) =>
     server.listen(port, "127.0.0.1", () => {
       const addr = server.address();
