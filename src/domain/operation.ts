@@ -176,6 +176,10 @@ export const PHASES = [
   "post-gate",
   /** A ConfigApply's ApplyConfiguration (docs/config-apply.md#mode-and-class). */
   "config-apply",
+  /** A KubernetesUpgrade's configuration change naming a component's new image. */
+  "component-config",
+  /** A KubernetesUpgrade's component observed at its new version (static pod, kubelet). */
+  "component-observed",
 ] as const;
 
 /**

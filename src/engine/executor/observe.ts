@@ -24,6 +24,8 @@ function evidenceReadMs(plan: Plan): number {
       return plan.spec.phases.deadlines.verify.transportSeconds * 1000;
     case "ConfigApply":
       return plan.spec.phases.deadlines.apply.transportSeconds * 1000;
+    case "KubernetesUpgrade":
+      return plan.spec.phases.deadlines.controlPlane.transportSeconds * 1000;
     default:
       return 60_000;
   }

@@ -7,7 +7,11 @@
  */
 import { CairnError } from "../../domain/errors.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
-import type { ConfigApplyPlan, TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type {
+  ConfigApplyPlan,
+  KubernetesUpgradePlan,
+  TalosUpgradePlan,
+} from "../../domain/plan/schema.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Actor, Journal } from "../../ports/journal.ts";
 import type { Logger } from "../../ports/logger.ts";
@@ -126,7 +130,7 @@ export interface ExecuteOptions {
 
 /** The dispatch authority of a run: the plan as approved, current evidence through ports. */
 export function dispatchAuthority(
-  plan: TalosUpgradePlan | ConfigApplyPlan,
+  plan: TalosUpgradePlan | ConfigApplyPlan | KubernetesUpgradePlan,
   a: AuthorityInputs,
   o: Pick<ExecuteOptions, "clock" | "callTimeoutMs"> & { readonly talos: Talos },
 ): DispatchAuthority {
@@ -155,7 +159,7 @@ export function dispatchAuthority(
  * identity read comes from the machine the commitment would reach.
  */
 function atDeclaredAddress(
-  plan: TalosUpgradePlan | ConfigApplyPlan,
+  plan: TalosUpgradePlan | ConfigApplyPlan | KubernetesUpgradePlan,
   source: ClusterIdentitySource,
 ): ClusterIdentitySource {
   const address = new Map(plan.spec.nodes.map((n) => [n.name, n.address]));

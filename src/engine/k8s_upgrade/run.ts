@@ -1,0 +1,193 @@
+/**
+ * Binding and running a KubernetesUpgrade plan: recorded and approved in the journal with one
+ * step per component and node (componentSteps), the plan's dispatch check, then the Kubernetes
+ * check of rows 23–25 (recorded; a refusal or a hold sends nothing), then operation by operation
+ * in rollout order through `runComponentStep`; the first that does not complete stops the rollout.
+ * Pure orchestration over ports, like `engine/executor/run_plan.ts` for a TalosUpgrade.
+ */
+import { CairnError } from "../../domain/errors.ts";
+import type { ParsedPlan } from "../../domain/plan/parse.ts";
+import type { KubernetesUpgradePlan } from "../../domain/plan/schema.ts";
+import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
+import type { BoundPlan, ExecutorDeps } from "../executor/deps.ts";
+import { digestOf, identityText } from "../executor/digests.ts";
+import { authorizeRollout } from "../executor/dispatch_gate.ts";
+import { journalHealthGate } from "../executor/health_gate.ts";
+import type { NodeOutcome } from "../executor/node_step.ts";
+import type { RolloutOutcome } from "../executor/rollout.ts";
+import {
+  dispatchAuthority,
+  type ExecuteOptions,
+  MAX_EVIDENCE_AGE_MS,
+} from "../executor/run_plan.ts";
+import { checkKubernetes } from "./preflight_check.ts";
+import { componentPostText, componentSteps, runComponentStep } from "./step.ts";
+
+/** Refuses anything but a KubernetesUpgrade plan. */
+export function asKubernetesUpgrade(parsed: ParsedPlan): KubernetesUpgradePlan {
+  if (parsed.plan.kind !== "KubernetesUpgrade") {
+    throw new CairnError({
+      reason: "PlanKindNotExecutable",
+      message: `${parsed.plan.kind} plans are not run by the KubernetesUpgrade executor`,
+      location: { file: parsed.file, line: 1, column: 1, path: "kind" },
+    });
+  }
+  return parsed.plan;
+}
+
+/** One step per component and node: the machine's identity before, the component at `to` after. */
+export async function kubernetesStepBindings(plan: KubernetesUpgradePlan): Promise<StepBinding[]> {
+  const cluster = plan.metadata.cluster;
+  return await Promise.all(
+    componentSteps(plan).map(async (s) => ({
+      step: s.key,
+      machine: s.node.name,
+      preDigest: await digestOf(identityText(cluster, s.node)),
+      postDigest: await digestOf(
+        componentPostText(cluster, s.node.name, s.component, plan.spec.to, true),
+      ),
+    })),
+  );
+}
+
+/** Records the plan and its approval; returns what the executor runs. */
+export async function bindKubernetesUpgrade(
+  journal: Journal,
+  o: {
+    readonly parsed: ParsedPlan;
+    readonly bytes: Uint8Array;
+    readonly signatures: string;
+    readonly firstSeenCommit: string;
+    readonly approver: Actor;
+    readonly nowMs: number;
+  },
+): Promise<BoundPlan<KubernetesUpgradePlan>> {
+  const plan = asKubernetesUpgrade(o.parsed);
+  const record = await journal.recordPlan({
+    digest: o.parsed.sha256,
+    name: plan.metadata.name,
+    kind: plan.kind,
+    cluster: plan.metadata.cluster,
+    bytes: new TextDecoder().decode(o.bytes),
+    signatures: o.signatures,
+    firstSeenCommit: o.firstSeenCommit,
+    expiresAtMs: Date.parse(plan.metadata.expires),
+    // Pull and configuration change per operation, plus the plan's retry allowance for reads.
+    maxAttempts: 2 + plan.spec.retry.maxAttempts,
+    maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
+    steps: await kubernetesStepBindings(plan),
+    nowMs: o.nowMs,
+  });
+  if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
+  return { plan, digest: o.parsed.sha256 };
+}
+
+function stoppedBefore(
+  plan: KubernetesUpgradePlan,
+  s: { reason: NodeOutcome["reason"]; detail: string; refused: boolean },
+): RolloutOutcome {
+  return {
+    state: s.refused ? "refused" : "halted",
+    nodes: [{
+      node: plan.spec.nodes[0]!.name,
+      operationId: undefined,
+      state: "not-committed",
+      reason: s.reason,
+      detail: s.detail,
+      refused: s.refused,
+    }],
+  };
+}
+
+/**
+ * Runs the rollout: the dispatch check and the Kubernetes check first (a refusal sends nothing
+ * and is recorded), then operation by operation with fresh health evidence gated by the plan's
+ * bound health policy.
+ */
+export async function executeKubernetesUpgrade(
+  o: Omit<ExecuteOptions, "bound"> & { readonly bound: BoundPlan<KubernetesUpgradePlan> },
+): Promise<RolloutOutcome> {
+  const plan = o.bound.plan;
+  const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
+  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority);
+  if (!pre.ok) {
+    return stoppedBefore(plan, { ...pre.stop, refused: pre.stop.verdict === "refused" });
+  }
+  const k8s = await checkKubernetes({
+    journal: o.journal,
+    owner: o.owner,
+    digest: o.bound.digest,
+    plan,
+    cluster: o.cluster,
+    nowMs: () => o.clock.now(),
+    timeoutMs: o.callTimeoutMs(plan.spec.phases.deadlines.controlPlane.transportSeconds * 1000),
+  });
+  if (k8s.stop) {
+    o.log.warn("kubernetes check did not pass", { reason: k8s.stop.reason });
+    return stoppedBefore(plan, k8s.stop);
+  }
+  const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
+  const evidence = new ClusterEvidence(
+    o.cluster.kube,
+    o.cluster.talos,
+    o.clock,
+    new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
+  );
+  const health = journalHealthGate({
+    clock: o.clock,
+    ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
+    journal: o.journal,
+    evidence,
+    policy: pre.policy,
+    cluster: plan.metadata.cluster,
+    intervalMs: o.roundIntervalMs,
+    ...(o.observer ? { observer: o.observer } : {}),
+  });
+  const deps: ExecutorDeps = {
+    clock: o.clock,
+    journal: o.journal,
+    kube: o.cluster.kube,
+    talos: o.cluster.talos,
+    health,
+    authority,
+    log: o.log,
+    owner: o.owner,
+    callTimeoutMs: o.callTimeoutMs,
+    pollIntervalMs: o.pollIntervalMs,
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.observer ? { observer: o.observer } : {}),
+  };
+  try {
+    const ops = (await o.journal.listOperations()).filter((x) => x.planDigest === o.bound.digest);
+    const nodes: NodeOutcome[] = [];
+    for (const step of componentSteps(plan)) {
+      if (o.signal?.aborted) return { state: "stopped", nodes };
+      const existing = ops.find((x) => x.step === step.key);
+      if (existing) {
+        // Resume is not rerun: a completed step is skipped, any other operation holds.
+        nodes.push({
+          node: step.node.name,
+          operationId: existing.id,
+          state: existing.state,
+          reason: existing.state === "completed" ? "AlreadyCompleted" : "OperationExists",
+          detail: `operation ${existing.id} (${step.component}) is ${existing.state}`,
+        });
+        if (existing.state === "completed") continue;
+        return { state: "halted", nodes };
+      }
+      const r = await runComponentStep(deps, o.bound, step);
+      nodes.push(r);
+      o.log.info(`kubernetes ${step.component} step finished`, {
+        node: step.node.name,
+        reason: r.reason,
+        verdict: r.state,
+      });
+      if (r.state === "stopped") return { state: "stopped", nodes };
+      if (r.refused) return { state: "refused", nodes };
+      if (r.state !== "completed") return { state: "halted", nodes };
+    }
+    return { state: "completed", nodes };
+  } finally {
+    evidence.stop();
+  }
+}

@@ -1,0 +1,536 @@
+/**
+ * One operation of a KubernetesUpgrade: one component on one node (docs/plans.md#plan-kinds).
+ * Gate, the plan's dispatch check and the Kubernetes check again (rows 23–25 on current
+ * evidence, the step's component judged at the target), the machine's identity, the commitment;
+ * then through the one mutation path (`mutate` → `mutateThrough`): the image pre-pull (only here,
+ * never in a preview) and the configuration change naming the new image (ApplyConfiguration
+ * NO_REBOOT, the machine configuration re-read just before); then the component observed at the
+ * target version and ready on both sides (Talos StaticPodStatus and the mirror pod, or the Node's
+ * kubelet version), the post-gate and a completion observation whose reading is recorded as a
+ * typed fact. A halt is classified, never retried.
+ */
+import {
+  componentImage,
+  imagePath,
+  retag,
+  type UpgradeComponent,
+  withComponentImage,
+} from "../../domain/k8s_upgrade/machine_config.ts";
+import type { PostconditionReading } from "../../domain/operation.ts";
+import type { KubernetesUpgradePlan, PlanNode } from "../../domain/plan/schema.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
+import { digestOf } from "../executor/digests.ts";
+import { checkAndRecord, dispatchStop } from "../executor/dispatch_gate.ts";
+import { errorText, mutate, talosSent } from "../executor/mutation.ts";
+import type { NodeOutcome } from "../executor/node_step.ts";
+import { controllerActor, observeEvidence } from "../executor/observe.ts";
+import { checkKubernetes } from "./preflight_check.ts";
+import { imageTag, readStaticPod, type StaticPod } from "./read_evidence.ts";
+
+/** One operation of the rollout. */
+export interface ComponentStep {
+  readonly node: PlanNode;
+  readonly component: UpgradeComponent;
+  readonly key: string;
+}
+
+/** The step key of a component on a node. */
+export function componentStepKey(node: string, component: UpgradeComponent): string {
+  return `${node}/k8s/${component}`;
+}
+
+/**
+ * The rollout's operations in order: as `talosctl upgrade-k8s` does it, each control-plane
+ * component on every control plane one node at a time (apiserver, controller-manager,
+ * scheduler), then the kubelets of every node in plan order.
+ */
+export function componentSteps(plan: KubernetesUpgradePlan): ComponentStep[] {
+  const cps = plan.spec.nodes.filter((n) => n.role === "controlplane");
+  const out: ComponentStep[] = [];
+  for (
+    const component of ["kube-apiserver", "kube-controller-manager", "kube-scheduler"] as const
+  ) {
+    for (const node of cps) {
+      out.push({
+        node,
+        component,
+        key: componentStepKey(node.name, component),
+      });
+    }
+  }
+  for (const node of plan.spec.nodes) {
+    out.push({ node, component: "kubelet", key: componentStepKey(node.name, "kubelet") });
+  }
+  return out;
+}
+
+/** The bound postcondition of a step: the component at `version` and ready on `node`. */
+export function componentPostText(
+  cluster: string,
+  node: string,
+  component: UpgradeComponent,
+  version: string,
+  ready: boolean,
+): string {
+  return `post:k8s:${cluster}/${node}/${component}@${version}|ready=${ready}`;
+}
+
+type Step = StepState<KubernetesUpgradePlan>;
+type Bound = BoundPlan<KubernetesUpgradePlan>;
+
+const MACHINE_CONFIG = {
+  namespace: "config",
+  type: "MachineConfigs.config.talos.dev",
+  id: "v1alpha1",
+} as const;
+const PODS = { group: "", version: "v1", plural: "pods", namespaced: true } as const;
+const GATE_RETRY_MS = 30_000;
+
+function deadlineOf(plan: KubernetesUpgradePlan, c: UpgradeComponent) {
+  return c === "kubelet"
+    ? plan.spec.phases.deadlines.kubelet
+    : plan.spec.phases.deadlines.controlPlane;
+}
+
+function notCommitted(node: string, reason: Reason, detail: string, refused = false): NodeOutcome {
+  return {
+    node,
+    operationId: undefined,
+    state: "not-committed",
+    reason,
+    detail,
+    ...(refused ? { refused } : {}),
+  };
+}
+
+/** Runs one component step; see the module comment. */
+export async function runComponentStep(
+  deps: ExecutorDeps,
+  bound: Bound,
+  step: ComponentStep,
+): Promise<NodeOutcome> {
+  const { node, component } = step;
+  const plan = bound.plan;
+  const deadline = deadlineOf(plan, component);
+  const readMs = deps.callTimeoutMs(deadline.transportSeconds * 1000);
+  const gate = await gateUntilPass(deps, node.name, deadline.verificationSeconds * 1000);
+  if (gate.verdict !== "pass") {
+    return notCommitted(
+      node.name,
+      gate.verdict === "fail" ? "GateFailed" : "GateUnreadable",
+      `${gate.reason}: ${gate.message}`,
+    );
+  }
+  const auth = await checkAndRecord(deps.journal, deps.owner, bound.digest, deps.authority, {
+    name: node.name,
+    perNode: true,
+  });
+  const stop = dispatchStop(auth);
+  if (stop) return notCommitted(node.name, stop.reason, stop.detail, stop.verdict === "refused");
+  // Rows 23–25 again, now: a GitOps manager may have appeared, a node may have moved.
+  const k8s = await checkKubernetes({
+    journal: deps.journal,
+    owner: deps.owner,
+    digest: bound.digest,
+    plan,
+    cluster: deps,
+    nowMs: () => deps.clock.now(),
+    timeoutMs: readMs,
+    step: { key: step.key, node: node.name, component },
+  });
+  if (k8s.stop) {
+    return notCommitted(node.name, k8s.stop.reason, k8s.stop.detail, k8s.stop.refused);
+  }
+  const current = await readConfig(deps, node.address, readMs);
+  const image = current.ok ? componentImage(current.config, component) : undefined;
+  if (!image) {
+    return notCommitted(
+      node.name,
+      "ComponentConfigUnreadable",
+      current.ok
+        ? `${node.name}'s machine configuration names no ${imagePath(component)}`
+        : current.error,
+    );
+  }
+  if (imageTag(image) === plan.spec.to) {
+    // A target reached out of band cannot complete an unattempted operation.
+    return notCommitted(
+      node.name,
+      "TargetReachedOutOfBand",
+      `${node.name}'s configuration already names ${image}`,
+    );
+  }
+  const evidence = await observeEvidence({ deps, bound, node: node.name, address: node.address });
+  if (!evidence.verdict.ok) {
+    return notCommitted(
+      node.name,
+      evidence.verdict.reason,
+      evidence.verdict.detail,
+      evidence.verdict.reason === "MachineIdentityMismatch",
+    );
+  }
+  const { epoch } = await deps.journal.installation();
+  const committed = await deps.journal.commit({
+    planDigest: bound.digest,
+    step: step.key,
+    evidenceId: evidence.id,
+    owner: deps.owner,
+    epoch,
+    nowMs: deps.clock.now(),
+  });
+  if (!committed.ok) {
+    return notCommitted(node.name, "CommitmentRefused", `${committed.cause}: ${committed.detail}`);
+  }
+  const op = committed.operation;
+  deps.observer?.onOperationState?.({ operationId: op.id, node: node.name, state: op.state });
+  const s: Step = {
+    deps,
+    bound,
+    node: node.name,
+    address: node.address,
+    committed: evidence.verdict.identity,
+    step: op.step,
+    operationId: op.id,
+    token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
+  };
+  try {
+    return await upgrade(s, component, retag(image, plan.spec.to));
+  } catch (e) {
+    if (deps.signal?.aborted) {
+      return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+    }
+    return await halted(s, "ExecutorError", errorText(e));
+  }
+}
+
+/** The gate holds, it does not fail: fresh rounds until one passes or the window ends. */
+async function gateUntilPass(deps: ExecutorDeps, node: string, windowMs: number) {
+  const deadline = deps.clock.now() + windowMs;
+  while (true) {
+    const r = await deps.health.round("gate", { target: { node, operationOwnedCordon: false } });
+    if (r.verdict === "pass" || deps.clock.now() >= deadline || deps.signal?.aborted) return r;
+    await deps.clock.sleep(
+      Math.min(
+        Math.max(deps.pollIntervalMs, GATE_RETRY_MS),
+        Math.max(1, deadline - deps.clock.now()),
+      ),
+      deps.signal,
+    );
+  }
+}
+
+async function readConfig(
+  deps: Pick<ExecutorDeps, "talos">,
+  address: string,
+  timeoutMs: number,
+): Promise<{ ok: true; config: string; version: string } | { ok: false; error: string }> {
+  try {
+    const r = await deps.talos.resource(address, MACHINE_CONFIG, { timeoutMs });
+    return { ok: true, config: r.yamlSpec, version: r.version };
+  } catch (e) {
+    return {
+      ok: false,
+      error: `the machine configuration of ${address} could not be read: ${errorText(e)}`,
+    };
+  }
+}
+
+async function upgrade(s: Step, component: UpgradeComponent, target: string): Promise<NodeOutcome> {
+  const plan = s.bound.plan;
+  const deadline = deadlineOf(plan, component);
+  const route = `apid:node=${s.address}`;
+  // Pre-pull, as upgrade-k8s does: static pod images into the CRI namespace, the kubelet's
+  // into the system one. Only here, after the commitment; a preview never pulls.
+  const containerd = component === "kubelet"
+    ? { driver: "CRI", namespace: "NS_SYSTEM" } as const
+    : { driver: "CRI", namespace: "NS_CRI" } as const;
+  const pulled = await mutate(s, {
+    phase: "pull",
+    request: {
+      rpc: "ImageService.Pull",
+      node: s.node,
+      address: s.address,
+      image: target,
+      containerd,
+    },
+    route,
+    deadline,
+    send: async (ms) =>
+      talosSent(await s.deps.talos.pull(s.address, target, containerd, { timeoutMs: ms })),
+  });
+  if (pulled.kind === "refused") return await halted(s, pulled.reason, pulled.detail);
+  if (pulled.sent.responseClass !== "accepted") {
+    const lost = pulled.sent.responseClass === "lost" ||
+      pulled.sent.responseClass === "transport-failure";
+    return await halted(s, lost ? "PullResponseLost" : "PullRefused", pulled.sent.detail);
+  }
+  // The configuration is re-read right before the change: the apply replaces the whole document.
+  const fresh = await readConfig(
+    s.deps,
+    s.address,
+    s.deps.callTimeoutMs(deadline.transportSeconds * 1000),
+  );
+  const next = fresh.ok ? withComponentImage(fresh.config, component, target) : undefined;
+  if (!next) {
+    return await halted(
+      s,
+      "ComponentConfigUnreadable",
+      fresh.ok ? `the configuration no longer names ${imagePath(component)}` : fresh.error,
+    );
+  }
+  const data = new TextEncoder().encode(next);
+  const applied = await mutate(s, {
+    phase: "component-config",
+    request: {
+      rpc: "MachineService.ApplyConfiguration",
+      node: s.node,
+      address: s.address,
+      mode: "NO_REBOOT",
+      dryRun: false,
+      component,
+      field: imagePath(component),
+      image: target,
+      // The configuration holds secrets: its digest is recorded, never its text.
+      configSha256: await digestOf(next),
+      basedOnConfigVersion: fresh.ok ? fresh.version : null,
+    },
+    route,
+    deadline,
+    send: async (ms) =>
+      talosSent(
+        await s.deps.talos.applyConfiguration(
+          s.address,
+          { data, mode: "NO_REBOOT", dryRun: false },
+          {
+            timeoutMs: ms,
+          },
+        ),
+      ),
+  });
+  if (applied.kind === "refused") return await halted(s, applied.reason, applied.detail);
+  if (applied.sent.responseClass !== "accepted") {
+    const lost = applied.sent.responseClass === "lost" ||
+      applied.sent.responseClass === "transport-failure";
+    return await halted(
+      s,
+      lost ? "ConfigApplyResponseLost" : "ConfigApplyRefused",
+      applied.sent.detail,
+    );
+  }
+  return await observeAndSettle(s, component);
+}
+
+/** What a component read found on both sides. */
+interface ComponentReading {
+  readonly talosVersion: string | undefined;
+  readonly talosReady: boolean | undefined;
+  readonly kubeVersion: string | undefined;
+  readonly kubeReady: boolean | undefined;
+  /** For the apiserver: what `/version` answered through the endpoint (the oldest ready one). */
+  readonly served?: string | undefined;
+  readonly objectUid: string;
+  readonly resourceVersion: string;
+}
+
+async function readComponent(
+  s: Step,
+  component: UpgradeComponent,
+  timeoutMs: number,
+): Promise<ComponentReading> {
+  const { talos, kube } = s.deps;
+  if (component === "kubelet") {
+    const node = await kube.getNode(s.node, { timeoutMs }).catch(() => undefined);
+    return {
+      talosVersion: undefined,
+      talosReady: undefined,
+      kubeVersion: node?.kubeletVersion || undefined,
+      kubeReady: node?.ready,
+      objectUid: node?.uid ?? "",
+      resourceVersion: node?.resourceVersion ?? "",
+    };
+  }
+  const [pod, mirror, served] = await Promise.all([
+    readStaticPod(talos, s.address, component as StaticPod, s.node, timeoutMs).catch(() =>
+      undefined
+    ),
+    kube.getObject(PODS, `${component}-${s.node}`, "kube-system", { timeoutMs }).catch(() =>
+      undefined
+    ),
+    component === "kube-apiserver"
+      ? kube.serverVersion().then((v) => v.gitVersion, () => undefined)
+      : Promise.resolve(undefined),
+  ]);
+  const spec = mirror?.spec as { containers?: { image?: string }[] } | undefined;
+  const status = mirror?.status as
+    | { conditions?: { type?: string; status?: string }[] }
+    | undefined;
+  return {
+    talosVersion: pod?.version,
+    talosReady: pod?.ready,
+    kubeVersion: spec?.containers?.[0]?.image ? imageTag(spec.containers[0].image) : undefined,
+    kubeReady: mirror
+      ? (status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True")
+      : undefined,
+    ...(component === "kube-apiserver" ? { served } : {}),
+    objectUid: mirror?.metadata?.uid ?? "",
+    resourceVersion: mirror?.metadata?.resourceVersion ?? "",
+  };
+}
+
+/**
+ * The postcondition reading: every side that must be read (Talos's status and the mirror pod for
+ * a static pod, the Node for a kubelet) at the target version and ready establishes it; a side
+ * read at another version or not ready contradicts it; otherwise it is unreadable.
+ */
+export function componentReading(
+  component: UpgradeComponent,
+  r: Pick<ComponentReading, "talosVersion" | "talosReady" | "kubeVersion" | "kubeReady">,
+  to: string,
+): PostconditionReading {
+  const sides = component === "kubelet"
+    ? [[r.kubeVersion, r.kubeReady] as const]
+    : [[r.talosVersion, r.talosReady] as const, [r.kubeVersion, r.kubeReady] as const];
+  if (sides.some(([v, ready]) => (v !== undefined && v !== to) || ready === false)) {
+    return "contradicted";
+  }
+  return sides.every(([v, ready]) => v === to && ready === true) ? "established" : "unreadable";
+}
+
+function summaryOf(component: UpgradeComponent, r: ComponentReading): string {
+  const side = (v: string | undefined, ready: boolean | undefined) =>
+    `${v ?? "unreadable"}${ready === undefined ? "" : ready ? " ready" : " not ready"}`;
+  return component === "kubelet"
+    ? `kubelet ${side(r.kubeVersion, r.kubeReady)} (Node status.nodeInfo)`
+    : `${component} ${side(r.talosVersion, r.talosReady)} (Talos StaticPodStatus), mirror pod ` +
+      side(r.kubeVersion, r.kubeReady) +
+      (component === "kube-apiserver"
+        ? `, /version through the endpoint ${r.served ?? "unreadable"}`
+        : "");
+}
+
+async function observeAndSettle(s: Step, component: UpgradeComponent): Promise<NodeOutcome> {
+  const plan = s.bound.plan;
+  const deadline = deadlineOf(plan, component);
+  const until = s.deps.clock.now() + deadline.verificationSeconds * 1000;
+  const timeoutMs = s.deps.callTimeoutMs(deadline.transportSeconds * 1000);
+  let r = await readComponent(s, component, timeoutMs);
+  while (
+    componentReading(component, r, plan.spec.to) !== "established" && s.deps.clock.now() < until
+  ) {
+    await s.deps.clock.sleep(
+      Math.min(s.deps.pollIntervalMs, Math.max(1, until - s.deps.clock.now())),
+      s.deps.signal,
+    );
+    r = await readComponent(s, component, timeoutMs);
+  }
+  await s.deps.journal.recordPhase({
+    operationId: s.operationId,
+    token: s.token,
+    phase: "component-observed",
+    kind: "fact",
+    detail: {
+      component,
+      summary: summaryOf(component, r),
+      reading: componentReading(component, r, plan.spec.to),
+    },
+    nowMs: s.deps.clock.now(),
+  });
+  await transition(
+    s,
+    "verifying",
+    "CompletionObserved",
+    "every attempt accepted; verifying the component",
+  );
+  const post = await s.deps.health.round("post-gate", {
+    target: { node: s.node, operationOwnedCordon: false },
+    operationId: s.operationId,
+  });
+  // The completion read: ordered after the last accounting (its basis is allocated now).
+  const actor = controllerActor(s.deps.owner);
+  const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+  const last = await readComponent(s, component, timeoutMs);
+  let reading = componentReading(component, last, plan.spec.to);
+  if (reading === "established" && post.verdict !== "pass") {
+    reading = post.verdict === "fail" ? "contradicted" : "unreadable";
+  }
+  const version = component === "kubelet" ? last.kubeVersion : last.talosVersion;
+  const summary = `${
+    summaryOf(component, last)
+  }; health=${post.verdict}; postconditions=${reading}`;
+  const rec = await s.deps.journal.recordObservation({
+    machine: s.node,
+    purpose: "completion",
+    planDigest: s.bound.digest,
+    operationId: s.operationId,
+    basis,
+    digest: await digestOf(
+      componentPostText(
+        plan.metadata.cluster,
+        s.node,
+        component,
+        version ?? "unreadable",
+        reading === "established",
+      ),
+    ),
+    objectUid: last.objectUid,
+    resourceVersion: last.resourceVersion,
+    observedGeneration: 0,
+    observedAtMs: s.deps.clock.now(),
+    summary,
+    postcondition: reading,
+    actor,
+  });
+  if (reading === "established") {
+    await transition(s, "completed", "CompletionObserved", summary, rec.id);
+    return outcome(s, "completed", "CompletionObserved", summary);
+  }
+  if (reading === "contradicted") {
+    const reason: Reason = post.verdict === "fail"
+      ? "VerificationHealthFailed"
+      : "ComponentVersionContradicted";
+    await transition(s, "failed", reason, summary, rec.id);
+    return outcome(s, "failed", reason, summary);
+  }
+  await transition(s, "unresolved", "CompletionUnreadable", summary);
+  return outcome(s, "unresolved", "CompletionUnreadable", summary);
+}
+
+function outcome(
+  s: Step,
+  state: NodeOutcome["state"],
+  reason: Reason,
+  detail: string,
+): NodeOutcome {
+  return { node: s.node, operationId: s.operationId, state, reason, detail };
+}
+
+async function halted(s: Step, reason: Reason, detail: string): Promise<NodeOutcome> {
+  const op = await s.deps.journal.getOperation(s.operationId);
+  if (op && (op.state === "committed" || op.state === "sending" || op.state === "verifying")) {
+    await transition(s, "unresolved", reason, detail);
+  }
+  return outcome(s, "unresolved", reason, detail);
+}
+
+async function transition(
+  s: Step,
+  to: "verifying" | "completed" | "failed" | "unresolved",
+  reason: Reason,
+  detail: string,
+  observationId?: string,
+): Promise<void> {
+  const after = await s.deps.journal.transition({
+    operationId: s.operationId,
+    token: s.token,
+    to,
+    reason: `${reason}: ${detail}`.slice(0, 1000),
+    ...(observationId ? { observationId } : {}),
+    nowMs: s.deps.clock.now(),
+  });
+  s.deps.observer?.onOperationState?.({
+    operationId: s.operationId,
+    node: s.node,
+    state: after.state,
+  });
+}

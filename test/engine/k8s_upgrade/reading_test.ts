@@ -1,0 +1,59 @@
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { componentReading, componentSteps } from "../../../src/engine/k8s_upgrade/step.ts";
+import { k8sPlan } from "../../_helpers/k8s_world.ts";
+
+const AT = { talosVersion: "v1.36.0", talosReady: true, kubeVersion: "v1.36.0", kubeReady: true };
+
+Deno.test("a static pod is established only at the target and ready on both sides", () => {
+  assertEquals(componentReading("kube-apiserver", AT, "v1.36.0"), "established");
+  // Readiness unread on one side: nothing differs, nothing is established.
+  assertEquals(
+    componentReading("kube-apiserver", { ...AT, kubeReady: undefined }, "v1.36.0"),
+    "unreadable",
+  );
+  assertEquals(
+    componentReading("kube-scheduler", { ...AT, talosVersion: undefined }, "v1.36.0"),
+    "unreadable",
+  );
+  assertEquals(
+    componentReading("kube-apiserver", { ...AT, talosReady: false }, "v1.36.0"),
+    "contradicted",
+  );
+  assertEquals(
+    componentReading("kube-controller-manager", { ...AT, kubeVersion: "v1.35.2" }, "v1.36.0"),
+    "contradicted",
+  );
+});
+
+Deno.test("a kubelet is read from its Node alone", () => {
+  const node = {
+    talosVersion: undefined,
+    talosReady: undefined,
+    kubeVersion: "v1.36.0",
+    kubeReady: true,
+  };
+  assertEquals(componentReading("kubelet", node, "v1.36.0"), "established");
+  assertEquals(
+    componentReading("kubelet", { ...node, kubeReady: undefined }, "v1.36.0"),
+    "unreadable",
+  );
+});
+
+Deno.test("rollout order: each control-plane component on every control plane, then the kubelets", async () => {
+  const { plan } = await k8sPlan();
+  assertEquals(componentSteps(plan).map((s) => s.key).slice(0, 4), [
+    "cp-1/k8s/kube-apiserver",
+    "cp-2/k8s/kube-apiserver",
+    "cp-3/k8s/kube-apiserver",
+    "cp-1/k8s/kube-controller-manager",
+  ]);
+  assertEquals(componentSteps(plan).slice(9).map((s) => s.key), [
+    "cp-1/k8s/kubelet",
+    "cp-2/k8s/kubelet",
+    "cp-3/k8s/kubelet",
+    "worker-1/k8s/kubelet",
+    "worker-2/k8s/kubelet",
+    "worker-3/k8s/kubelet",
+    "worker-4/k8s/kubelet",
+  ]);
+});

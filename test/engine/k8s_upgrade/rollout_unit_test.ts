@@ -1,0 +1,196 @@
+/**
+ * A KubernetesUpgrade rehearsed on the 7-node in-process twin (issue 14 must-show): every
+ * control-plane component one node at a time, then every kubelet, each an operation with a
+ * pre-pull and a configuration change through the mutation path, each component observed at the
+ * target version on both sides; the two rehearsal faults (a GitOps field manager appearing
+ * mid-run, an apiserver that does not come back on one node) stop the rollout where they must.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
+import {
+  counterIdSource,
+  inprocCluster,
+  inprocExecutionTiming,
+} from "../../../src/app/inproc_rollout.ts";
+import {
+  bindKubernetesUpgrade,
+  executeKubernetesUpgrade,
+} from "../../../src/engine/k8s_upgrade/run.ts";
+import type { Fault } from "../../../src/sim/faults.ts";
+import type { ClusterDescription } from "../../../src/sim/cluster_description.ts";
+import { K8S_PLAN_PATH, k8sPlan, k8sTwin } from "../../_helpers/k8s_world.ts";
+import { MemoryLogger } from "../../_helpers/memory_logger.ts";
+
+const PODS = { group: "", version: "v1", plural: "pods", namespaced: true };
+
+export async function k8sRollout(
+  o: {
+    faults?: Fault[];
+    edit?: (d: ClusterDescription) => void;
+    planEdit?: (t: string) => string;
+  } = {},
+) {
+  const twin = await k8sTwin({
+    ...(o.faults ? { faults: o.faults } : {}),
+    ...(o.edit ? { edit: o.edit } : {}),
+  });
+  const journal = await openJournal({
+    url: ":memory:",
+    ids: counterIdSource(),
+    nowMs: twin.clock.now(),
+  });
+  const { parsed, bytes } = await k8sPlan(o.planEdit);
+  const bound = await bindKubernetesUpgrade(journal, {
+    parsed,
+    bytes,
+    signatures: "",
+    firstSeenCommit: "inproc",
+    approver: { identity: "inproc-approver", role: "approver" },
+    nowMs: twin.clock.now(),
+  });
+  const log = new MemoryLogger();
+  const run = () =>
+    executeKubernetesUpgrade({
+      journal,
+      bound,
+      cluster: inprocCluster(twin),
+      authority: {
+        bytes,
+        signatures: "",
+        requiredApprovals: 1,
+        files: workingTreeBoundFiles(K8S_PLAN_PATH),
+      },
+      ...inprocExecutionTiming(twin),
+      log,
+      owner: "ctl_test",
+    });
+  return {
+    twin,
+    journal,
+    bound,
+    log,
+    run,
+    async close() {
+      twin.stop();
+      await journal.close();
+    },
+  };
+}
+
+Deno.test("a Kubernetes minor rehearsed on the 7-node twin: every component observed at v1.36.0", async () => {
+  const w = await k8sRollout();
+  try {
+    const out = await w.run();
+    assertEquals(out.state, "completed", JSON.stringify(out.nodes.at(-1)));
+    // 3 static pods × 3 control planes, then 7 kubelets.
+    assertEquals(out.nodes.length, 16);
+    assert(out.nodes.every((n) => n.state === "completed"));
+    const order = out.nodes.map((n) => n.node);
+    assertEquals(order.slice(0, 9), [
+      "cp-1",
+      "cp-2",
+      "cp-3",
+      "cp-1",
+      "cp-2",
+      "cp-3",
+      "cp-1",
+      "cp-2",
+      "cp-3",
+    ]);
+    for (const cp of ["cp-1", "cp-2", "cp-3"]) {
+      for (const c of ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
+        const pod = await w.twin.kube.getObject(PODS, `${c}-${cp}`, "kube-system");
+        const image = (pod?.spec as { containers: { image: string }[] }).containers[0]!.image;
+        assertEquals(image, `registry.k8s.io/${c}:v1.36.0`);
+      }
+    }
+    for (const n of (await w.twin.kube.listNodes()).items) {
+      assertEquals(n.kubeletVersion, "v1.36.0");
+    }
+    assertEquals((await w.twin.kube.serverVersion()).gitVersion, "v1.36.0");
+    // Each operation: one pull and one configuration change, each accounted; its component
+    // observed; the completion read established it.
+    const ops = await Promise.all(
+      (await w.journal.listOperations()).map(async (o) => (await w.journal.showOperation(o.id))!),
+    );
+    assertEquals(ops.length, 16);
+    for (const op of ops) {
+      assertEquals(op.attempts.map((a) => [a.phase, a.responseClass]), [
+        ["pull", "accepted"],
+        ["component-config", "accepted"],
+      ]);
+      const observed = op.phases.filter((p) => p.phase === "component-observed");
+      assertEquals(observed.length, 1);
+      assert(JSON.stringify(observed[0]!.detail).includes("v1.36.0"));
+      // `completed` is granted by the journal only on an established completion read.
+      assertEquals(op.operation.state, "completed");
+    }
+    // The pulls and applies went only to the twin's Talos (32 mutating calls), no Kubernetes write.
+    assertEquals(w.twin.talos.stats.totalMutating, 32);
+    assertEquals(w.twin.kube.stats.mutating, 0);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("a GitOps field manager appearing mid-run refuses the next commitment, naming object, field and both managers", async () => {
+  const w = await k8sRollout({
+    faults: [{ kind: "gitops-field-manager", point: "kube.bootstrap", target: "coredns" }],
+  });
+  try {
+    const out = await w.run();
+    assertEquals(out.state, "refused");
+    assertEquals(out.nodes.map((n) => [n.node, n.state]), [
+      ["cp-1", "completed"],
+      ["cp-2", "not-committed"],
+    ]);
+    const stop = out.nodes[1]!;
+    assertEquals(stop.reason, "BootstrapOwnershipOverlap");
+    assert(stop.detail.includes("Deployment kube-system/coredns"), stop.detail);
+    assert(stop.detail.includes("field .spec.replicas"), stop.detail);
+    assert(stop.detail.includes("owned by talos and by kustomize-controller"), stop.detail);
+    // Nothing was sent after the refusal: one pull and one apply, to cp-1 only.
+    assertEquals(w.twin.talos.stats.totalMutating, 2);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("an apiserver that does not come back on one node fails its operation and stops the rollout there", async () => {
+  const w = await k8sRollout({
+    faults: [{ kind: "static-pod-not-ready", point: "talos.staticPod", target: "cp-2" }],
+  });
+  try {
+    const out = await w.run();
+    assertEquals(out.state, "halted");
+    assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
+      ["cp-1", "completed", "CompletionObserved"],
+      ["cp-2", "failed", "ComponentVersionContradicted"],
+    ]);
+    assert(out.nodes[1]!.detail.includes("kube-apiserver v1.36.0 not ready"), out.nodes[1]!.detail);
+    // cp-3 and every kubelet were never touched.
+    assertEquals((await w.twin.kube.getNode("cp-3"))?.kubeletVersion, "v1.35.2");
+    assertEquals(w.twin.talos.stats.totalMutating, 4);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("nodes on mixed Talos versions refuse the rollout before any commitment; nothing is sent", async () => {
+  const w = await k8sRollout({
+    edit: (d) => {
+      d.spec.nodes[5]!.talosVersion = "v1.14.2";
+    },
+  });
+  try {
+    const out = await w.run();
+    assertEquals(out.state, "refused");
+    assertEquals(out.nodes[0]!.reason, "KubernetesMixedTalosVersions");
+    assert(out.nodes[0]!.detail.includes("worker-3=v1.14.2"), out.nodes[0]!.detail);
+    assertEquals(await w.journal.listOperations(), []);
+    assertEquals(w.twin.talos.stats.totalMutating + w.twin.kube.stats.mutating, 0);
+  } finally {
+    await w.close();
+  }
+});
