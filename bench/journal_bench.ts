@@ -1,38 +1,50 @@
 // deno-lint-ignore-file no-console
 /**
- * Fenced attempt transactions per second on a WAL/synchronous=FULL file journal, against bare
- * single-row INSERT+COMMIT transactions on the same kind of file through the same client stack,
- * measured in the same run. Goal: ratio ≥ 0.5 (fencing costs at most half of durability).
+ * Fenced attempt transactions per second against bare single-row INSERT+COMMIT transactions on
+ * the same store through the same client stack, measured in one run on both journal stores:
  *
- * A fenced attempt is two round trips (issue 18): one SELECT reading every comparison's inputs
- * and the timeline head, then one write batch (BEGIN IMMEDIATE … COMMIT) whose UPDATE compares
- * owner, generation, epoch and state (src/adapters/journal/attempt.ts).
+ * - libSQL: a WAL/synchronous=FULL file on the working directory's disk;
+ * - PostgreSQL: Debian's server started on loopback for the run (`test/_helpers/postgres.ts`),
+ *   durable as in production (fsync on, synchronous commit), the bare baseline on the same server.
  *
- * Usage: deno run -A bench/journal_bench.ts [N]
+ * Goal per store: ratio ≥ 0.5 (fencing costs at most half of durability). The PostgreSQL figures
+ * are also set against libSQL's, since that is the choice an operator makes.
+ *
+ * A fenced attempt is two round trips on both stores: one SELECT reading every comparison's
+ * inputs and the timeline head, then one write (libSQL: a BEGIN IMMEDIATE … COMMIT batch;
+ * PostgreSQL: one statement that locks the installation row and whose UPDATE compares owner,
+ * generation, epoch and state; src/adapters/journal/attempt.ts, pg/pg_attempt.ts).
+ *
+ * Usage: deno run -A bench/journal_bench.ts [N]   (N attempts per side and store, default 1000)
  */
 import { createClient } from "@libsql/client";
 import { LibsqlDialect } from "@libsql/kysely-libsql";
-import { Kysely, sql } from "kysely";
-import { openJournal } from "../src/adapters/journal/libsql_journal.ts";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import { openJournal } from "../src/adapters/journal/by_url.ts";
 import type { IdSource } from "../src/ports/clock.ts";
+import { startPostgres } from "../test/_helpers/postgres.ts";
 
 const N = Number(Deno.args[0] ?? 1000);
 const T0 = Date.UTC(2026, 10, 1);
+// Interleaved rounds so that disk and scheduler drift hit both sides alike.
+const ROUNDS = 10;
 
 function ids(): IdSource {
   let n = 0;
   return { newId: (p) => `${p}_${String(++n).padStart(26, "0")}` };
 }
 
-/** Opens the baseline table; returns a runner timing `n` single-row INSERT+COMMIT transactions. */
-async function bare(path: string) {
-  const client = createClient({ url: `file:${path}`, concurrency: 1 });
-  const db = new Kysely<{ t: { id: number; v: string } }>({
-    dialect: new LibsqlDialect({ client: client as never }),
-  });
-  await sql`PRAGMA journal_mode = WAL`.execute(db);
-  await sql`PRAGMA synchronous = FULL`.execute(db);
-  await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`.execute(db);
+interface Side {
+  /** Time (ms) spent in `n` transactions. */
+  run(n: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+type Bare = Kysely<{ t: { id: number; v: string } }>;
+
+/** `n` single-row INSERT+COMMIT transactions timed on `db`, whose table `t` exists. */
+function bareSide(db: Bare): Side {
   let next = 0;
   return {
     async run(n: number): Promise<number> {
@@ -47,9 +59,26 @@ async function bare(path: string) {
   };
 }
 
-/** Sets up one committed operation; returns a runner timing `n` fenced attempt transactions. */
-async function fenced(path: string) {
-  const j = await openJournal({ url: `file:${path}`, ids: ids(), nowMs: T0 });
+async function bareLibsql(path: string): Promise<Side> {
+  const client = createClient({ url: `file:${path}`, concurrency: 1 });
+  const db: Bare = new Kysely({ dialect: new LibsqlDialect({ client: client as never }) });
+  await sql`PRAGMA journal_mode = WAL`.execute(db);
+  await sql`PRAGMA synchronous = FULL`.execute(db);
+  await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`.execute(db);
+  return bareSide(db);
+}
+
+async function barePostgres(url: string): Promise<Side> {
+  const db: Bare = new Kysely({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
+  });
+  await sql`CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT NOT NULL)`.execute(db);
+  return bareSide(db);
+}
+
+/** Sets up one committed operation; times `n` fenced attempt transactions on it. */
+async function fenced(url: string): Promise<Side> {
+  const j = await openJournal({ url, ids: ids(), nowMs: T0 });
   const step = { step: "w/0", machine: "w", preDigest: "pre", postDigest: "post" };
   const plan = await j.recordPlan({
     digest: "d".repeat(64),
@@ -125,40 +154,81 @@ async function fenced(path: string) {
   };
 }
 
-// Interleaved rounds so that disk and scheduler drift hit both sides alike.
-const ROUNDS = 10;
-const dir = await Deno.makeTempDir({ dir: ".", prefix: ".journal-bench-" });
-try {
-  const b = await bare(`${dir}/bare.db`);
-  const f = await fenced(`${dir}/journal.db`);
-  await b.run(20);
-  await f.run(20);
-  let tb = 0;
-  let tf = 0;
-  const perRound: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const rb = await b.run(N / ROUNDS);
-    const rf = await f.run(N / ROUNDS);
-    tb += rb;
-    tf += rf;
-    perRound.push(rb / rf);
+interface Figures {
+  readonly bare: number;
+  readonly fenced: number;
+  /** bare/fenced time ratio of each round, sorted. */
+  readonly perRound: readonly number[];
+}
+
+/** Warms both sides up, then times them in interleaved rounds; closes both. */
+async function measure(bare: Side, fence: Side): Promise<Figures> {
+  try {
+    await bare.run(20);
+    await fence.run(20);
+    let tb = 0;
+    let tf = 0;
+    const perRound: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const rb = await bare.run(N / ROUNDS);
+      const rf = await fence.run(N / ROUNDS);
+      tb += rb;
+      tf += rf;
+      perRound.push(rb / rf);
+    }
+    perRound.sort((x, y) => x - y);
+    return { bare: N / (tb / 1000), fenced: N / (tf / 1000), perRound };
+  } finally {
+    await bare.close();
+    await fence.close();
   }
-  perRound.sort((x, y) => x - y);
-  await b.close();
-  await f.close();
-  const base = N / (tb / 1000);
-  const fence = N / (tf / 1000);
-  console.log(`journal bench (N=${N}, file journal on the working directory's disk, WAL + FULL)`);
-  console.log(`  bare INSERT+COMMIT:          ${base.toFixed(0)} tx/s`);
-  console.log(`  fenced attempt transaction:  ${fence.toFixed(0)} tx/s (1 read + 1 write batch)`);
-  // fsync latency on a shared disk drifts a lot within a run: show the spread of the rounds too.
+}
+
+function print(title: string, f: Figures): void {
   const q = (x: number) =>
-    perRound[Math.min(perRound.length - 1, Math.floor(x * perRound.length))]!;
+    f.perRound[Math.min(f.perRound.length - 1, Math.floor(x * f.perRound.length))]!;
+  console.log(title);
+  console.log(`  bare INSERT+COMMIT:          ${f.bare.toFixed(0)} tx/s`);
+  console.log(`  fenced attempt transaction:  ${f.fenced.toFixed(0)} tx/s (1 read + 1 write)`);
+  // fsync latency on a shared disk drifts a lot within a run: show the spread of the rounds too.
   console.log(
     `  ratio per round:             min ${q(0).toFixed(2)}, median ${q(0.5).toFixed(2)}, ` +
       `max ${q(1).toFixed(2)} (${ROUNDS} interleaved rounds)`,
   );
-  console.log(`  ratio fenced/bare:           ${(fence / base).toFixed(2)} (goal ≥ 0.5)`);
+  console.log(`  ratio fenced/bare:           ${(f.fenced / f.bare).toFixed(2)} (goal ≥ 0.5)`);
+}
+
+const dir = await Deno.makeTempDir({ dir: ".", prefix: ".journal-bench-" });
+try {
+  const libsql = await measure(
+    await bareLibsql(`${dir}/bare.db`),
+    await fenced(`file:${dir}/journal.db`),
+  );
+  print(`journal bench, libSQL (N=${N}, file on the working directory's disk, WAL + FULL)`, libsql);
+  const server = await startPostgres({ durable: true });
+  let postgres: Figures;
+  try {
+    postgres = await measure(
+      await barePostgres(await server.newDatabase("bare")),
+      await fenced(await server.newDatabase("journal")),
+    );
+  } finally {
+    await server.stop();
+  }
+  print(
+    `journal bench, PostgreSQL (N=${N}, a server on loopback, data in the temporary ` +
+      "directory, fsync on, synchronous commit)",
+    postgres,
+  );
+  console.log("PostgreSQL against libSQL (same run)");
+  console.log(
+    `  fenced attempts:             ${(postgres.fenced / libsql.fenced).toFixed(2)}× ` +
+      `(${postgres.fenced.toFixed(0)} vs ${libsql.fenced.toFixed(0)} tx/s)`,
+  );
+  console.log(
+    `  bare INSERT+COMMIT:          ${(postgres.bare / libsql.bare).toFixed(2)}× ` +
+      `(${postgres.bare.toFixed(0)} vs ${libsql.bare.toFixed(0)} tx/s)`,
+  );
 } finally {
   await Deno.remove(dir, { recursive: true });
 }
