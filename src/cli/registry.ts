@@ -38,6 +38,8 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["rehearse"], load: lazy("./rehearse.ts") },
   { path: ["apply"], load: lazy("./apply.ts") },
   { path: ["abort"], load: lazy("./abort.ts") },
+  { path: ["freeze"], load: lazy("./freeze.ts") },
+  { path: ["unfreeze"], load: lazy("./unfreeze.ts") },
   { path: ["recover"], load: lazy("./recover.ts") },
   { path: ["demo"], load: lazy("./demo.ts") },
   { path: ["reconcile"], load: lazy("./reconcile.ts") },

@@ -1695,6 +1695,13 @@ export const REASONS = [
       "A maintenance window is malformed: its start is not five cron fields in range, its duration is not 1 to 10080 minutes, or its time zone is unknown.",
   },
   {
+    code: "BreakpointInvalid",
+    area: "operating",
+    retry: "never",
+    meaning:
+      "A plan breakpoint follows a node the plan does not have, or its last node, or its name is declared twice.",
+  },
+  {
     code: "MaintenanceWindowClosed",
     area: "operating",
     retry: "wait",

@@ -32,8 +32,8 @@ export interface NativeSigner {
   readonly principal: string;
   /** The `allowed_signers` line for this key. */
   readonly allowedSignersLine: string;
-  /** One armored SSH signature over `bytes` in the plan namespace. */
-  sign(bytes: Uint8Array): Promise<string>;
+  /** One armored SSH signature over `bytes` in the plan namespace (or `namespace`). */
+  sign(bytes: Uint8Array, namespace?: string): Promise<string>;
 }
 
 /** A signer whose key is derived from `principal` (test keys only). */
@@ -52,9 +52,9 @@ export async function nativeSigner(principal: string): Promise<NativeSigner> {
   return {
     principal,
     allowedSignersLine: `${principal} ssh-ed25519 ${btoa(String.fromCharCode(...publicKey))}`,
-    async sign(bytes) {
+    async sign(bytes, namespace = PLAN_SIGNATURE_NAMESPACE) {
       const data = await signedData(bytes, {
-        namespace: PLAN_SIGNATURE_NAMESPACE,
+        namespace,
         hashAlgorithm: "sha512",
       });
       const sig = new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, key, data));
@@ -62,7 +62,7 @@ export async function nativeSigner(principal: string): Promise<NativeSigner> {
         new TextEncoder().encode("SSHSIG"),
         encodeUint32(1),
         encodeString(publicKey),
-        encodeString(PLAN_SIGNATURE_NAMESPACE),
+        encodeString(namespace),
         encodeString(""),
         encodeString("sha512"),
         encodeString(concatBytes([encodeString("ssh-ed25519"), encodeString(sig)])),

@@ -191,7 +191,36 @@ function checkTalosUpgrade(plan: TalosUpgradePlan, ctx: CheckContext, out: Issue
     if (cat && sound) checkHopAgainstCatalogue(plan, i, cat, out);
   });
   checkRebootMode(plan, out);
+  checkBreakpoints(plan, out);
   commonRollout(spec, "workersFirst", out);
+}
+
+/**
+ * A breakpoint stops the rollout after a node of the plan and before another one: after a node
+ * the plan does not have, or after its last node, it would never hold anything (docs/operating.md).
+ */
+function checkBreakpoints(plan: TalosUpgradePlan, out: Issues): void {
+  const names = plan.spec.nodes.map((n) => n.name);
+  const seen = new Set<string>();
+  (plan.spec.breakpoints ?? []).forEach((b, i) => {
+    const at = [...SPEC, "breakpoints", i] as const;
+    const where = names.indexOf(b.after);
+    if (where < 0 || where === names.length - 1) {
+      out.push(issue(
+        "BreakpointInvalid",
+        where < 0
+          ? `Breakpoint ${b.name} follows ${b.after}, which is not a node of this plan`
+          : `Breakpoint ${b.name} follows the last node ${b.after}: nothing would wait for it`,
+        [...at, "after"],
+      ));
+    }
+    if (seen.has(b.name)) {
+      out.push(
+        issue("BreakpointInvalid", `Breakpoint ${b.name} is declared twice`, [...at, "name"]),
+      );
+    }
+    seen.add(b.name);
+  });
 }
 
 /**

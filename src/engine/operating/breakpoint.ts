@@ -86,7 +86,9 @@ export function signedContinuations(
       return good ? { ok: true, signer: good.principals.join(",") } : {
         ok: false,
         reason: "ContinuationInvalid",
-        detail: `${path}: no signature verifies under the trust root (${verdict.summary})`,
+        detail: `${path}: no signature verifies under the trust root (${
+          verdict.signatures.map((v) => v.message).join("; ") || "no signature"
+        })`,
       };
     },
   };

@@ -118,7 +118,7 @@ export async function waitForCommitment(
       if (held !== undefined) await record(deps, bound, node, "resume", { after: held.reason });
       return "admitted";
     }
-    const key = `${h.reason}|${h.untilMs ?? ""}`;
+    const key = `${h.reason}|${h.detail}|${h.untilMs ?? ""}`;
     if (key !== held?.key) {
       held = { key, reason: h.reason };
       await record(deps, bound, node, "hold", { reason: h.reason, detail: h.detail, ...h.facts });

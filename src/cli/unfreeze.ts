@@ -1,0 +1,3 @@
+import { freezeCommand } from "./freeze_common.ts";
+
+export const command = freezeCommand(false);
