@@ -4,6 +4,9 @@
  * path, the poll/hook wake-up, metrics and the ops server. Not a command; the cluster connection
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
+import { gitOpsTree } from "../adapters/git/gitops_tree.ts";
+import { branchReviewer } from "../engine/review/review_branch.ts";
+import { loadPlaybooks } from "./playbooks.ts";
 import { MAX_BOUND_FILE_BYTES, readCappedFile } from "../adapters/repo/bound_file_reader.ts";
 import { CairnError } from "../domain/errors.ts";
 import { sha256Hex } from "../domain/plan/digest.ts";
@@ -230,6 +233,9 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
       ...(s.executor.installers ? { installers: s.executor.installers } : {}),
       journal: s.executor.journal,
     }),
+    // ComponentUpgrade plans on plan branches: their branch's bump reviewed against the
+    // shipped playbooks, read from the cache clone the source fetched into.
+    reviewer: branchReviewer(gitOpsTree({ gitDir: source.gitDir }), await loadPlaybooks()),
     watchedBranch: s.git.branch,
     isPlanBranch: globMatcher(s.planBranchesGlob),
     reportBranch: s.git.reportBranch,

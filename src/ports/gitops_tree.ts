@@ -1,4 +1,5 @@
 import type { FileContent } from "../domain/review/judge.ts";
+import type { BranchReview } from "../domain/review/model.ts";
 
 /**
  * Read-only access to the commits of a GitOps repository for a review: resolve revisions, list
@@ -14,4 +15,13 @@ export interface GitOpsTree {
   changedPaths(from: string, to: string): Promise<readonly string[]>;
   /** The named files at `commit`; each missing, unreadable (too large, not UTF-8) or its text. */
   readFiles(commit: string, paths: readonly string[]): Promise<ReadonlyMap<string, FileContent>>;
+}
+
+/** Reviews the change a branch makes, for the reconciler's plan-branch previews. */
+export interface BranchReviewer {
+  /** The review of `head` against `base` (both full commit ids, named by their branches). */
+  review(
+    base: { readonly ref: string; readonly commit: string },
+    head: { readonly ref: string; readonly commit: string },
+  ): Promise<BranchReview>;
 }

@@ -3,6 +3,7 @@
  * the report renderer, the trust root, the wake-up source (poll timer, webhook, stop) and the
  * metrics it feeds. The composition root (`src/app/reconcile_wiring.ts`) provides each.
  */
+import type { BranchReview } from "../domain/review/model.ts";
 import type { Problem } from "../domain/errors.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { EvidenceOutcome } from "../domain/evidence/result.ts";
@@ -38,6 +39,8 @@ export interface PlanFacts {
   readonly refusals: readonly ReasonNote[];
   /** The bound evidence manifest's offline check; absent when none is bound or none was run. */
   readonly evidence?: EvidenceReading;
+  /** For a ComponentUpgrade on a plan branch: the review of the branch's change (playbooks). */
+  readonly review?: BranchReview;
 }
 
 /**

@@ -5,6 +5,8 @@
  * offline check and, when the loop has a cluster connection, the live zero-write findings (node
  * versions, drain planning, one health round); each row says what was actually seen.
  */
+import type { BranchReview } from "../domain/review/model.ts";
+import { renderReviewReport } from "./render_review.ts";
 import type { Plan } from "../domain/plan/schema.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type {
@@ -40,11 +42,21 @@ import { previewVerdict } from "../domain/safeguards/verdict.ts";
 /** Creates the renderer. */
 export function reconcileReports(): ReportRenderer {
   return {
-    preview: (f) => renderPreviewReport(previewModel(f)),
+    preview: (f) => withReviewSection(renderPreviewReport(previewModel(f)), f.facts.review),
     execution: (f) => renderExecutionReport(executionModel(f)),
     outcome: (f) => executionModel(f).outcome,
     previewVerdict: (f) => previewModel(f).verdict,
   };
+}
+
+/**
+ * A ComponentUpgrade preview carries the review of its branch's change below the preview, its
+ * headings one level down (the preview keeps the only top-level heading).
+ */
+function withReviewSection(preview: string, review: BranchReview | undefined): string {
+  if (!review) return preview;
+  const section = renderReviewReport(review).replace(/^(#+) /gm, "#$1 ");
+  return `${preview.replace(/\n*$/, "\n")}\n${section}`;
 }
 
 /** The preview model of a plan as it stands on a branch; its verdict follows from the rows. */

@@ -15,6 +15,8 @@ import type {
   RefusedPlanPath,
 } from "../../src/ports/plan_source.ts";
 import type { PublishResult, ReportDocument, ReportSink } from "../../src/ports/report_sink.ts";
+import type { FileContent } from "../../src/domain/review/judge.ts";
+import type { GitOpsTree } from "../../src/ports/gitops_tree.ts";
 
 interface Commit {
   readonly id: string;
@@ -131,6 +133,51 @@ export class MemoryPlanSource implements PlanSource {
     const c = this.#commits.get(commit);
     if (!c) throw new Error(`no commit ${commit}`);
     return c;
+  }
+
+  /** The same commits as a `GitOpsTree` (first-parent merge base), for branch reviews. */
+  gitOpsTree(): GitOpsTree {
+    const ancestors = (id: string): string[] => {
+      const out: string[] = [];
+      for (
+        let c: Commit | undefined = this.#get(id);
+        c;
+        c = c.parent ? this.#get(c.parent) : undefined
+      ) {
+        out.push(c.id);
+      }
+      return out;
+    };
+    return {
+      resolve: (rev) => {
+        const id = this.#tips.get(rev) ?? (this.#commits.has(rev) ? rev : undefined);
+        return id ? Promise.resolve(id) : Promise.reject(new Error(`no revision ${rev}`));
+      },
+      mergeBase: (a, b) => {
+        const mine = new Set(ancestors(a));
+        return Promise.resolve(ancestors(b).find((id) => mine.has(id)));
+      },
+      changedPaths: (from, to) => {
+        const a = this.#get(from).files, b = this.#get(to).files;
+        const paths = new Set([...a.keys(), ...b.keys()]);
+        const same = (x?: Uint8Array, y?: Uint8Array) =>
+          x !== undefined && y !== undefined && x.length === y.length &&
+          x.every((v, i) => v === y[i]);
+        return Promise.resolve([...paths].filter((p) => !same(a.get(p), b.get(p))).sort());
+      },
+      readFiles: (commit, paths) => {
+        const files = this.#get(commit).files;
+        const out = new Map<string, FileContent>();
+        for (const p of paths) {
+          const bytes = files.get(p);
+          out.set(
+            p,
+            bytes ? { kind: "text", text: new TextDecoder().decode(bytes) } : { kind: "missing" },
+          );
+        }
+        return Promise.resolve(out);
+      },
+    };
   }
 }
 

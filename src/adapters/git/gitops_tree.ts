@@ -12,10 +12,17 @@ import { runGit } from "./run_git.ts";
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-/** A GitOps tree over the repository in `dir` (its working tree is never read). */
-export function gitOpsTree(dir: string, maxBytes = MAX_GITOPS_FILE_BYTES): GitOpsTree {
+/**
+ * A GitOps tree over the repository in `dir` (its working tree is never read), or over a bare
+ * repository given as `{ gitDir }` (the reconciler's cache clone).
+ */
+export function gitOpsTree(
+  at: string | { readonly gitDir: string },
+  maxBytes = MAX_GITOPS_FILE_BYTES,
+): GitOpsTree {
+  const where = typeof at === "string" ? { cwd: at } : { gitDir: at.gitDir };
   const git = (args: readonly string[], stdin?: Uint8Array) =>
-    runGit(args, { cwd: dir, ...(stdin ? { stdin } : {}) });
+    runGit(args, { ...where, ...(stdin ? { stdin } : {}) });
   return {
     async resolve(rev) {
       // deno-lint-ignore no-control-regex

@@ -6,7 +6,9 @@
  */
 import { OPERATION_STATES, type OperationState } from "../../domain/operation.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
-import type { Reason } from "../../domain/reasons.ts";
+import { isReason, type Reason, type ReasonNote } from "../../domain/reasons.ts";
+import type { BranchReview } from "../../domain/review/model.ts";
+import type { BranchReviewer } from "../../ports/gitops_tree.ts";
 import type { AllowedSigners } from "../../domain/trust/allowed_signers.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
@@ -60,6 +62,11 @@ export interface ReconcilerDeps {
   readonly evidence?: EvidenceChecker;
   /** Zero-write checks of plan-branch previews against the live cluster, when connected. */
   readonly live?: LivePreviewer;
+  /**
+   * Reviews a plan branch's change against the upgrade playbooks for its ComponentUpgrade plans
+   * (absent: no review; the preview says nothing about the bump itself).
+   */
+  readonly reviewer?: BranchReviewer;
   readonly watchedBranch: string;
   /** Branches (other than the watched and report branches) whose plans get previews. */
   readonly isPlanBranch: (branch: string) => boolean;
@@ -179,7 +186,9 @@ export class Reconciler {
         await this.#watched(fetched.watched, signers);
       }
       for (const b of fetched.branches) {
-        if (this.#isPreviewBranch(b.branch)) await this.#previewBranch(b, signers);
+        if (this.#isPreviewBranch(b.branch)) {
+          await this.#previewBranch(b, signers, fetched.watched);
+        }
       }
       this.#dispatch();
       await this.refreshOperationMetrics();
@@ -307,19 +316,35 @@ export class Reconciler {
     return { ...a, facts: { ...a.facts, refusals, ...(evidence ? { evidence } : {}) } };
   }
 
-  async #previewBranch(b: BranchHead, signers: AllowedSigners): Promise<void> {
+  async #previewBranch(
+    b: BranchHead,
+    signers: AllowedSigners,
+    watched: BranchHead,
+  ): Promise<void> {
     const tip = `${b.commit}|${trustMark(signers)}`;
     if (this.#branchTips.get(b.branch) === tip) return;
     this.#branchTips.set(b.branch, tip);
     const listing = await this.#d.source.listPlans(b.commit);
     await this.#refusedFiles(listing.refused, b.branch, b.commit);
+    // One review of the branch's change per tip, shared by its ComponentUpgrade plans.
+    const reviewed: { review?: BranchReview; failed?: ReasonNote } = {};
+    const reviewOnce = async () => {
+      if (!reviewed.review && !reviewed.failed) {
+        Object.assign(reviewed, await this.#review(watched, b));
+      }
+      return reviewed;
+    };
     for (const file of listing.plans) {
       const key = `${await fileKey(file)}|${trustMark(signers)}`;
       if (this.#seen.get(file.name) === key) continue; // unchanged from the watched branch
       const mark = `${b.branch}\u0000${file.name}`;
       if (this.#previewed.get(mark) === key) continue;
       this.#previewed.set(mark, key);
-      const a = await this.#assess(file, b.branch, b.commit, signers);
+      const assessed = await this.#assess(file, b.branch, b.commit, signers);
+      const bump = assessed.parsed?.plan.kind === "ComponentUpgrade" && this.#d.reviewer
+        ? await reviewOnce()
+        : undefined;
+      const a = bump ? { ...assessed, facts: withReview(assessed.facts, bump) } : assessed;
       const files = branchFiles(this.#d.source, b.branch, () => b.commit);
       const live = a.parsed ? await this.#live(a.parsed, files) : undefined;
       const verdict = previewVerdict(a.facts, live);
@@ -372,6 +397,42 @@ export class Reconciler {
         refusals: [{ reason: r.reason, message: r.message, where: r.path }],
       };
       await this.#publishPreview(facts, "refused", `refuse ${name}`);
+    }
+  }
+
+  /**
+   * The review of the branch's change against the playbooks (its merge base with the watched
+   * branch). A review that cannot run refuses the bump's plans: an unread change passes nothing.
+   */
+  async #review(
+    watched: BranchHead,
+    b: BranchHead,
+  ): Promise<{ review: BranchReview } | { failed: ReasonNote }> {
+    try {
+      const review = await this.#d.reviewer!.review(
+        { ref: watched.branch, commit: watched.commit },
+        { ref: b.branch, commit: b.commit },
+      );
+      this.#d.log.info("branch reviewed", {
+        branch: b.branch,
+        commit: b.commit,
+        verdict: review.result.verdict,
+        count: review.result.findings.length,
+      });
+      return { review };
+    } catch (e) {
+      this.#d.log.warn("branch review failed", {
+        branch: b.branch,
+        reason: reasonOf(e),
+        error: messageOf(e),
+      });
+      const reason = reasonOf(e);
+      return {
+        failed: {
+          reason: isReason(reason) ? reason : "Internal",
+          message: `the review of ${b.branch} against the playbooks could not run: ${messageOf(e)}`,
+        },
+      };
     }
   }
 
@@ -503,6 +564,38 @@ export function previewVerdict(facts: PlanFacts, live?: LiveFindings): PreviewVe
   if (facts.refusals.length > 0 || live?.refused) return "refused";
   if (live?.held || (facts.evidence && !evidencePassed(facts.evidence))) return "held";
   return "ready";
+}
+
+/**
+ * A ComponentUpgrade plan's facts with the review of its branch: every blocking finding refuses
+ * the plan (the bump must not merge as it stands), named by its file and line; the review itself
+ * rides along for the report.
+ */
+export function withReview(
+  facts: PlanFacts,
+  r: { readonly review?: BranchReview; readonly failed?: ReasonNote },
+): PlanFacts {
+  if (r.failed) return { ...facts, refusals: [...facts.refusals, r.failed] };
+  if (!r.review) return facts;
+  const blocking = r.review.result.findings.filter((f) => f.severity === "blocking");
+  return {
+    ...facts,
+    refusals: [
+      ...facts.refusals,
+      ...blocking.map((f): ReasonNote => ({
+        reason: f.code,
+        message: `${f.component}: ${f.message}`,
+        ...(f.where[0]
+          ? {
+            where: `${f.where[0].file}:${f.where[0].line}:${f.where[0].column} (${
+              f.where[0].side
+            })`,
+          }
+          : {}),
+      })),
+    ],
+    review: r.review,
+  };
 }
 
 /** Identifies the trust root's content: an edited allowed_signers re-assesses everything. */

@@ -5,11 +5,15 @@
  * playbooks judge, and hand them to the pure judge. Used by `cairn review` and by the reconciler
  * for plan branches that bump protected components.
  */
-import type { BundledVersions } from "../../domain/playbook/bundled.ts";
+import {
+  type BundledVersions,
+  NO_BUNDLED_VERSIONS,
+  parseBundledVersions,
+} from "../../domain/playbook/bundled.ts";
 import type { Playbook } from "../../domain/playbook/schema.ts";
 import { type FileContent, filesToRead, judgeReview } from "../../domain/review/judge.ts";
 import type { BranchReview } from "../../domain/review/model.ts";
-import type { GitOpsTree } from "../../ports/gitops_tree.ts";
+import type { BranchReviewer, GitOpsTree } from "../../ports/gitops_tree.ts";
 
 export interface ReviewBranchInput {
   readonly tree: GitOpsTree;
@@ -46,5 +50,54 @@ export async function reviewBranch(input: ReviewBranchInput): Promise<BranchRevi
     comparedWith: from,
     bundled: { name: input.bundled.name, date: input.bundled.date },
     result,
+  };
+}
+
+/** Where the reconciler reads the bundled-versions snapshot: the watched branch's own copy. */
+export const BUNDLED_VERSIONS_PATH = "catalogue/bundled-versions.yaml";
+
+/**
+ * The snapshot at `commit` (the base side, so the reviewed branch cannot supply its own
+ * evidence). Missing: none (every riding companion is then unknown). Invalid: none either, and
+ * its name says why, so the report shows the problem instead of hiding it.
+ */
+export async function bundledVersionsAt(
+  tree: GitOpsTree,
+  commit: string,
+): Promise<BundledVersions> {
+  const file = (await tree.readFiles(commit, [BUNDLED_VERSIONS_PATH])).get(BUNDLED_VERSIONS_PATH);
+  if (!file || file.kind === "missing") return NO_BUNDLED_VERSIONS;
+  if (file.kind === "unreadable") {
+    return { ...NO_BUNDLED_VERSIONS, name: `${BUNDLED_VERSIONS_PATH} (unreadable: ${file.why})` };
+  }
+  const parsed = parseBundledVersions(new TextEncoder().encode(file.text), BUNDLED_VERSIONS_PATH);
+  if (parsed.ok) return parsed.bundled;
+  const first = parsed.problems[0]!;
+  return {
+    ...NO_BUNDLED_VERSIONS,
+    name: `${BUNDLED_VERSIONS_PATH} (invalid at line ${
+      first.location?.line ?? 1
+    }: ${first.message})`,
+  };
+}
+
+/** The reconciler's reviewer: playbooks fixed at start, the snapshot read from each base. */
+export function branchReviewer(tree: GitOpsTree, playbooks: readonly Playbook[]): BranchReviewer {
+  return {
+    async review(base, head) {
+      const bundled = await bundledVersionsAt(tree, base.commit);
+      const r = await reviewBranch({
+        tree,
+        playbooks,
+        bundled,
+        base: base.commit,
+        head: head.commit,
+      });
+      return {
+        ...r,
+        base: { ref: base.ref, commit: r.base.commit },
+        head: { ref: head.ref, commit: r.head.commit },
+      };
+    },
   };
 }
