@@ -7,6 +7,7 @@ import { openJournal } from "../../src/adapters/journal/by_url.ts";
 import type { JournalHarness } from "../contract/journal_contract.ts";
 import { counterIds, T0 } from "./journal_world.ts";
 import type { PostgresServer } from "./postgres.ts";
+import { createClient } from "@libsql/client";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { pgMigrate } from "../../src/adapters/journal/pg/migrations.ts";
@@ -17,12 +18,27 @@ export interface JournalStoreKind {
   readonly shared: boolean;
   /** A location for a new, empty journal; `dispose` removes what it made. */
   fresh(): Promise<{ url: string; dispose: () => Promise<void> }>;
+  /**
+   * Runs raw SQL statements in one transaction on the journal at `url`, past the journal's API
+   * (what a restore from backup or an operator's hand would do).
+   */
+  exec(url: string, statements: readonly string[]): Promise<void>;
+}
+
+async function execLibsql(url: string, statements: readonly string[]): Promise<void> {
+  const raw = createClient({ url });
+  try {
+    await raw.batch([...statements], "write");
+  } finally {
+    raw.close();
+  }
 }
 
 export const LIBSQL_MEMORY: JournalStoreKind = {
   name: "libsql :memory:",
   shared: false,
   fresh: () => Promise.resolve({ url: ":memory:", dispose: () => Promise.resolve() }),
+  exec: () => Promise.reject(new Error("a :memory: journal has no second connection")),
 };
 
 export const LIBSQL_FILE: JournalStoreKind = {
@@ -35,6 +51,7 @@ export const LIBSQL_FILE: JournalStoreKind = {
       dispose: () => Deno.remove(dir, { recursive: true }),
     };
   },
+  exec: execLibsql,
 };
 
 /**
@@ -54,6 +71,17 @@ export function postgresStore(server: PostgresServer): JournalStoreKind {
         url: await server.newDatabase("j", await template),
         dispose: () => Promise.resolve(),
       };
+    },
+    async exec(url, statements) {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query("BEGIN");
+        for (const st of statements) await c.query(st);
+        await c.query("COMMIT");
+      } finally {
+        await c.end();
+      }
     },
   };
 }

@@ -1,0 +1,113 @@
+/**
+ * PostgreSQL's own concurrency control is what keeps the journal linear (pg/pg_journal.ts): every
+ * write transaction locks the installation row first, and the attempt's one-statement write takes
+ * the same lock. Two connections (two replicas in production) writing at once must both succeed,
+ * in some order, on one unbroken chain; and a batched attempt arriving while another writer is
+ * mid-transaction must wait for it and be decided after it, never slip in underneath.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import pg from "pg";
+import { openJournal } from "../../../src/adapters/journal/by_url.ts";
+import type { Journal } from "../../../src/ports/journal.ts";
+import {
+  approvedPlan,
+  attemptInput,
+  committed,
+  CONTROLLER,
+  counterIds,
+  T0,
+} from "../../_helpers/journal_world.ts";
+import { postgresStore } from "../../_helpers/journal_stores.ts";
+import { sharedPostgres } from "../../_helpers/postgres.ts";
+
+const store = postgresStore(await sharedPostgres());
+
+/** Polls (generously bounded, no fixed sleep decides anything) until `cond` holds. */
+async function until(what: string, cond: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+Deno.test("postgres: two connections writing at once both commit, one after the other, on one chain", async () => {
+  const { url } = await store.fresh();
+  const a = await openJournal({ url, ids: counterIds("a"), nowMs: T0 });
+  const b = await openJournal({ url, ids: counterIds("b"), nowMs: T0 });
+  try {
+    const writes: Promise<number>[] = [];
+    for (let i = 0; i < 15; i++) {
+      writes.push(a.startObservation(`worker-${i % 3}`, CONTROLLER, T0 + i));
+      writes.push(b.startObservation(`worker-${i % 3}`, CONTROLLER, T0 + i));
+    }
+    const revisions = await Promise.all(writes);
+    // Each machine's revisions are 1..10, each handed out once.
+    for (let m = 0; m < 3; m++) {
+      const mine = revisions.filter((_, k) => Math.floor(k / 2) % 3 === m).sort((x, y) => x - y);
+      assertEquals(mine, Array.from({ length: 10 }, (_, k) => k + 1));
+    }
+    const chain = await a.verifyChain();
+    assert(chain.ok, "the chain broke under concurrent writers");
+    assertEquals((await a.events()).filter((e) => e.kind === "observation-started").length, 30);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("postgres: a batched attempt waits for a writer that is mid-transaction and is decided after it", async () => {
+  const { url } = await store.fresh();
+  const monitor = new pg.Client({ connectionString: url });
+  await monitor.connect();
+  const peer: { j?: Journal; attempt?: Promise<unknown>; settled?: boolean } = {};
+  let armed = false;
+  const a = await openJournal({
+    url,
+    ids: counterIds("a"),
+    nowMs: T0,
+    writePoint: async (p) => {
+      if (!armed || p !== "commit:checked" || !peer.j) return;
+      armed = false;
+      // The commitment's transaction holds the journal's write lock here. The peer's attempt
+      // must queue behind it (seen as a lock wait on the server), not commit underneath it.
+      peer.attempt = peer.j.beginAttempt(op.attempt).finally(() => (peer.settled = true));
+      await until("the peer's attempt to wait on the lock, or to finish", async () => {
+        if (peer.settled) return true;
+        const r = await monitor.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity " +
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        return r.rows[0].n > 0;
+      });
+      assert(!peer.settled, "the attempt committed while another writer held the lock");
+    },
+  });
+  const op: { attempt: ReturnType<typeof attemptInput> } = {} as never;
+  peer.j = await openJournal({ url, ids: counterIds("b"), nowMs: T0 });
+  try {
+    const first = (await approvedPlan(a)).digest;
+    const c = await committed(a, { plan: first });
+    op.attempt = attemptInput(c.op.id, c.token, c.evidence, T0 + 3000);
+    const second = (await approvedPlan(a, {
+      digest: "e".repeat(64),
+      name: "other-cluster",
+      cluster: "other-ops",
+      steps: [{ step: "cp-1/0", machine: "cp-1", preDigest: "v1.13.9", postDigest: "v1.14.2" }],
+    })).digest;
+    armed = true;
+    await committed(a, { plan: second, machine: "cp-1" });
+    const r = (await peer.attempt) as { ok: boolean };
+    assert(r.ok, "the attempt is admitted once the lock is free");
+    const kinds = (await a.events()).map((e) => e.kind);
+    assert(
+      kinds.lastIndexOf("commitment") < kinds.lastIndexOf("attempt"),
+      `the attempt landed under the commitment: ${kinds.join(",")}`,
+    );
+    assert((await a.verifyChain()).ok);
+  } finally {
+    await monitor.end();
+    await peer.j.close();
+    await a.close();
+  }
+});
