@@ -25,9 +25,12 @@ policy it binds (spec.healthPolicy, digest-verified on the watched branch); ther
 operator-wide policy. Before a run and before each node's commitment every authorising check
 runs again on current evidence (plan checks, bound-file digests, expiry, the trust root as it is
 now, the cluster's own name); a refusal is journaled and reported, and nothing is sent. Serves /metrics, /healthz, /readyz.
+With leaderElection set, replicas elect one leader with a Lease; only it binds and executes,
+standbys keep previewing and say so on /readyz. Every git call has a deadline
+(gitTimeoutSeconds); SIGTERM kills a fetch in flight and exits within seconds.
 JSON logs go to stderr.
 
-  --config FILE         configuration file (see docs; every setting also has a flag and CAIRN_* env)
+  --config FILE         configuration file (docs/deploy.md; every setting also has a flag and CAIRN_* env)
   --kubeconfig K, --talosconfig T
                         the cluster (kubeconfigPath, talosconfigPath; CAIRN_KUBECONFIG or
                         KUBECONFIG, CAIRN_TALOSCONFIG or TALOSCONFIG)

@@ -61,6 +61,12 @@ export interface KubeSim {
   readonly url: string;
   readonly port: number;
   readonly stats: KubeSimStats;
+  /**
+   * Requests by verb and resource, `<verb> <group>/<resource>[/<subresource>]` (verbs as
+   * `KubeSimStats.byVerb` names them; `get nonResource:/metrics` for the metrics path): what a
+   * client's RBAC must grant.
+   */
+  readonly access: Map<string, number>;
   readonly store: Store;
   readonly controllers: Controllers;
   /** Talos side: node went down (reboot) or came back. */
@@ -173,7 +179,8 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
   const waiters = new Set<{ pred: (s: KubeSimStats) => boolean; resolve: () => void }>();
   const openWatches = new Set<() => void>();
   let clockChain: Promise<void> = Promise.resolve();
-  const ctx: Ctx = { store, controllers, opts, stats, openWatches };
+  const access = new Map<string, number>();
+  const ctx: Ctx = { store, controllers, opts, stats, openWatches, access };
 
   const checkWaiters = () => {
     for (const w of [...waiters]) if (w.pred(stats)) (waiters.delete(w), w.resolve());
@@ -201,6 +208,7 @@ export async function startKubeSim(opts: KubeSimOptions): Promise<KubeSim> {
     url: `https://127.0.0.1:${port}`,
     port,
     stats,
+    access,
     store,
     controllers,
     setNodeReady: (n, r) => controllers.setNodeReady(n, r),
@@ -225,6 +233,7 @@ interface Ctx {
   readonly opts: KubeSimOptions;
   readonly stats: KubeSimStats;
   readonly openWatches: Set<() => void>;
+  readonly access: Map<string, number>;
 }
 
 function authorized(ctx: Ctx, req: IncomingMessage): boolean {
@@ -245,6 +254,8 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   stats.total++;
   stats.byVerb[verb] = (stats.byVerb[verb] ?? 0) + 1;
   if (MUTATING.has(verb)) stats.mutating++;
+  if (r) count(ctx, `${verb} ${r.type.group}/${r.type.plural}${r.sub ? `/${r.sub}` : ""}`);
+  else if (url.pathname === "/metrics") count(ctx, `get nonResource:/metrics`);
   if (!authorized(ctx, req)) return send(res, 401, statusBody(401, "Unauthorized", "Unauthorized"));
   const now = opts.clock.now();
   const storm = opts.faults.take("kube.request", r?.name, now);
@@ -290,11 +301,17 @@ async function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Prom
   }
 }
 
+/** Records one request under its access key (see `KubeSim.access`). */
+function count(ctx: Ctx, key: string): void {
+  ctx.access.set(key, (ctx.access.get(key) ?? 0) + 1);
+}
+
 /** A GET through the proxy subresource: counted as a read, answered from the route model. */
 function proxyGet(ctx: Ctx, req: IncomingMessage, res: ServerResponse, t: RouteTarget): void {
   const { stats } = ctx;
   stats.total++;
   stats.byVerb["proxy"] = (stats.byVerb["proxy"] ?? 0) + 1;
+  count(ctx, `get /${t.kind === "pod" ? "pods" : "services"}/proxy`);
   if (!authorized(ctx, req)) return send(res, 401, statusBody(401, "Unauthorized", "Unauthorized"));
   const a = ctx.controllers.routes.answer(ctx.store, ctx.controllers.pods, t);
   res.writeHead(a.status, { "Content-Type": a.contentType, "Cache-Control": "no-cache, private" });
