@@ -65,7 +65,9 @@ Deno.test("judge: 3 of 5 Talos pins is PinSetPartial; pins moved apart is PinSet
     ["talconfig", "talenv", "talosupgrade"],
     "patch",
   );
-  assertEquals(codes(judge(base, partial.state)), ["talos:PinSetPartial:blocking"]);
+  const split = judge(base, partial.state);
+  assertEquals(codes(split), ["talos:PinSetPartial:blocking"]);
+  assertEquals(split.findings[0]!.actions.map((a) => a.pattern), ["pins-split"]);
   const apart = movePinsOnly(
     movePinsOnly(base, "talos/talos", ["talconfig", "talenv", "talosupgrade"], "patch").state,
     "talos/talos",

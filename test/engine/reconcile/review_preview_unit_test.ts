@@ -11,6 +11,7 @@ import { loadPlaybooks } from "../../../src/app/playbooks.ts";
 import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.ts";
 import { Reconciler } from "../../../src/engine/reconcile/reconciler.ts";
 import { branchReviewer } from "../../../src/engine/review/review_branch.ts";
+import type { BranchReviewer } from "../../../src/ports/gitops_tree.ts";
 import type { PlanExecutor } from "../../../src/ports/reconcile.ts";
 import { reconcileReports } from "../../../src/report/reconcile_reports.ts";
 import {
@@ -33,7 +34,10 @@ const NO_EXECUTOR: PlanExecutor = new Proxy({} as PlanExecutor, {
   get: () => () => Promise.reject(new Error("the executor is not part of a branch preview")),
 });
 
-async function previewOf(branchFiles: (base: Record<string, string>) => Record<string, string>) {
+async function previewOf(
+  branchFiles: (base: Record<string, string>) => Record<string, string>,
+  reviewer?: BranchReviewer,
+) {
   const source = new MemoryPlanSource("main", () => NOW);
   const state = initialState({ seed: 21 });
   const main: Record<string, string> = {
@@ -63,7 +67,7 @@ async function previewOf(branchFiles: (base: Record<string, string>) => Record<s
       wakeup: { wait: () => Promise.resolve("stop") },
       clock: { now: () => NOW, sleep: () => Promise.resolve() },
       log: new MemoryLogger(),
-      reviewer: branchReviewer(source.gitOpsTree(), await loadPlaybooks()),
+      reviewer: reviewer ?? branchReviewer(source.gitOpsTree(), await loadPlaybooks()),
       watchedBranch: "main",
       isPlanBranch: (b) => b.startsWith("plan/"),
       reportBranch: "reports",
@@ -110,4 +114,23 @@ Deno.test("a ComponentUpgrade plan's branch moving 3 of 5 Talos pins is refused 
     "the review section follows, one heading level down",
   );
   assertEquals(preview.match(/^# /gm)?.length, 1);
+});
+
+Deno.test("a review that cannot run refuses the ComponentUpgrade plan instead of passing it", async () => {
+  const state = initialState({ seed: 21 });
+  const broken: BranchReviewer = {
+    review: () =>
+      Promise.reject(Object.assign(new Error("git cat-file died"), { reason: "GitCommandFailed" })),
+  };
+  const preview = await previewOf(
+    () => renderRepo(renovateBump(state, "cilium/chart", "patch").state),
+    broken,
+  );
+  assert(preview.includes("**Verdict: REFUSED"), preview.slice(0, 600));
+  assert(
+    preview.includes(
+      "`GitCommandFailed`: the review of plan/cilium against the playbooks could not run: git cat-file died",
+    ),
+    preview.slice(0, 2500),
+  );
 });
