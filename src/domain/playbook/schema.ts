@@ -166,22 +166,25 @@ export type BreakingPattern = z.infer<typeof BreakingPattern>;
  */
 export const AFTER_MERGE_READERS = [
   "manual",
+  // The health policy's readers (domain/health/policy_schema.ts).
   "nodes",
   "workloads",
+  "pdb-feasibility",
   "kube-object",
-  "node-versions",
   "talos-etcd",
   "talos-services",
+  "node-versions",
+  "object-store-endpoint",
+  "broker-streams",
+  "metrics-storage",
+  "mqtt-cluster",
+  // Readers of the ComponentUpgrade observation (Flux delivery, rendered images, operators).
   "flux-source",
   "flux-kustomization",
   "flux-helmrelease",
   "workload-images",
   "ceph-health",
   "cnpg-cluster",
-  "object-store-endpoint",
-  "broker-stream-health",
-  "metrics-storage-operator",
-  "mqtt-cluster-members",
 ] as const;
 
 const AfterMergeCheck = z.strictObject({

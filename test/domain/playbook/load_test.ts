@@ -120,3 +120,12 @@ Deno.test("a one-way caveat naming an undefined pin set or companion is refused"
   assertEquals(ps.map((p) => p.reason), ["PlaybookSemanticInvalid"]);
   assert(/companion "cepx" is not defined/.test(ps[0]!.message));
 });
+
+Deno.test("every health-policy reader can be named by an after-merge check", async () => {
+  const { AFTER_MERGE_READERS } = await import("../../../src/domain/playbook/schema.ts");
+  const { BindingSchema } = await import("../../../src/domain/health/policy_schema.ts");
+  const policyReaders = BindingSchema.options.map((o) => o.shape.reader.value as string);
+  for (const r of policyReaders) {
+    assert((AFTER_MERGE_READERS as readonly string[]).includes(r), `${r} missing`);
+  }
+});
