@@ -81,7 +81,8 @@ export function safeguards(): SafeguardResult[] {
 function phasesFor(start: number, last?: Phase): PhaseSpan[] {
   const spans: PhaseSpan[] = [];
   let t = start;
-  for (const phase of PHASES) {
+  // A TalosUpgrade node step: every phase but a ConfigApply's own.
+  for (const phase of PHASES.filter((p) => p !== "config-apply")) {
     const took = phase === "drain" || phase === "reboot" ? 3 * MIN : MIN;
     const end = t + took;
     if (phase === last) {

@@ -8,24 +8,11 @@
  * completion observation says which settings are active and which are stored but not yet.
  */
 import { stringify } from "yaml";
-import {
-  type Classification,
-  classifyDiff,
-  declaredClassRefusal,
-  modeFitsClass,
-  modeRejectedByVersion,
-  talosMode,
-} from "../../domain/config_apply/classify.ts";
-import {
-  type ConfigValue,
-  diffConfigs,
-  mergePatch,
-  PatchInvalid,
-  sameValue,
-} from "../../domain/config_apply/config_diff.ts";
+import { type Classification, talosMode } from "../../domain/config_apply/classify.ts";
+import { type ConfigValue, sameValue } from "../../domain/config_apply/config_diff.ts";
 import type { ConfigApplyPlan, PlanNode } from "../../domain/plan/schema.ts";
 import type { Reason } from "../../domain/reasons.ts";
-import { parseVersion } from "../../domain/version.ts";
+import { type Assessed, assessNode } from "./assess.ts";
 import type { ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf, stepKey } from "../executor/digests.ts";
 import { checkAndRecord, dispatchStop } from "../executor/dispatch_gate.ts";
@@ -76,92 +63,26 @@ function notCommitted(
   };
 }
 
-/** What the preflight establishes on current evidence before anything is committed. */
-interface Prepared {
-  readonly target: ConfigValue;
-  readonly classification: Classification;
-}
-
 /**
- * Reads the node and decides, before any write: a mode its running minor rejects is refused, a
- * pending staged change or an unreadable configuration holds, and the effective diff's class must
- * be the declared one and reachable by the mode.
+ * The node read and judged before any write (`assess.ts`): a refusal or hold creates no operation.
  */
 async function prepare(
   deps: ExecutorDeps,
   bound: ConfigBound,
   node: PlanNode,
-): Promise<{ ok: true; value: Prepared } | { ok: false; outcome: ConfigNodeOutcome }> {
-  const spec = bound.plan.spec;
-  const timeoutMs = deps.callTimeoutMs(spec.phases.deadlines.apply.transportSeconds * 1000);
-  const stop = (reason: Reason, detail: string, refused: boolean) => ({
-    ok: false as const,
-    outcome: notCommitted(node.name, reason, detail, refused),
-  });
-  let running: string;
-  try {
-    running = (await deps.talos.version(node.address, { timeoutMs })).tag;
-  } catch (e) {
-    return stop("NodeUnreadable", errorText(e), false);
-  }
-  if (running !== spec.talosVersion) {
-    return stop(
-      "NodeVersionUnexpected",
-      `${node.name} runs ${running}, plan expects ${spec.talosVersion}`,
-      true,
-    );
-  }
-  const minor = parseVersion(running).minor;
-  // The minor the node runs now decides, not the one the plan was written for.
-  const rejected = modeRejectedByVersion(minor, spec.mode);
-  if (rejected) return stop(rejected.reason, `${node.name}: ${rejected.message}`, true);
-  const [active, persistent] = await Promise.all([
-    readMachineConfig(deps.talos, node.address, "v1alpha1", timeoutMs),
-    readMachineConfig(deps.talos, node.address, "persistent", timeoutMs),
-  ]);
-  if (!active.ok || !persistent.ok) {
-    return stop(
-      "ConfigUnreadable",
-      `${node.name}: ${!active.ok ? active.error : (persistent as { error: string }).error}`,
-      false,
-    );
-  }
-  if (!sameValue(active.doc, persistent.doc)) {
-    return stop(
-      "ConfigStagedPending",
-      `${node.name}: the persistent configuration differs from the active one (a staged change is pending)`,
-      true,
-    );
-  }
-  let target: ConfigValue;
-  try {
-    target = mergePatch(active.doc, bound.patch);
-  } catch (e) {
-    if (e instanceof PatchInvalid) return stop("ConfigPatchInvalid", e.message, true);
-    throw e;
-  }
-  const classification = classifyDiff(minor, diffConfigs(active.doc, target));
-  const misfit = modeFitsClass(spec.mode, classification.overall) ??
-    declaredClassRefusal(spec.activation, classification);
-  if (misfit) {
-    const unknown = classification.changes.filter((c) => c.class === "unknown").map((c) =>
-      c.change.path
-    );
-    const detail = unknown.length ? `${misfit.message}: ${unknown.join(", ")}` : misfit.message;
-    return {
-      ok: false,
-      outcome: {
-        ...notCommitted(
-          node.name,
-          misfit.reason,
-          `${node.name}: ${detail}`,
-          misfit.reason !== "ConfigActivationUnknown",
-        ),
-        classification,
-      },
-    };
-  }
-  return { ok: true, value: { target, classification } };
+): Promise<{ ok: true; value: Assessed } | { ok: false; outcome: ConfigNodeOutcome }> {
+  const timeoutMs = deps.callTimeoutMs(
+    bound.plan.spec.phases.deadlines.apply.transportSeconds * 1000,
+  );
+  const a = await assessNode(deps.talos, bound.plan, bound.patch, node, timeoutMs);
+  if (a.ok) return { ok: true, value: a };
+  return {
+    ok: false,
+    outcome: {
+      ...notCommitted(node.name, a.reason, a.detail, a.refused),
+      ...(a.classification ? { classification: a.classification } : {}),
+    },
+  };
 }
 
 /** Runs one node of a ConfigApply. */

@@ -21,7 +21,11 @@ import {
 import { SCHEMATIC_ANNOTATION } from "../executor/verify_phase.ts";
 import type { RoundOutcome } from "../../domain/health/round.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
-import type { KubernetesUpgradePlan, TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type {
+  ConfigApplyPlan,
+  KubernetesUpgradePlan,
+  TalosUpgradePlan,
+} from "../../domain/plan/schema.ts";
 import { planDrain } from "../drain_plan.ts";
 import { collectRound } from "../health_round.ts";
 import { isWriteRefusal, readOnlyGuard } from "./read_only_guard.ts";
@@ -182,6 +186,10 @@ export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
     preview: (parsed: ParsedPlan, files: BoundFileSource) =>
       parsed.plan.kind === "TalosUpgrade"
         ? livePreview(parsed.plan, d, files)
+        : parsed.plan.kind === "ConfigApply"
+        ? import("../config_apply/preview.ts").then((m) =>
+          m.configApplyPreview(parsed.plan as ConfigApplyPlan, { ...d, files })
+        )
         : parsed.plan.kind === "KubernetesUpgrade"
         ? import("../k8s_upgrade/preview.ts").then((m) =>
           m.kubernetesPreview(parsed.plan as KubernetesUpgradePlan, { ...d, files })
@@ -200,7 +208,7 @@ export function livePreviewer(d: LivePreviewDeps): LivePreviewer {
 }
 
 /** The plan's cluster against the name the cluster reports (read from the first node). */
-async function clusterIdentity(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
+export async function clusterIdentity(plan: GatedPlan, cluster: LiveCluster, f: Findings) {
   // Asked at the first node's declared address: the machine a commitment would reach.
   const node = plan.spec.nodes[0]!.address;
   try {
@@ -250,7 +258,7 @@ async function installers(
 }
 
 /** A plan kind whose nodes the preview's health round gates. */
-export type GatedPlan = TalosUpgradePlan | KubernetesUpgradePlan;
+export type GatedPlan = TalosUpgradePlan | KubernetesUpgradePlan | ConfigApplyPlan;
 
 /** The health round under the bound policy, or why there was none (never skipped silently). */
 export async function boundRound(plan: GatedPlan, d: LivePreviewDeps, f: Findings) {
@@ -297,7 +305,7 @@ async function nodeVersions(plan: TalosUpgradePlan, cluster: LiveCluster, f: Fin
  * executor binds at commitment, with nothing committed yet). Another machine at an address
  * refuses the plan; an identity that cannot be read holds it.
  */
-async function machineIdentities(plan: TalosUpgradePlan, cluster: LiveCluster, f: Findings) {
+export async function machineIdentities(plan: GatedPlan, cluster: LiveCluster, f: Findings) {
   let mismatched = 0, unreadable = 0;
   const machines: string[] = [];
   for (const n of plan.spec.nodes) {
