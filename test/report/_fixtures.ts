@@ -81,8 +81,8 @@ export function safeguards(): SafeguardResult[] {
 function phasesFor(start: number, last?: Phase): PhaseSpan[] {
   const spans: PhaseSpan[] = [];
   let t = start;
-  // A TalosUpgrade node step: every phase but a ConfigApply's own.
-  for (const phase of PHASES.filter((p) => p !== "config-apply")) {
+  // A TalosUpgrade node step: gate through post-gate (the phases after it are other kinds').
+  for (const phase of PHASES.slice(0, PHASES.indexOf("post-gate") + 1)) {
     const took = phase === "drain" || phase === "reboot" ? 3 * MIN : MIN;
     const end = t + took;
     if (phase === last) {
