@@ -180,3 +180,19 @@ Deno.test("judge: hostile pin files are ReviewFileUnreadable (alias bomb, duplic
     assert(why.test(r.findings[0]!.message), `${what}: ${r.findings[0]!.message}`);
   }
 });
+
+Deno.test("judge: a deviation's value changed (not removed) is dropped; a list that lost its item too", () => {
+  const cilium = dropDeviation(
+    renovateBump(base, "cilium/chart", "patch").state,
+    "cilium/lb-mode-dsr",
+  );
+  const r = judge(base, cilium);
+  assertEquals(codes(r), ["cilium:DeviationDropped:blocking"]);
+  assert(/should be dsr but is snat/.test(r.findings[0]!.message), r.findings[0]!.message);
+  const files = renderRepo(base);
+  const ks = "kubernetes/apps/cert-manager/cert-manager/ks.yaml";
+  const other = files[ks]!.replace("kind: ClusterIssuer", "kind: Certificate");
+  const bumped = renderRepo(renovateBump(base, "cert-manager/chart", "patch").state);
+  const lost = judge(files, { ...bumped, [ks]: other });
+  assertEquals(codes(lost), ["cert-manager:DeviationDropped:blocking"]);
+});
