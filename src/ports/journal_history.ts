@@ -203,6 +203,26 @@ export interface DispatchCheckEntry {
   readonly node: string | null;
   readonly verdict: "pass" | "refused" | "held";
   readonly installers: readonly InstallerResolutionEntry[];
+  /** A KubernetesUpgrade's check of rows 23–25 (engine/k8s_upgrade/preflight_check.ts). */
+  readonly kubernetes?: KubernetesCheckEntry;
+}
+
+/** One row's finding in a Kubernetes check, as recorded. */
+export interface KubernetesRowEntry {
+  readonly verdict: "pass" | "refused" | "held";
+  readonly evidence: string;
+  readonly reasons: readonly string[];
+}
+
+/** A KubernetesUpgrade's recorded check: per row, the writes the guard refused, the step. */
+export interface KubernetesCheckEntry {
+  readonly verdict: "pass" | "refused" | "held";
+  /** The step key it authorised; null before the rollout. */
+  readonly step: string | null;
+  readonly writes: number;
+  readonly uniformOs: KubernetesRowEntry;
+  readonly skew: KubernetesRowEntry;
+  readonly ownership: KubernetesRowEntry;
 }
 
 /**

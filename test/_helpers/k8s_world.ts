@@ -9,6 +9,18 @@ import type { ClusterDescription } from "../../src/sim/cluster_description.ts";
 import type { Fault } from "../../src/sim/faults.ts";
 import { type InprocTwin, startInprocTwin } from "../../src/sim/inproc/cluster.ts";
 import { homeOps } from "./inproc_world.ts";
+import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
+import { workingTreeBoundFiles } from "../../src/adapters/repo/bound_file_reader.ts";
+import {
+  counterIdSource,
+  inprocCluster,
+  inprocExecutionTiming,
+} from "../../src/app/inproc_rollout.ts";
+import {
+  bindKubernetesUpgrade,
+  executeKubernetesUpgrade,
+} from "../../src/engine/k8s_upgrade/run.ts";
+import { MemoryLogger } from "./memory_logger.ts";
 import { ROOT } from "./twin_world.ts";
 
 export const K8S_PLAN_PATH = join(ROOT, "plans/kubernetes-v1.36.0-talos-v1.13.9.yaml");
@@ -49,4 +61,59 @@ export async function k8sPlan(
   const bytes = new TextEncoder().encode(edit(await Deno.readTextFile(K8S_PLAN_PATH)));
   const parsed = await parsePlan(bytes, { file: K8S_PLAN_PATH });
   return { parsed, plan: parsed.plan as KubernetesUpgradePlan, bytes };
+}
+
+/** The example plan bound in a `:memory:` journal against the twin; `run` executes it. */
+export async function k8sRollout(
+  o: {
+    faults?: Fault[];
+    edit?: (d: ClusterDescription) => void;
+    planEdit?: (t: string) => string;
+  } = {},
+) {
+  const twin = await k8sTwin({
+    ...(o.faults ? { faults: o.faults } : {}),
+    ...(o.edit ? { edit: o.edit } : {}),
+  });
+  const journal = await openJournal({
+    url: ":memory:",
+    ids: counterIdSource(),
+    nowMs: twin.clock.now(),
+  });
+  const { parsed, bytes } = await k8sPlan(o.planEdit);
+  const bound = await bindKubernetesUpgrade(journal, {
+    parsed,
+    bytes,
+    signatures: "",
+    firstSeenCommit: "inproc",
+    approver: { identity: "inproc-approver", role: "approver" },
+    nowMs: twin.clock.now(),
+  });
+  const log = new MemoryLogger();
+  const run = () =>
+    executeKubernetesUpgrade({
+      journal,
+      bound,
+      cluster: inprocCluster(twin),
+      authority: {
+        bytes,
+        signatures: "",
+        requiredApprovals: 1,
+        files: workingTreeBoundFiles(K8S_PLAN_PATH),
+      },
+      ...inprocExecutionTiming(twin),
+      log,
+      owner: "ctl_test",
+    });
+  return {
+    twin,
+    journal,
+    bound,
+    log,
+    run,
+    async close() {
+      twin.stop();
+      await journal.close();
+    },
+  };
 }

@@ -16,6 +16,8 @@ import type {
   DispatchCheckEntry,
   EvidenceCheckEntry,
   HealthRoundEntry,
+  KubernetesCheckEntry,
+  KubernetesRowEntry,
   NameBinding,
   ObservationEntry,
   OperationHistory,
@@ -211,6 +213,7 @@ export function readPlanHistory(
               indexDigest: typeof i["indexDigest"] === "string" ? i["indexDigest"] : null,
               registry: typeof i["registry"] === "string" ? i["registry"] : null,
             })),
+          ...(isObject(b["kubernetes"]) ? { kubernetes: kubernetesCheck(b["kubernetes"]) } : {}),
         });
       }
       if (e.kind === "evidence-check" && b["plan"] === digest) {
@@ -341,4 +344,27 @@ function str(v: unknown): string {
 /** A stored verdict; anything else reads as unreadable (never as a pass). */
 function verdict(v: string): Verdict {
   return isVerdict(v) ? v : "unreadable";
+}
+
+/** A KubernetesUpgrade check's record as the event body holds it. */
+function kubernetesCheck(k: Record<string, unknown>): KubernetesCheckEntry {
+  const v = (x: unknown) =>
+    (x === "pass" || x === "refused" ? x : "held") as "pass" | "refused" | "held";
+  const row = (x: unknown): KubernetesRowEntry => {
+    const r = isObject(x) ? x : {};
+    return {
+      verdict: v(r["verdict"]),
+      evidence: str(r["evidence"]),
+      reasons: (Array.isArray(r["problems"]) ? r["problems"] : []).filter(isObject)
+        .map((p) => str(p["reason"])),
+    };
+  };
+  return {
+    verdict: v(k["verdict"]),
+    step: typeof k["step"] === "string" ? k["step"] : null,
+    writes: typeof k["writes"] === "number" ? k["writes"] : -1,
+    uniformOs: row(k["uniformOs"]),
+    skew: row(k["skew"]),
+    ownership: row(k["ownership"]),
+  };
 }

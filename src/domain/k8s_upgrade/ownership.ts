@@ -1,5 +1,5 @@
 /**
- * Field ownership of the bootstrap manifests (seed 000 finding 3 and row 25): Talos's manifest
+ * Field ownership of the bootstrap manifests (row 25, docs/safeguards.md#the-table): Talos's manifest
  * sync applies them with server-side apply and forces ownership, whatever `--manifests-force`
  * says, so a field another manager also owns would be taken over silently. cairn reads each
  * object's `metadata.managedFields` and refuses any field owned both by the bootstrap manager and

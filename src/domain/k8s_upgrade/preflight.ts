@@ -1,5 +1,5 @@
 /**
- * The KubernetesUpgrade preflight (seed 000 §7, rows 23–25): judged on evidence read now, before
+ * The KubernetesUpgrade preflight (docs/safeguards.md#the-table, rows 23–25): judged on evidence read now, before
  * the run and again before each commitment. Contrary evidence refuses, evidence that could not be
  * read holds, nothing unread passes. Pure: the engine reads (engine/k8s_upgrade/read_evidence.ts)
  * and records, this module decides.

@@ -13,6 +13,7 @@ import type {
   RecordedStep,
 } from "./recorded.ts";
 import { INSTALLER_UNRESOLVED, judgeInstallers } from "./judge_installer.ts";
+import { judgeKubernetesExecution } from "./judge_kubernetes.ts";
 import { HEALTH_ROWS, rowOfReader } from "./reader_rows.ts";
 import { type Judged, type RowResult, rowResult } from "./result.ts";
 import type { SafeguardId } from "./table.ts";
@@ -69,11 +70,16 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
         : judge(ctx),
     )
   );
-  return [
+  const all = [
     ...rows,
     ...healthRows(ctx),
     rowResult("InstallerImageExists", installerBeforeCommit(ctx)),
   ];
+  if (record.plan.kind !== "KubernetesUpgrade") return all;
+  // A KubernetesUpgrade's own rows replace the ones about OS images, installers and cordons.
+  const own = judgeKubernetesExecution(record);
+  const mine = new Set(own.map((r) => r.id));
+  return [...all.filter((r) => !mine.has(r.id)), ...own];
 }
 
 function pass(evidence: string): Judged {

@@ -84,6 +84,26 @@ export interface RecordedDispatch {
   readonly atMs: number;
   readonly node: string | null;
   readonly installers: readonly InstallerRecord[];
+  /** A KubernetesUpgrade's check of rows 23–25. */
+  readonly kubernetes?: RecordedKubernetesCheck;
+}
+
+/** One row's recorded finding in a Kubernetes check. */
+export interface RecordedKubernetesRow {
+  readonly verdict: "pass" | "refused" | "held";
+  readonly evidence: string;
+  readonly reasons: readonly string[];
+}
+
+/** A KubernetesUpgrade's recorded check (before the rollout: step null; else before a step). */
+export interface RecordedKubernetesCheck {
+  readonly verdict: "pass" | "refused" | "held";
+  readonly step: string | null;
+  /** Mutating calls the check's guard refused (-1: not recorded). */
+  readonly writes: number;
+  readonly uniformOs: RecordedKubernetesRow;
+  readonly skew: RecordedKubernetesRow;
+  readonly ownership: RecordedKubernetesRow;
 }
 
 /** One plan's record. */
@@ -91,6 +111,8 @@ export interface RecordedPlan {
   readonly plan: {
     readonly approvedAtMs: number | null;
     readonly steps: readonly RecordedStep[];
+    /** The plan kind (absent: judged as a TalosUpgrade). */
+    readonly kind?: string;
   };
   readonly operations: readonly RecordedOperation[];
   readonly healthRounds: readonly RecordedRound[];

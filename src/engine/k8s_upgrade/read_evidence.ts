@@ -2,7 +2,7 @@
  * Reads the facts the KubernetesUpgrade preflight judges (domain/k8s_upgrade/preflight.ts), with
  * reads only: Talos `Version` and COSI `State.Get`, Kubernetes GET/LIST and `/metrics`. The
  * inventory ConfigMap and its namespace are read with a plain GET: a 404 is recorded as missing
- * and stays missing (seed 000 finding 2: never the create-on-read path of an inventory factory).
+ * and stays missing (docs/safeguards.md#preview-writes-nothing: never the create-on-read path of an inventory factory).
  * A Secret listed in the inventory is never read (its ownership stays unknown, which refuses).
  */
 import type { Journal } from "../../ports/journal.ts";

@@ -6,77 +6,9 @@
  * mid-run, an apiserver that does not come back on one node) stop the rollout where they must.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
-import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
-import {
-  counterIdSource,
-  inprocCluster,
-  inprocExecutionTiming,
-} from "../../../src/app/inproc_rollout.ts";
-import {
-  bindKubernetesUpgrade,
-  executeKubernetesUpgrade,
-} from "../../../src/engine/k8s_upgrade/run.ts";
-import type { Fault } from "../../../src/sim/faults.ts";
-import type { ClusterDescription } from "../../../src/sim/cluster_description.ts";
-import { K8S_PLAN_PATH, k8sPlan, k8sTwin } from "../../_helpers/k8s_world.ts";
-import { MemoryLogger } from "../../_helpers/memory_logger.ts";
+import { k8sRollout } from "../../_helpers/k8s_world.ts";
 
 const PODS = { group: "", version: "v1", plural: "pods", namespaced: true };
-
-export async function k8sRollout(
-  o: {
-    faults?: Fault[];
-    edit?: (d: ClusterDescription) => void;
-    planEdit?: (t: string) => string;
-  } = {},
-) {
-  const twin = await k8sTwin({
-    ...(o.faults ? { faults: o.faults } : {}),
-    ...(o.edit ? { edit: o.edit } : {}),
-  });
-  const journal = await openJournal({
-    url: ":memory:",
-    ids: counterIdSource(),
-    nowMs: twin.clock.now(),
-  });
-  const { parsed, bytes } = await k8sPlan(o.planEdit);
-  const bound = await bindKubernetesUpgrade(journal, {
-    parsed,
-    bytes,
-    signatures: "",
-    firstSeenCommit: "inproc",
-    approver: { identity: "inproc-approver", role: "approver" },
-    nowMs: twin.clock.now(),
-  });
-  const log = new MemoryLogger();
-  const run = () =>
-    executeKubernetesUpgrade({
-      journal,
-      bound,
-      cluster: inprocCluster(twin),
-      authority: {
-        bytes,
-        signatures: "",
-        requiredApprovals: 1,
-        files: workingTreeBoundFiles(K8S_PLAN_PATH),
-      },
-      ...inprocExecutionTiming(twin),
-      log,
-      owner: "ctl_test",
-    });
-  return {
-    twin,
-    journal,
-    bound,
-    log,
-    run,
-    async close() {
-      twin.stop();
-      await journal.close();
-    },
-  };
-}
 
 Deno.test("a Kubernetes minor rehearsed on the 7-node twin: every component observed at v1.36.0", async () => {
   const w = await k8sRollout();
