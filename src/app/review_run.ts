@@ -5,13 +5,9 @@
  */
 import { gitOpsTree } from "../adapters/git/gitops_tree.ts";
 import { CairnError } from "../domain/errors.ts";
-import {
-  type BundledVersions,
-  NO_BUNDLED_VERSIONS,
-  parseBundledVersions,
-} from "../domain/playbook/bundled.ts";
+import { type BundledVersions, parseBundledVersions } from "../domain/playbook/bundled.ts";
 import type { BranchReview } from "../domain/review/model.ts";
-import { reviewBranch } from "../engine/review/review_branch.ts";
+import { bundledVersionsAt, reviewBranch } from "../engine/review/review_branch.ts";
 import { loadPlaybooks } from "./playbooks.ts";
 
 export interface ReviewRunOptions {
@@ -47,15 +43,16 @@ export async function loadBundledVersions(file: string): Promise<BundledVersions
   return r.bundled;
 }
 
-/** Runs a review of `head` against `base` in the repository at `repo`. */
+/**
+ * Runs a review of `head` against `base` in the repository at `repo`. The snapshot is the file
+ * given, else the base commit's `catalogue/bundled-versions.yaml` (as the reconciler reads it:
+ * from the side the reviewed branch cannot change), else none.
+ */
 export async function runReview(o: ReviewRunOptions): Promise<BranchReview> {
   const playbooks = await loadPlaybooks(o.playbooksDir);
-  const bundled = o.bundledFile ? await loadBundledVersions(o.bundledFile) : NO_BUNDLED_VERSIONS;
-  return await reviewBranch({
-    tree: gitOpsTree(o.repo),
-    playbooks,
-    bundled,
-    base: o.base,
-    head: o.head,
-  });
+  const tree = gitOpsTree(o.repo);
+  const bundled = o.bundledFile
+    ? await loadBundledVersions(o.bundledFile)
+    : await bundledVersionsAt(tree, await tree.resolve(o.base));
+  return await reviewBranch({ tree, playbooks, bundled, base: o.base, head: o.head });
 }

@@ -58,7 +58,8 @@ Options:
   --base REF        the branch the change goes into (e.g. main)
   --head REF        the branch or commit to review
   --bundled FILE    bundled-versions snapshot (kind BundledVersions): what a chart or artifact
-                    carries at a tag; without it every riding companion is unknown
+                    carries at a tag; default: catalogue/bundled-versions.yaml at BASE, as the
+                    reconciler reads it; without one every riding companion is unknown
   --playbooks DIR   playbooks to use instead of the shipped ones
   --output json     print the review as JSON
 

@@ -1,6 +1,8 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import {
+  checkoutBranch,
+  commitFiles,
   dropDeviation,
   initialState,
   renderBundledVersions,
@@ -85,4 +87,33 @@ Deno.test("cairn review: usage and refusals", async () => {
   const unknown = await runCli(["review", "--repo", repo.dir, "--base", "main", "--head", "nope"]);
   assertEquals(unknown.code, 1);
   assert(/ReviewRefUnknown/.test(unknown.stderr), unknown.stderr);
+});
+
+Deno.test("cairn review: the base commit's catalogue/bundled-versions.yaml is the default snapshot", async () => {
+  const base = initialState({ seed: 9 });
+  await using repo = await GitOpsRepo.create(base);
+  const withSnapshot = {
+    ...renderRepo(base),
+    "catalogue/bundled-versions.yaml": renderBundledVersions(),
+  };
+  const main = await repo.branch("main-with-snapshot", withSnapshot);
+  const bumped = renderRepo(renovateBump(base, "flux/flux", "patch").state);
+  await checkoutBranch(repo.dir, "flux", main);
+  await commitFiles(repo.dir, {
+    ...bumped,
+    "catalogue/bundled-versions.yaml": renderBundledVersions(),
+  }, "flux");
+  const r = await runCli([
+    "review",
+    "--repo",
+    repo.dir,
+    "--base",
+    "main-with-snapshot",
+    "--head",
+    "flux",
+    "--output",
+    "json",
+  ]);
+  assertEquals(r.code, 0, r.stdout.slice(0, 2000));
+  assertEquals(JSON.parse(r.stdout).bundled.name, "simulated-upstream");
 });
