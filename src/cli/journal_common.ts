@@ -3,6 +3,7 @@
  * store is composition (`app/journal_open.ts`).
  */
 import type { Journal } from "../ports/journal.ts";
+import { describeJournalUrl } from "../domain/journal_location.ts";
 import { type CommandIO, type ParsedArgs, UsageError } from "./command.ts";
 
 /**
@@ -30,4 +31,9 @@ export function journalLocation(args: ParsedArgs, io: CommandIO): string {
 export async function openForReading(args: ParsedArgs, io: CommandIO): Promise<Journal> {
   const { openJournalForReading } = await import("../app/journal_open.ts");
   return await openJournalForReading(journalLocation(args, io), Date.now());
+}
+
+/** The journal location as printed: a PostgreSQL password or a secret query value never is. */
+export function journalShown(location: string): string {
+  return describeJournalUrl(location);
 }

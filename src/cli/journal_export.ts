@@ -1,5 +1,11 @@
 import { type Command, EXIT, OUTPUT_OPTION, printJson } from "./command.ts";
-import { JOURNAL_HELP, JOURNAL_OPTION, journalLocation, openForReading } from "./journal_common.ts";
+import {
+  JOURNAL_HELP,
+  JOURNAL_OPTION,
+  journalLocation,
+  journalShown,
+  openForReading,
+} from "./journal_common.ts";
 
 /** `cairn journal export`: every journal table as JSON. */
 export const command: Command = {
@@ -16,7 +22,7 @@ ${JOURNAL_HELP}`,
     const j = await openForReading(args, io);
     try {
       printJson(io, {
-        journal: location,
+        journal: journalShown(location),
         chain: await j.verifyChain(),
         tables: await j.exportAll(),
       });

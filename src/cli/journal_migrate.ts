@@ -1,5 +1,5 @@
 import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./command.ts";
-import { JOURNAL_HELP, JOURNAL_OPTION, journalLocation } from "./journal_common.ts";
+import { JOURNAL_HELP, JOURNAL_OPTION, journalLocation, journalShown } from "./journal_common.ts";
 
 /** `cairn journal migrate`: creates or upgrades a journal's schema. */
 export const command: Command = {
@@ -16,8 +16,9 @@ ${JOURNAL_HELP}`,
     const { migrateJournalAt } = await import("../app/journal_migrate_run.ts");
     const location = journalLocation(args, io);
     const r = await migrateJournalAt(location, Date.now());
-    if (wantsJson(args)) printJson(io, { journal: location, ...r });
-    else io.stdout(`journal ${location}: schema ${r.from} → ${r.to}\n`);
+    const shown = journalShown(location);
+    if (wantsJson(args)) printJson(io, { journal: shown, ...r });
+    else io.stdout(`journal ${shown}: schema ${r.from} → ${r.to}\n`);
     return EXIT.ok;
   },
 };

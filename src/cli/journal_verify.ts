@@ -1,5 +1,11 @@
 import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./command.ts";
-import { JOURNAL_HELP, JOURNAL_OPTION, journalLocation, openForReading } from "./journal_common.ts";
+import {
+  JOURNAL_HELP,
+  JOURNAL_OPTION,
+  journalLocation,
+  journalShown,
+  openForReading,
+} from "./journal_common.ts";
 
 /** `cairn journal verify`: recomputes the event hash chain. */
 export const command: Command = {
@@ -13,7 +19,7 @@ and head hash when the chain holds; otherwise names the first row that breaks it
 ${JOURNAL_HELP}`,
   options: { ...OUTPUT_OPTION, ...JOURNAL_OPTION },
   async run(args, io) {
-    const location = journalLocation(args, io);
+    const location = journalShown(journalLocation(args, io));
     const j = await openForReading(args, io);
     try {
       const r = await j.verifyChain();

@@ -3,6 +3,7 @@
  * faults, prints the outcome per node, writes the same execution report a real run publishes and
  * leaves the journal behind for `cairn journal show`.
  */
+import { journalShown } from "./journal_common.ts";
 import { phaseOutput } from "./phase_output.ts";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -138,7 +139,7 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
       await Deno.writeTextFile(reportPath, await r.report(out));
       const report = {
         plan: planPath,
-        journal: journalUrl,
+        journal: journalShown(journalUrl),
         report: reportPath,
         faults,
         faultNode: r.faultNode,

@@ -6,10 +6,10 @@
  */
 import type { IdSource } from "../../ports/clock.ts";
 import type { Journal, OpenJournalOptions } from "../../ports/journal.ts";
-import { isPostgresUrl } from "./url.ts";
+import { isPostgresUrl } from "../../domain/journal_location.ts";
 
 export { cryptoIdSource } from "./ids.ts";
-export { describeJournalUrl, isPostgresUrl } from "./url.ts";
+export { describeJournalUrl, isPostgresUrl } from "../../domain/journal_location.ts";
 
 /** Opens (and by default migrates) the journal at `opts.url`. */
 export async function openJournal(opts: OpenJournalOptions): Promise<Journal> {

@@ -7,7 +7,7 @@ import { appendEvent } from "./hash_chain.ts";
 import { fail } from "./rows.ts";
 import type { JournalDB } from "./schema.ts";
 import { assertKnownSchema, LATEST_SCHEMA, migrate, schemaVersion } from "./migrations/mod.ts";
-import { describeJournalUrl } from "./url.ts";
+import { describeJournalUrl } from "../../domain/journal_location.ts";
 
 /** True for an embedded file URL (pragmas apply; remote servers manage their own durability). */
 export function isFileUrl(url: string): boolean {

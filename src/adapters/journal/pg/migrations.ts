@@ -106,11 +106,17 @@ const STEPS: Readonly<Record<number, readonly string[]>> = {
     response_detail ${T}, responded_at_ms ${I})`],
 };
 
-/** Reads the stored schema version (0 for an empty database). */
+/**
+ * Reads the stored schema version (0 for an empty database). The table's existence is read from
+ * `pg_tables` with the statement's snapshot, not through `to_regclass`: that goes through the
+ * session's catalog cache, which can still hold "no such table" from before another session's
+ * migration committed (invalidations are not processed while waiting on an advisory lock), and
+ * a second migrator would then run version 1 again.
+ */
 export async function pgSchemaVersion(db: Kysely<unknown>): Promise<number> {
-  const t = await sql<{ t: string | null }>`SELECT to_regclass('journal_schema')::text AS t`
-    .execute(db);
-  if (t.rows[0]?.t == null) return 0;
+  const t = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_catalog.pg_tables
+    WHERE schemaname = current_schema() AND tablename = 'journal_schema'`.execute(db);
+  if ((t.rows[0]?.n ?? 0) === 0) return 0;
   const r = await sql<{ version: number }>`SELECT version FROM journal_schema WHERE id = 1`
     .execute(db);
   return Number(r.rows[0]?.version ?? 0);

@@ -26,7 +26,7 @@ import { assertKnownSchema, LATEST_SCHEMA } from "../migrations/mod.ts";
 import { fail } from "../rows.ts";
 import type { InstallationTable, JournalDB } from "../schema.ts";
 import type { AttemptOutcome, JournalStore } from "../store.ts";
-import { describeJournalUrl } from "../url.ts";
+import { describeJournalUrl } from "../../../domain/journal_location.ts";
 import { MIGRATION_LOCK, pgMigrate, pgSchemaVersion } from "./migrations.ts";
 import { pgAttemptBatched } from "./pg_attempt.ts";
 
@@ -70,7 +70,7 @@ function connect(url: string): Kysely<JournalDB> {
  * Errors while opening name the journal by its redacted URL and never carry the password,
  * whatever the driver put into its message.
  */
-function unavailable(e: unknown, url: string, where: string): CairnError {
+export function unavailable(e: unknown, url: string, where: string): CairnError {
   if (e instanceof CairnError) return e;
   let message = e instanceof Error ? e.message : String(e);
   const password = passwordOf(url);

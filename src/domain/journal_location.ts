@@ -1,7 +1,7 @@
 /**
  * Journal locations as the CLI and config give them: which store a URL names, and how it is
  * named in messages, logs and reports (a PostgreSQL URL's password, or a secret query parameter,
- * never leaves the process). No store is loaded here.
+ * never leaves the process: messages, logs, command output). Pure: no store is loaded here.
  */
 
 /** True for `postgres://…` and `postgresql://…`. */
