@@ -172,6 +172,18 @@ export const ConfigSchema = z.strictObject({
       });
     }
   }).optional(),
+  /**
+   * Where this replica runs when cairn runs on the cluster it upgrades (the downward API sets
+   * CAIRN_POD_NAMESPACE and CAIRN_POD_NAME). With leader election, the leader hands the Lease
+   * over before a node that hosts its own pod is drained, so the step is run by a replica that
+   * stays up; a replica that cannot find a ready peer on another node holds the step instead.
+   */
+  selfHosting: z.strictObject({
+    podNamespace: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "not a namespace name"),
+    podName: z.string().regex(/^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/, "not a pod name"),
+    /** Label selector of cairn's replicas (the Deployment's pods) in `podNamespace`. */
+    replicaSelector: z.string().min(1).default("app.kubernetes.io/name=cairn"),
+  }).optional(),
 }).superRefine((c, ctx) => {
   for (const root of [c.stateDir, localRepoPath(c.remote)]) {
     if (root !== undefined && isInside(c.allowedSignersPath, root)) {
@@ -291,6 +303,8 @@ export const SETTINGS: readonly Setting[] = [
   },
   { path: ["leaderElection", "namespace"], env: "CAIRN_LEASE_NAMESPACE", flag: "lease-namespace" },
   { path: ["leaderElection", "identity"], env: "CAIRN_LEASE_IDENTITY", flag: "lease-identity" },
+  { path: ["selfHosting", "podNamespace"], env: "CAIRN_POD_NAMESPACE", flag: "pod-namespace" },
+  { path: ["selfHosting", "podName"], env: "CAIRN_POD_NAME", flag: "pod-name" },
 ];
 
 /** `parseArgs` options for every setting plus `--config FILE`; spread into a command's options. */

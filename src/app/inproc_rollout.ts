@@ -10,6 +10,7 @@ import { parsePlan } from "../domain/plan/parse.ts";
 import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "../engine/executor/deps.ts";
 import type { OperatingSettings } from "../engine/operating/hold.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
+import type { SelfHosting } from "../engine/leadership/self_hosting.ts";
 import { type AuthorityInputs, bindPlan, executePlan } from "../engine/executor/run_plan.ts";
 import type { IdSource } from "../ports/clock.ts";
 import type { Journal } from "../ports/journal.ts";
@@ -57,6 +58,8 @@ export interface InprocRollout {
       readonly owner?: string;
       readonly signal?: AbortSignal;
       readonly observer?: ExecutionObserver;
+      /** This controller's self-hosting check (it runs as a pod of the cluster). */
+      readonly selfHosting?: SelfHosting;
     },
   ): Promise<RolloutOutcome>;
   /** Stops the twin's operators and closes a journal opened here. */
@@ -133,6 +136,7 @@ export async function startInprocRollout(o: InprocRolloutOptions): Promise<Inpro
         log: o.log,
         owner: r.owner ?? "ctl_inproc",
         ...(r.signal ? { signal: r.signal } : {}),
+        ...(r.selfHosting ? { selfHosting: r.selfHosting } : {}),
         ...(r.observer ? { observer: r.observer } : {}),
         ...(o.operating ? { operating: o.operating } : {}),
       }),

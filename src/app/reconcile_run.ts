@@ -34,6 +34,14 @@ export interface ReconcileSettings {
   readonly logLevel: LogLevel;
   readonly gitTimeoutSeconds: number;
   readonly leaderElection?: LeaderElectionSettings | undefined;
+  readonly selfHosting?: SelfHostingSettings | undefined;
+}
+
+/** Where this replica runs on the cluster it upgrades (config `selfHosting`). */
+export interface SelfHostingSettings {
+  readonly podNamespace: string;
+  readonly podName: string;
+  readonly replicaSelector: string;
 }
 
 /** Lease election among replicas (config `leaderElection`). */
@@ -75,6 +83,7 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
   const { connectCluster } = await import("./run_plan.ts");
   const { registryInstallerResolver } = await import("../adapters/oci/installer_resolver.ts");
   const { createReconciler, HookWakeup, readHookSecret } = await import("./reconcile_wiring.ts");
+  const { selfHostingGuard } = await import("../engine/leadership/self_hosting.ts");
   // Before anything is opened: an unreadable or empty secret refuses to start. No secret
   // configured: no hook endpoint (polling only), never an unauthenticated one.
   const hookSecret = config.hookSecretPath
@@ -124,6 +133,21 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
         roundIntervalMs: 30_000,
         metrics,
         installers: registryInstallerResolver({ timeoutMs: 30_000 }),
+        ...(election && config.selfHosting
+          ? {
+            selfHosting: selfHostingGuard({
+              kube: cluster.kube,
+              self: {
+                namespace: config.selfHosting.podNamespace,
+                name: config.selfHosting.podName,
+              },
+              replicaSelector: config.selfHosting.replicaSelector,
+              leadership: election.elector,
+              log,
+              timeoutMs: 10_000,
+            }),
+          }
+          : {}),
       },
       allowedSignersPath: config.allowedSignersPath,
       requiredApprovals: config.requiredApprovals,

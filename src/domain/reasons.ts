@@ -1428,6 +1428,27 @@ export const REASONS = [
     meaning: "The executor hit an unexpected error mid-step; the operation is unresolved.",
   },
   {
+    code: "LeadershipHandedOver",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The next node hosts this cairn replica: before its step began, the replica handed leadership over; the new leader takes the step from the journal.",
+  },
+  {
+    code: "SelfHostedNoStandby",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The next node hosts this cairn replica and no other ready replica runs on another node to take the step over; held rather than draining the executor's own node mid-step.",
+  },
+  {
+    code: "SelfPodUnknown",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "cairn could not read its own pod, so it cannot tell whether the next node hosts it; held before the step.",
+  },
+  {
     code: "Stopped",
     area: "executor",
     retry: "wait",

@@ -329,11 +329,28 @@ Deno.test("deploy/: the sample configuration loads with the pod's environment", 
       CAIRN_LEASE_NAMESPACE: NAMESPACE,
       CAIRN_LEASE_IDENTITY: "cairn-7d4b9c-abcde",
       CAIRN_JOURNAL: "postgres://cairn:x@postgres:5432/cairn",
+      CAIRN_POD_NAMESPACE: NAMESPACE,
+      CAIRN_POD_NAME: "cairn-7d4b9c-abcde",
     },
   });
   assert(r.ok, JSON.stringify(!r.ok && r.problems));
   assertEquals(r.config.leaderElection?.namespace, NAMESPACE);
   assertEquals(r.config.leaderElection?.name, LEASE);
+  assertEquals(r.config.selfHosting?.replicaSelector, "app.kubernetes.io/name=cairn");
+  // The Deployment gives the pod the variables the configuration reads.
+  const deployment = parse(await Deno.readTextFile(join(ROOT, "deploy/deployment.yaml")));
+  const env = deployment.spec.template.spec.containers[0].env.map((e: { name: string }) => e.name);
+  for (
+    const v of [
+      "CAIRN_LEASE_NAMESPACE",
+      "CAIRN_LEASE_IDENTITY",
+      "CAIRN_POD_NAMESPACE",
+      "CAIRN_POD_NAME",
+      "CAIRN_JOURNAL",
+    ]
+  ) {
+    assert(env.includes(v), v);
+  }
   const kc = parse(cm.data["kubeconfig"]);
   assertEquals(kc.users[0].user["auth-provider"].name, "tokenFile");
 });

@@ -1,3 +1,4 @@
+import type { SelfHosting } from "../leadership/self_hosting.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal, OwnerToken } from "../../ports/journal.ts";
 import type { Kube } from "../../ports/kube.ts";
@@ -92,6 +93,11 @@ export interface PhaseDeps {
 export interface ExecutorDeps extends PhaseDeps {
   /** Re-checks the plan's authority on current evidence before each node's commitment. */
   readonly authority: DispatchAuthority;
+  /**
+   * Before each node's step: hands leadership over when the node hosts this replica
+   * (`engine/leadership/self_hosting.ts`); absent: cairn does not run on the cluster.
+   */
+  readonly selfHosting?: SelfHosting;
 }
 
 /** A plan bound into the journal, ready to execute (a TalosUpgrade unless said otherwise). */

@@ -41,6 +41,18 @@ export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<
     if (await waitForCommitment(deps, bound, node, index) === "stopped") {
       return { state: "stopped", nodes };
     }
+    // The node hosts this replica: hand over before its step (no commitment, no cordon yet).
+    const self = await deps.selfHosting?.beforeNode(node.name);
+    if (self && self.kind !== "proceed") {
+      nodes.push({
+        node: node.name,
+        operationId: undefined,
+        state: self.kind === "handed-over" ? "stopped" : "not-committed",
+        reason: self.reason,
+        detail: self.detail,
+      });
+      return { state: self.kind === "handed-over" ? "stopped" : "halted", nodes };
+    }
     const o = await runNodeStep(deps, bound, node);
     nodes.push(o);
     deps.log.info("node step finished", { node: node.name, reason: o.reason, verdict: o.state });

@@ -6,6 +6,7 @@
  * `src/app/`).
  */
 import { CairnError } from "../../domain/errors.ts";
+import type { SelfHosting } from "../leadership/self_hosting.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type {
   ConfigApplyPlan,
@@ -120,6 +121,8 @@ export interface ExecuteOptions {
   readonly observer?: ExecutionObserver;
   /** The cluster's default windows and the like (docs/operating.md). */
   readonly operating?: OperatingSettings;
+  /** Self-hosting safety: leadership handed over before draining this replica's node. */
+  readonly selfHosting?: SelfHosting;
   /**
    * Test seam, never set outside tests: rewires what the executor reaches the world through, so
    * the simulation campaign (app/dst/) can run deliberately broken executor variants and show
@@ -243,6 +246,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     callTimeoutMs: o.callTimeoutMs,
     pollIntervalMs: o.pollIntervalMs,
     ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.selfHosting ? { selfHosting: o.selfHosting } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
     ...(o.operating ? { operating: o.operating } : {}),
   };
