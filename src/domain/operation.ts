@@ -165,6 +165,7 @@ export const POSTCONDITION_READINGS: readonly PostconditionReading[] = [
  */
 export const PHASES = [
   "gate",
+  "pre-hook",
   "pull",
   "install",
   "cordon",
@@ -174,6 +175,8 @@ export const PHASES = [
   "verify",
   "uncordon",
   "post-gate",
+  /** Node hooks' Jobs before and after a node step (docs/operating.md#node-hooks). */
+  "post-hook",
   /** A ConfigApply's ApplyConfiguration (docs/config-apply.md#mode-and-class). */
   "config-apply",
   /** A KubernetesUpgrade's configuration change naming a component's new image. */

@@ -252,6 +252,16 @@ export interface KubeProxyAnswer {
 }
 
 /** The Kubernetes port. */
+/**
+ * The answer to a create (POST): the object stored, already there (409), or refused by the server
+ * before anything was stored (validation 400/422, forbidden 403, an unknown namespace 404). Any
+ * other answer (429, 5xx) and a transport failure throw: whether it was stored is not known.
+ */
+export type CreateOutcome =
+  | { readonly kind: "created"; readonly uid: string; readonly resourceVersion: string }
+  | { readonly kind: "exists"; readonly message: string }
+  | { readonly kind: "rejected"; readonly code: number; readonly message: string };
+
 export interface Kube {
   serverVersion(): Promise<KubeServerVersion>;
   /** Requested deprecated APIs, from the apiserver's `/metrics` (`apiserver_requested_deprecated_apis`). */
@@ -284,6 +294,13 @@ export interface Kube {
     opts?: KubeCallOptions,
   ): Promise<KubeObject | undefined>;
   listObjects(ref: KubeResourceRef, opts?: KubeListOptions): Promise<KubeList<KubeObject>>;
+  /** Creates one object (node hooks' Jobs); a mutation, so only through the mutation path. */
+  createObject(
+    ref: KubeResourceRef,
+    namespace: string | undefined,
+    body: Readonly<Record<string, unknown>>,
+    opts?: KubeCallOptions,
+  ): Promise<CreateOutcome>;
   /** One GET through the proxy subresource, bounded in time and size. */
   proxyGet(target: KubeProxyTarget, opts: KubeProxyOptions): Promise<KubeProxyAnswer>;
   /** Streams events until the watch ends; resolves with how it ended. */

@@ -68,3 +68,59 @@ export function besideSection(events: readonly BesideEvent[], lim: RenderLimits)
     ...omittedLine(p, "events"),
   ];
 }
+
+/** One hook stage of one node, with its Job's observed outcome. */
+export interface HookRow {
+  readonly at: number;
+  readonly node: string;
+  readonly stage: string;
+  readonly hook: string;
+  readonly job: string;
+  /** `succeeded`, `failed`, `unresolved` or `not-sent`. */
+  readonly outcome: string;
+  readonly detail: string;
+}
+
+/** The node hooks the journal recorded (their phase facts), in time order. */
+export function hookRows(h: PlanHistory | undefined): HookRow[] {
+  const rows: HookRow[] = [];
+  for (const op of h?.operations ?? []) {
+    for (const p of op.phases) {
+      if (p.kind !== "fact" || (p.phase !== "pre-hook" && p.phase !== "post-hook")) continue;
+      const d = p.detail;
+      rows.push({
+        at: p.atMs,
+        node: op.machine,
+        stage: String(d["stage"] ?? p.phase),
+        hook: String(d["hook"] ?? ""),
+        job: String(d["job"] ?? ""),
+        outcome: String(d["outcome"] ?? "unknown"),
+        detail: String(d["detail"] ?? ""),
+      });
+    }
+  }
+  return rows.sort((a, b) => a.at - b.at);
+}
+
+/** The node hooks section; empty when the plan has none. */
+export function hookSection(rows: readonly HookRow[], lim: RenderLimits): string[] {
+  if (rows.length === 0) return [];
+  const p = pick(rows, lim.tableRows, (r) => r.outcome !== "succeeded");
+  return [
+    "## Node hooks",
+    "",
+    ...tableHead(["At", "Node", "Stage", "Hook", "Job", "Outcome", "Detail"]),
+    ...p.shown.map((r) =>
+      tableRow([
+        iso(r.at),
+        codeSpan(r.node),
+        r.stage,
+        codeSpan(r.hook),
+        codeSpan(r.job),
+        r.outcome === "succeeded" ? "succeeded" : `**${r.outcome}**`,
+        text(r.detail, lim.textMax),
+      ])
+    ),
+    ...omittedLine(p, "hook runs"),
+  ];
+}

@@ -24,7 +24,7 @@ import type {
 } from "./model.ts";
 import { isReason, type ReasonNote } from "../domain/reasons.ts";
 import type { Component } from "./rollback_caveats.ts";
-import { besideEvents } from "./beside_section.ts";
+import { besideEvents, hookRows } from "./beside_section.ts";
 
 /** A node of the plan, in plan order. */
 export interface PlanNode {
@@ -99,6 +99,7 @@ export function executionReportFromJournal(input: ExecutionReportInput): Executi
     recoveries: recoveries(ops),
     journal: input.head,
     ...(h?.rolloutEvents?.length ? { beside: besideEvents(h) } : {}),
+    ...(hookRows(h).length ? { hooks: hookRows(h) } : {}),
   };
 }
 

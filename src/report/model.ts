@@ -3,7 +3,7 @@
  * renderers are pure functions of them (times are epoch-ms numbers, never read from a clock).
  * Every string field may come from the cluster, the plan or git and is escaped on output.
  */
-import type { BesideEvent } from "./beside_section.ts";
+import type { BesideEvent, HookRow } from "./beside_section.ts";
 import type { OperationState, Phase, ResponseClass } from "../domain/operation.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { RowResult, RowVerdict } from "../domain/safeguards/result.ts";
@@ -210,6 +210,8 @@ export interface ExecutionReportModel extends ReportCommon {
   readonly journal: JournalHead;
   /** Holds, resumes, stalls, silences and notifications beside the steps (docs/operating.md). */
   readonly beside?: readonly BesideEvent[];
+  /** Node hooks' Jobs and their observed outcomes (docs/operating.md#node-hooks). */
+  readonly hooks?: readonly HookRow[];
 }
 
 /** Size limits that keep a 500-node report readable and bounded. */

@@ -24,7 +24,7 @@ import {
 } from "./sections.ts";
 import { ganttChart, isNotableNode, nodeDetails, nodeTable } from "./timeline.ts";
 import { failureRuns, healthSection } from "./health_section.ts";
-import { besideSection } from "./beside_section.ts";
+import { besideSection, hookSection } from "./beside_section.ts";
 
 const HEADLINE: Readonly<Record<ExecutionVerdict, string>> = {
   running: "RUNNING: the rollout is in progress.",
@@ -75,6 +75,8 @@ export function renderExecutionReport(
     ...nodeDetails(model.nodes, now, limits),
     "",
     ...besideSection(model.beside ?? [], limits),
+    "",
+    ...hookSection(model.hooks ?? [], limits),
     "",
     ...attemptSection(model.attempts, model.startedAt, limits),
     "",

@@ -58,6 +58,13 @@ export const FAULT_KINDS = [
    * that bootstrap object's replicas and container images (sim/kube/bootstrap.ts).
    */
   "gitops-field-manager",
+  /**
+   * At `kube.job`, target the Job's `cairn.dev/hook` label (or its name): the next such Job runs
+   * and fails (status `failed`, condition `Failed` BackoffLimitExceeded) instead of completing.
+   */
+  "job-fails",
+  /** At `kube.job`: the next such Job starts and never finishes. */
+  "job-hangs",
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];

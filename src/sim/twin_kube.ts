@@ -11,6 +11,7 @@ import { nodeInfoFacts } from "./kube/controllers.ts";
 import { syncMirrorPods } from "./kube/bootstrap.ts";
 import { startWorkloadStatus } from "./kube/workload_status.ts";
 import { startScheduler } from "./kube/scheduler.ts";
+import { startJobController } from "./kube/jobs.ts";
 import { startDeploymentRollouts } from "./kube/rollout.ts";
 import { startEventRecorder } from "./kube/events.ts";
 import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
@@ -39,6 +40,7 @@ export const startTwinKube: KubeStarter = async (
   const stopCnpg = startCnpgOperator({ store: sim.store, clock });
   const stopWorkloads = startWorkloadStatus(sim.store);
   const stopScheduler = startScheduler({ store: sim.store, clock, controllers: sim.controllers });
+  const stopJobs = startJobController({ store: sim.store, clock, faults });
   const stopEvents = startEventRecorder({ store: sim.store, clock });
   const stopRollouts = startDeploymentRollouts({
     store: sim.store,
@@ -74,6 +76,7 @@ export const startTwinKube: KubeStarter = async (
       stopCnpg();
       stopWorkloads();
       stopScheduler();
+      stopJobs();
       stopRollouts();
       stopEvents();
       return sim.close();

@@ -10,6 +10,7 @@ import type * as K8s from "@kubernetes/client-node";
 import { Buffer } from "node:buffer";
 import type {
   CordonOutcome,
+  CreateOutcome,
   EvictionOutcome,
   EvictOptions,
   Kube,
@@ -364,6 +365,44 @@ class ClientNodeKube implements Kube {
     return this.#json(res, `GET ${path}`) as KubeObject;
   }
 
+  createObject(
+    ref: KubeResourceRef,
+    namespace: string | undefined,
+    body: Readonly<Record<string, unknown>>,
+    opts: KubeCallOptions = {},
+  ): Promise<CreateOutcome> {
+    const path = resourcePath(ref, namespace);
+    return this.#bounded(`POST ${path}`, opts, async (signal) => {
+      const res = await this.#raw(
+        "POST",
+        path,
+        { fieldManager: this.#fieldManager },
+        signal,
+        "application/json",
+        JSON.stringify(body),
+      );
+      if (res.status === 201 || res.status === 200) {
+        const o = rec(this.#json(res, `POST ${path}`));
+        const meta = rec(o.metadata);
+        return {
+          kind: "created",
+          uid: String(meta.uid ?? ""),
+          resourceVersion: String(meta.resourceVersion ?? ""),
+        };
+      }
+      let message = `HTTP ${res.status}`;
+      try {
+        message = parseStatus(JSON.parse(res.text))?.message ?? message;
+      } catch { /* not a Status: keep the code */ }
+      if (res.status === 409) return { kind: "exists", message };
+      if ([400, 403, 404, 422].includes(res.status)) {
+        return { kind: "rejected", code: res.status, message };
+      }
+      // 429, 5xx: the server's answer does not say whether the object was stored.
+      throw httpError(res.status, res.text, `POST ${path}`);
+    });
+  }
+
   listObjects(ref: KubeResourceRef, opts: KubeListOptions = {}): Promise<KubeList<KubeObject>> {
     return this.#bounded(`LIST ${resourcePath(ref, opts.namespace)}`, opts, async (signal) => {
       for (let attempt = 0;; attempt++) {
@@ -477,14 +516,19 @@ class ClientNodeKube implements Kube {
 
   /** One request through the library's HTTP pipeline and kubeconfig authentication. */
   async #raw(
-    method: "GET",
+    method: "GET" | "POST",
     path: string,
     query: Record<string, string | undefined>,
     signal?: AbortSignal,
     accept = "application/json",
+    body?: string,
   ): Promise<RawResponse> {
     const ctx = this.#server.makeRequestContext(path, this.lib.HttpMethod[method]);
     if (signal) ctx.setSignal(signal);
+    if (body !== undefined) {
+      ctx.setHeaderParam("Content-Type", "application/json");
+      ctx.setBody(body);
+    }
     for (const [k, v] of Object.entries(query)) {
       if (v !== undefined && v !== "") ctx.setQueryParam(k, v);
     }

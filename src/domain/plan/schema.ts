@@ -144,6 +144,28 @@ export const MaintenanceWindow = z.strictObject({
   }
 });
 
+const HookCommand = z.array(z.string().min(1).max(4096)).min(1).max(64);
+
+/**
+ * A node hook (docs/operating.md#node-hooks): a Kubernetes Job run before (`pre`) and after
+ * (`post`) each node step, e.g. `ceph osd set noout` / `unset`. The image is pinned by digest like
+ * everything else that reaches a mutation; the post command always runs when its pre command was
+ * attempted.
+ */
+export const NodeHook = z.strictObject({
+  name: Name,
+  namespace: Name,
+  image: z.string().regex(
+    /^[a-z0-9.-]+(:\d+)?(\/[a-z0-9._-]+)+(:[A-Za-z0-9._+-]+)?@sha256:[0-9a-f]{64}$/,
+    "expected an image reference pinned by @sha256 digest",
+  ),
+  serviceAccountName: Name.optional(),
+  /** How long the Job may take to finish before its outcome is unresolved. */
+  timeoutSeconds: PositiveSeconds,
+  pre: z.strictObject({ command: HookCommand }).optional(),
+  post: z.strictObject({ command: HookCommand }).optional(),
+});
+
 const Envelope = { apiVersion: z.literal(PLAN_API_VERSION), metadata: Metadata } as const;
 const Shared = {
   /** Release catalogue snapshot the checks used, bound by digest. */
@@ -188,6 +210,8 @@ export const TalosUpgradeSchema = z.strictObject({
      */
     breakpoints: z.array(z.strictObject({ name: Name, after: z.string().min(1).max(253) }))
       .max(64).optional(),
+    /** Jobs run before and after each node step (docs/operating.md#node-hooks). */
+    hooks: z.array(NodeHook).min(1).max(8).optional(),
   }),
 });
 
@@ -272,3 +296,4 @@ export type PhaseDeadline = z.infer<typeof PhaseDeadline>;
 export type RecoveryAction = z.infer<typeof RecoveryAction>;
 export type BoundFile = z.infer<typeof BoundFile>;
 export type MaintenanceWindow = z.infer<typeof MaintenanceWindow>;
+export type NodeHook = z.infer<typeof NodeHook>;

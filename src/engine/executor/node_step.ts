@@ -13,6 +13,7 @@ import { cordonPhase, uncordonPhase } from "./kube_phases.ts";
 import { errorText } from "./mutation.ts";
 import { observeEvidence } from "./observe.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
+import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
 /** How one node step ended. `not-committed` means no operation exists (nothing was sent). */
@@ -92,14 +93,22 @@ export async function runNodeStep(
     planDigest: bound.digest,
   });
   let result: PhaseResult<TalosHop>;
-  try {
-    result = await phases(s);
-  } catch (e) {
-    if (deps.signal?.aborted) {
-      return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+  // Pre hooks run first, before anything touches the node: a failing one holds it uncordoned.
+  const hooks = await runPreHooks(s);
+  if (hooks.halt) result = { ok: false, halt: hooks.halt };
+  else {
+    try {
+      result = await phases(s);
+    } catch (e) {
+      if (deps.signal?.aborted) {
+        return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+      }
+      result = { ok: false, halt: unresolved("ExecutorError", errorText(e)) };
     }
-    result = { ok: false, halt: unresolved("ExecutorError", errorText(e)) };
   }
+  // Post hooks run whenever their pre hook was attempted, before the step is classified.
+  const post = await runPostHooks(s, hooks.attempted, result.ok);
+  if (result.ok && post) result = { ok: false, halt: post };
   if (result.ok) return await complete(s, result.value);
   return await finish(s, result.halt, lastHop(bound));
 }

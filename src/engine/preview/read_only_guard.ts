@@ -24,6 +24,11 @@ export interface ReadOnlyCluster {
   refused(): readonly RefusedWrite[];
 }
 
+function nameOf(body: Readonly<Record<string, unknown>>): string {
+  const m = body["metadata"];
+  return m && typeof m === "object" ? String((m as Record<string, unknown>)["name"] ?? "") : "";
+}
+
 /** Wraps `c` so that reads pass through and every mutation is refused and counted. */
 export function readOnlyGuard(c: { readonly kube: Kube; readonly talos: Talos }): ReadOnlyCluster {
   const refused: RefusedWrite[] = [];
@@ -55,6 +60,8 @@ export function readOnlyGuard(c: { readonly kube: Kube; readonly talos: Talos })
     cordon: (node) => refuse("kube", "cordon", node),
     uncordon: (node) => refuse("kube", "uncordon", node),
     evict: (pod) => refuse("kube", "evict", `${pod.namespace}/${pod.name}`),
+    createObject: (ref, namespace, body) =>
+      refuse("kube", "create", `${ref.plural} ${namespace ?? ""}/${nameOf(body)}`),
   };
   const talos: Talos = {
     version: (node, opts) => t.version(node, opts),

@@ -18,6 +18,7 @@ import type { ClusterDescription } from "../cluster_description.ts";
 import { type Fault, FaultSchedule } from "../faults.ts";
 import { startCnpgOperator } from "../kube/cnpg.ts";
 import { Controllers, nodeInfoFacts } from "../kube/controllers.ts";
+import { startJobController } from "../kube/jobs.ts";
 import { loadDescription } from "../kube/load.ts";
 import { deprecatedApiMetrics, syncMirrorPods } from "../kube/bootstrap.ts";
 import { startScheduler } from "../kube/scheduler.ts";
@@ -76,6 +77,7 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
   const stopCnpg = startCnpgOperator({ store, clock: sim });
   const stopWorkloads = startWorkloadStatus(store);
   const stopScheduler = startScheduler({ store, clock: sim, controllers });
+  const stopJobs = startJobController({ store, clock: sim, faults });
   // What the kubelet reports follows what the machine does (twin_kube.ts does the same).
   const sink: NodeStatusSink = {
     nodeDown: (name) => controllers.setNodeReady(name, false),
@@ -130,6 +132,7 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
       stopCnpg();
       stopWorkloads();
       stopScheduler();
+      stopJobs();
       kube.disconnectWatches();
     },
   };

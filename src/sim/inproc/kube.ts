@@ -13,6 +13,7 @@
  */
 import type {
   CordonOutcome,
+  CreateOutcome,
   EvictionOutcome,
   EvictOptions,
   Kube,
@@ -118,7 +119,7 @@ export class InprocKube implements Kube {
   #request(verb: string, name: string | undefined): Refusal | undefined {
     this.stats.total++;
     this.stats.byVerb[verb] = (this.stats.byVerb[verb] ?? 0) + 1;
-    if (verb === "patch" || verb === "evict") this.stats.mutating++;
+    if (verb === "patch" || verb === "evict" || verb === "create") this.stats.mutating++;
     const storm = this.#o.faults.take("kube.request", name, this.#o.time.sim.now());
     if (storm?.kind !== "http-storm" && storm?.kind !== "unavailable") return undefined;
     const code = storm.kind === "unavailable" ? 503 : Number(storm.params?.status ?? 429);
@@ -254,6 +255,44 @@ export class InprocKube implements Kube {
       }
       throw e;
     }
+  }
+
+  /** A POST as the API server answers it: stored (201), already there (409), or refused. */
+  createObject(
+    ref: KubeResourceRef,
+    namespace: string | undefined,
+    body: Readonly<Record<string, unknown>>,
+  ): Promise<CreateOutcome> {
+    const what = `POST ${path(ref, namespace)}`;
+    const meta = (body["metadata"] ?? {}) as Record<string, unknown>;
+    const name = typeof meta["name"] === "string" ? meta["name"] : "";
+    const refused = this.#request("create", name);
+    if (refused) return Promise.reject(httpError(refused.code, refused.body, what));
+    const t = this.#type(ref);
+    if (!t) {
+      return Promise.resolve({
+        kind: "rejected",
+        code: 404,
+        message: `the server could not find the requested resource (${ref.plural})`,
+      });
+    }
+    if (name === "") {
+      return Promise.resolve({ kind: "rejected", code: 422, message: "metadata.name: Required" });
+    }
+    const input = structuredClone(body) as unknown as Obj;
+    input.metadata = { ...(input.metadata ?? {}), name, ...(namespace ? { namespace } : {}) };
+    const stored = this.#o.store.create(t, input);
+    if (!stored) {
+      return Promise.resolve({
+        kind: "exists",
+        message: `${ref.plural}.${ref.group} "${name}" already exists`,
+      });
+    }
+    return Promise.resolve({
+      kind: "created",
+      uid: stored.metadata.uid ?? "",
+      resourceVersion: stored.metadata.resourceVersion ?? "",
+    });
   }
 
   cordon(node: string, expectedResourceVersion: string): Promise<CordonOutcome> {

@@ -52,6 +52,14 @@ export class GoneError extends Error {}
 
 const BUILTIN: ResourceType[] = [
   {
+    group: "batch",
+    version: "v1",
+    kind: "Job",
+    plural: "jobs",
+    namespaced: true,
+    subresources: ["status"],
+  },
+  {
     group: "",
     version: "v1",
     kind: "Namespace",
