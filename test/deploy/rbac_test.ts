@@ -24,6 +24,7 @@ import { parseHealthPolicy } from "../../src/domain/health/policy_parse.ts";
 import { resourcesFor } from "../../src/domain/health/resources.ts";
 import { brokerTarget, objectStoreTarget } from "../../src/domain/health/routes.ts";
 import type { Kube } from "../../src/ports/kube.ts";
+import { JOBS } from "../../src/engine/operating/hooks.ts";
 import type { LeaseStore } from "../../src/ports/lease.ts";
 import { ClusterDescriptionSchema } from "../../src/sim/cluster_description.ts";
 import { SimClock } from "../../src/sim/clock.ts";
@@ -118,6 +119,13 @@ function kubeDrivers(node: string, pod: { namespace: string; name: string }) {
     },
     evict: (k) => k.evict(pod, { dryRun: true }),
     getObject: (k) => k.getObject(NODES, node),
+    createObject: (k) =>
+      k.createObject(JOBS, "default", {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: "rbac-probe" },
+        spec: { template: { spec: { restartPolicy: "Never", containers: [] } } },
+      }),
     listObjects: (k) => k.listObjects(PODS, { namespace: pod.namespace }),
     watch: (k) => {
       const stop = new AbortController();
