@@ -11,6 +11,7 @@ import type { Journal } from "../ports/journal.ts";
 import type { Kube } from "../ports/kube.ts";
 import type { Logger } from "../ports/logger.ts";
 import type { BoundPlan } from "../engine/executor/deps.ts";
+import type { KubernetesUpgradePlan, TalosUpgradePlan } from "../domain/plan/schema.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 import type { TwinProcess } from "./twin_process.ts";
 import type { ClusterConnection } from "./run_plan.ts";
@@ -53,7 +54,7 @@ export interface Rehearsal {
   readonly control: TwinControl;
   readonly clock: TwinClock;
   readonly journal: Journal;
-  readonly bound: BoundPlan;
+  readonly bound: BoundPlan<TalosUpgradePlan | KubernetesUpgradePlan>;
   readonly cluster: ClusterConnection;
   readonly faultNode: string;
   readonly effect: PresetEffect;
@@ -69,7 +70,7 @@ export interface Rehearsal {
 export async function startRehearsal(o: RehearsalOptions): Promise<Rehearsal> {
   const { startTwinProcess } = await import("./twin_process.ts");
   const twin = await startTwinProcess({
-    cluster: o.cluster,
+    cluster: await withComponentsFor(o),
     ...(o.pkiCacheDir ? { pkiCacheDir: o.pkiCacheDir } : {}),
     ...(o.stateDir ? { stateDir: o.stateDir } : {}),
   });
@@ -123,16 +124,23 @@ async function wire(
     owner,
     callTimeoutMs: timing.callTimeoutMs,
   });
-  const bound = refused
-    ? { plan: asTalosUpgrade(parsed), digest: parsed.sha256 }
-    : await bindPlan(raw, {
-      parsed,
-      bytes: o.planBytes,
-      signatures: o.signatures ?? "",
-      firstSeenCommit: "rehearsal",
-      approver: { identity: "rehearsal", role: "approver" },
-      nowMs: clock.now(),
-    });
+  const { asKubernetesUpgrade, bindKubernetesUpgrade, executeKubernetesUpgrade } = await import(
+    "../engine/k8s_upgrade/run.ts"
+  );
+  const k8s = parsed.plan.kind === "KubernetesUpgrade";
+  const binding = {
+    parsed,
+    bytes: o.planBytes,
+    signatures: o.signatures ?? "",
+    firstSeenCommit: "rehearsal",
+    approver: { identity: "rehearsal", role: "approver" as const },
+    nowMs: clock.now(),
+  };
+  const bound: BoundPlan<TalosUpgradePlan | KubernetesUpgradePlan> = refused
+    ? { plan: k8s ? asKubernetesUpgrade(parsed) : asTalosUpgrade(parsed), digest: parsed.sha256 }
+    : k8s
+    ? await bindKubernetesUpgrade(raw, binding)
+    : await bindPlan(raw, binding);
   const faultNode = o.faultNode ?? bound.plan.spec.nodes[0]!.name;
   const presets = buildPresets(o.faults, await presetContext(cluster.kube, bound, faultNode));
   const afterCommit = [...(presets.afterCommit ?? []), ...(o.afterCommitFaults ?? [])];
@@ -148,19 +156,23 @@ async function wire(
     cluster,
     faultNode,
     effect,
-    run: (r = {}) =>
-      refused ? Promise.resolve(refused) : executePlan({
+    run: (r = {}) => {
+      if (refused) return Promise.resolve(refused);
+      const run = {
         journal: r.onPhase
           ? watchPhases(journal, bound.plan.spec.nodes.map((n) => n.name), r.onPhase)
           : journal,
-        bound,
         cluster,
         authority,
         ...timing,
         log: o.log,
         owner,
         ...(r.signal ? { signal: r.signal } : {}),
-      }),
+      };
+      return bound.plan.kind === "KubernetesUpgrade"
+        ? executeKubernetesUpgrade({ ...run, bound: { plan: bound.plan, digest: bound.digest } })
+        : executePlan({ ...run, bound: { plan: bound.plan, digest: bound.digest } });
+    },
     report: async (outcome) => {
       const { rehearsalReport } = await import("./rehearsal_report.ts");
       return await rehearsalReport({
@@ -178,7 +190,11 @@ async function wire(
   };
 }
 
-async function presetContext(kube: Kube, bound: BoundPlan, node: string) {
+async function presetContext(
+  kube: Kube,
+  bound: BoundPlan<TalosUpgradePlan | KubernetesUpgradePlan>,
+  node: string,
+) {
   const pods = (await kube.listPods(node)).items;
   const nodes = (await kube.listNodes()).items.map((n) => n.name);
   return {
@@ -190,8 +206,13 @@ async function presetContext(kube: Kube, bound: BoundPlan, node: string) {
         p.phase !== "Succeeded" && p.phase !== "Failed",
       graceSeconds: p.terminationGracePeriodSeconds,
     })),
-    drainBoundSeconds: bound.plan.spec.phases.drainTimeoutSeconds,
-    verifySeconds: bound.plan.spec.phases.deadlines.verify.verificationSeconds,
+    // A KubernetesUpgrade drains nothing; its verification window is the control plane's.
+    drainBoundSeconds: bound.plan.kind === "TalosUpgrade"
+      ? bound.plan.spec.phases.drainTimeoutSeconds
+      : 0,
+    verifySeconds: bound.plan.kind === "TalosUpgrade"
+      ? bound.plan.spec.phases.deadlines.verify.verificationSeconds
+      : bound.plan.spec.phases.deadlines.controlPlane.verificationSeconds,
   };
 }
 
@@ -272,4 +293,23 @@ export function takeoverBeforeFirstAttempt(
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
+}
+
+/**
+ * The description the twin starts from: as given, except that a KubernetesUpgrade is rehearsed on
+ * a twin that models the Kubernetes components (`spec.kubernetesComponents`, defaults unless the
+ * description sets them): a copy in a temporary directory, the given file left as it is.
+ */
+async function withComponentsFor(o: RehearsalOptions): Promise<string> {
+  const { parsePlan } = await import("../domain/plan/parse.ts");
+  const parsed = await parsePlan(o.planBytes, { file: o.planPath });
+  if (parsed.plan.kind !== "KubernetesUpgrade") return o.cluster;
+  const { parse, stringify } = await import("yaml");
+  const doc = parse(await Deno.readTextFile(o.cluster)) as { spec?: Record<string, unknown> };
+  if (!doc.spec || doc.spec["kubernetesComponents"] !== undefined) return o.cluster;
+  doc.spec["kubernetesComponents"] = {};
+  const dir = await Deno.makeTempDir({ prefix: "cairn-rehearse-cluster-" });
+  const path = `${dir}/cluster.yaml`;
+  await Deno.writeTextFile(path, stringify(doc));
+  return path;
 }

@@ -184,6 +184,31 @@ export const FAULT_PRESETS = {
       };
     },
   },
+  "gitops-field-manager": {
+    summary: "(KubernetesUpgrade) a GitOps controller starts applying CoreDNS's replicas and " +
+      "image mid-run, after the first component is replaced: the next operation's check refuses",
+    expect: "refused",
+    build() {
+      return {
+        faults: [{ kind: "gitops-field-manager", point: "kube.bootstrap", target: "coredns" }],
+      };
+    },
+  },
+  "apiserver-not-returning": {
+    summary: "(KubernetesUpgrade) the fault node's kube-apiserver, replaced at the new version, " +
+      "never becomes ready: its operation fails and the rollout stops there",
+    expect: "failed",
+    build(ctx) {
+      return {
+        faults: [{
+          kind: "static-pod-not-ready",
+          point: "talos.staticPod",
+          target: ctx.node,
+          params: { component: "kube-apiserver" },
+        }],
+      };
+    },
+  },
 } as const satisfies Record<string, FaultPreset>;
 
 export type FaultPresetName = keyof typeof FAULT_PRESETS;

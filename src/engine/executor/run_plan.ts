@@ -170,7 +170,10 @@ function atDeclaredAddress(
 }
 
 /** The outcome of a rollout stopped by the dispatch check before its first node. */
-function stoppedBeforeStart(plan: TalosUpgradePlan, stop: DispatchStop): RolloutOutcome {
+function stoppedBeforeStart(
+  plan: TalosUpgradePlan | KubernetesUpgradePlan,
+  stop: DispatchStop,
+): RolloutOutcome {
   return {
     state: stop.verdict === "refused" ? "refused" : "halted",
     nodes: [{
@@ -197,7 +200,10 @@ export async function authorizeBeforeBind(o: {
   readonly owner: string;
   readonly callTimeoutMs: (remainingMs: number) => number;
 }): Promise<RolloutOutcome | undefined> {
-  const plan = asTalosUpgrade(o.parsed);
+  // A KubernetesUpgrade is checked the same way before it is bound (engine/k8s_upgrade/run.ts).
+  const plan = o.parsed.plan.kind === "KubernetesUpgrade"
+    ? o.parsed.plan
+    : asTalosUpgrade(o.parsed);
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
   const pre = await authorizeRollout(o.journal, o.owner, o.parsed.sha256, authority);
   return pre.ok ? undefined : stoppedBeforeStart(plan, pre.stop);

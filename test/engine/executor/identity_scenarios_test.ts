@@ -34,7 +34,9 @@ async function report(s: Rehearsal, out: RolloutOutcome): Promise<string> {
       approvals: { required: 1, valid: 1 },
     },
     nodes: s.bound.plan.spec.nodes.map((n) => ({ name: n.name, role: n.role })),
-    hops: s.bound.plan.spec.hops.map((h) => ({ to: h.to, schematic: h.installer.schematic })),
+    hops: s.bound.plan.kind === "TalosUpgrade"
+      ? s.bound.plan.spec.hops.map((h) => ({ to: h.to, schematic: h.installer.schematic }))
+      : [],
     head: { headHash: chain.head, eventCount: chain.rows },
     generatedAt: await s.clock.now(),
     end: {
