@@ -1,6 +1,6 @@
 /**
  * A deposed leader cannot send, even while it still believes it leads. Two replicas share one
- * libSQL file journal (two connections) and one in-process twin; they elect a leader with a
+ * journal (two connections; a libSQL file, then PostgreSQL) and one in-process twin; they elect a leader with a
  * Lease in the twin's store. The leader is paused mid-drain, right before the attempt
  * transaction of its first eviction (its term signal still un-aborted: it has not run an
  * election round since). The Lease runs out, the standby takes it within the Lease duration and
@@ -9,7 +9,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { openJournal } from "../../../src/adapters/journal/by_url.ts";
 import { startInprocRollout } from "../../../src/app/inproc_rollout.ts";
 import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
 import { LeaderElector } from "../../../src/engine/leadership/elector.ts";
@@ -18,6 +18,7 @@ import { InprocLeaseStore } from "../../../src/sim/inproc/lease.ts";
 import { homeOps, startInprocWorld } from "../../_helpers/inproc_world.ts";
 import { counterIds } from "../../_helpers/journal_world.ts";
 import { MemoryLogger } from "../../_helpers/memory_logger.ts";
+import { sharedPostgres } from "../../_helpers/postgres.ts";
 import { onlyNodes, ROOT } from "../../_helpers/twin_world.ts";
 
 const NODES = ["worker-1", "worker-2"];
@@ -53,9 +54,8 @@ function pausedBeforeDrain(j: Journal) {
   return { journal, paused, resume: () => release(), refused };
 }
 
-Deno.test("a leader paused mid-drain is replaced within the Lease duration and, resumed, sends nothing", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "cairn-deposed-" });
-  const url = `file:${join(dir, "journal.db")}`;
+/** The scenario on one shared journal at `url` (two connections, as two replicas have). */
+async function deposedLeader(url: string, label: string): Promise<void> {
   const description = await homeOps();
   const start = Date.parse(description.spec.startTime);
   const journalA = await openJournal({ url, ids: counterIds("a"), nowMs: start });
@@ -120,7 +120,7 @@ Deno.test("a leader paused mid-drain is replaced within the Lease duration and, 
     assert(took <= TIMING.leaseDurationMs + 2 * TIMING.retryPeriodMs, `takeover after ${took} ms`);
     // deno-lint-ignore no-console -- the figure the report quotes
     console.log(
-      `takeover ${took} ms after the leader's last renewal, ${
+      `${label}: takeover ${took} ms after the leader's last renewal, ${
         takeoverAt - pausedAt
       } ms after the pause (lease 15 s, retry 2 s)`,
     );
@@ -160,6 +160,19 @@ Deno.test("a leader paused mid-drain is replaced within the Lease duration and, 
     await world.close();
     await journalA.close();
     await journalB.close();
+  }
+}
+
+Deno.test("libSQL file journal: a leader paused mid-drain is replaced within the Lease duration and, resumed, sends nothing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-deposed-" });
+  try {
+    await deposedLeader(`file:${join(dir, "journal.db")}`, "libSQL file");
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("PostgreSQL journal: a leader paused mid-drain is replaced within the Lease duration and, resumed, sends nothing", async () => {
+  const server = await sharedPostgres();
+  await deposedLeader(await server.newDatabase("deposed"), "PostgreSQL");
 });
