@@ -67,22 +67,36 @@ export async function loadForAttempt(
   operationId: string,
   evidenceId: string,
 ): Promise<AttemptRead> {
+  const r = await attemptReadQuery(operationId, evidenceId).execute(db);
+  return parseAttemptRead(r.rows[0], operationId);
+}
+
+/** The row `attemptReadQuery` returns. */
+export type AttemptReadRow =
+  & OperationTable
+  & AuthorityRow
+  & PrefixedPlan
+  & {
+    inst_epoch: string;
+    inst_recovery_mode: number;
+    inst_created_at_ms: number;
+    later_seq: number | null;
+    later_kind: string | null;
+    head_seq: number | null;
+    head_hash: string | null;
+    machine_rev: number | null;
+  };
+
+/**
+ * The attempt's one read as a statement (its text never varies, only its parameters, so a
+ * store may keep it prepared).
+ */
+export function attemptReadQuery(operationId: string, evidenceId: string) {
   // Plain prefixed columns rather than a JSON object, so the statement is the same SQL on
   // libSQL and PostgreSQL.
   const planCols = sql.raw(PLAN_COLUMNS.map((c) => `pl.${c} AS p_${c}`).join(", "));
   const kinds = sql.join(RECLASSIFYING.map((k) => sql.lit(k)));
-  const r = await sql<
-    OperationTable & AuthorityRow & PrefixedPlan & {
-      inst_epoch: string;
-      inst_recovery_mode: number;
-      inst_created_at_ms: number;
-      later_seq: number | null;
-      later_kind: string | null;
-      head_seq: number | null;
-      head_hash: string | null;
-      machine_rev: number | null;
-    }
-  >`
+  return sql<AttemptReadRow>`
     SELECT o.*,
       i.epoch AS inst_epoch, i.recovery_mode AS inst_recovery_mode,
       i.created_at_ms AS inst_created_at_ms,
@@ -103,8 +117,15 @@ export async function loadForAttempt(
       JOIN installation i ON i.id = 1
       LEFT JOIN plans pl ON pl.digest = o.plan_digest
       LEFT JOIN observations e ON e.id = ${evidenceId}
-    WHERE o.id = ${operationId}`.execute(db);
-  const row = r.rows[0] ?? fail("OperationNotFound", `no operation ${operationId} in the journal`);
+    WHERE o.id = ${operationId}`;
+}
+
+/** What the comparisons need, from the row `attemptReadQuery` returned (if any). */
+export function parseAttemptRead(
+  found: AttemptReadRow | undefined,
+  operationId: string,
+): AttemptRead {
+  const row = found ?? fail("OperationNotFound", `no operation ${operationId} in the journal`);
   const { inst_epoch, inst_recovery_mode, inst_created_at_ms, ...r1 } = row;
   const { later_seq, later_kind, head_seq, head_hash, machine_rev, ...r2 } = r1;
   const { bound_digest, ev_id, ev_machine, ev_purpose, ev_plan, ev_digest, ev_at, ...r3 } = r2;

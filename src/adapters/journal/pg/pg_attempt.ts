@@ -17,14 +17,15 @@
  *
  * A refusal is never decided here: the caller decides and names it under the write exclusion.
  */
-import { type Kysely, type RawBuilder, sql } from "kysely";
+import { type CompiledQuery, type Kysely, type RawBuilder, sql } from "kysely";
 import type { AttemptInput, OwnerToken } from "../../../ports/journal.ts";
 import {
   attemptEventBody,
+  attemptReadQuery,
   attemptRow,
   type BatchedAttempt,
   judgeAttempt,
-  loadForAttempt,
+  parseAttemptRead,
 } from "../attempt.ts";
 import { canonicalJson, GENESIS_HASH, rowHash } from "../hash_chain.ts";
 import { fail, toAttempt, tokenText } from "../rows.ts";
@@ -86,13 +87,17 @@ function values(row: Record<string, string | number | null>) {
 /** The two-round-trip attempt transaction on PostgreSQL (see the module comment). */
 export async function pgAttemptBatched(
   a: {
+    /** Compiles the statements. */
     db: Kysely<JournalDB>;
+    /** Runs a compiled statement (as a prepared statement: both texts are fixed). */
+    query: <R>(q: CompiledQuery<R>) => Promise<R[]>;
     newId: (prefix: string) => string;
     point: (name: string) => Promise<void>;
   },
   input: AttemptInput,
 ): Promise<BatchedAttempt> {
-  const read = await loadForAttempt(a.db, input.operationId, input.evidenceId);
+  const rows = await a.query(attemptReadQuery(input.operationId, input.evidenceId).compile(a.db));
+  const read = parseAttemptRead(rows[0], input.operationId);
   const judged = judgeAttempt(input, read);
   if ("ok" in judged || read.machineRevision === null) return { kind: "decide-under-lock" };
   const { op, inst } = read;
@@ -128,7 +133,7 @@ export async function pgAttemptBatched(
   await a.point("attempt:before-commit");
   let result;
   try {
-    result = (await statement.execute(a.db)).rows[0]!;
+    result = (await a.query(statement.compile(a.db)))[0]!;
   } catch (e) {
     // A sequence number (or attempt number) taken since the read: another writer was first.
     if ((e as { code?: string }).code === UNIQUE_VIOLATION) return { kind: "raced" };
