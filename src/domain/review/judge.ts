@@ -8,14 +8,22 @@
  * Pure: the caller reads the files (`engine/review/review_branch.ts`).
  */
 import type { BundledVersions } from "../playbook/bundled.ts";
-import type { Playbook, Selector } from "../playbook/schema.ts";
-import { holds, type Selected, selectValue } from "../playbook/select.ts";
+import type { Playbook } from "../playbook/schema.ts";
+import { classifyMove, norm, RANK } from "./move.ts";
+import {
+  type FileSnapshot,
+  read,
+  type Reading,
+  selectorText,
+  shorten,
+  shown,
+  whereOf,
+} from "./reading.ts";
+import { holds } from "../playbook/select.ts";
 import type { Reason } from "../reasons.ts";
-import { compareVersions, tryParseVersion, type Version } from "../version.ts";
 import type {
   ComponentReview,
   JudgedValue,
-  MoveKind,
   PatternStatus,
   PinSetMove,
   ReviewFinding,
@@ -25,14 +33,7 @@ import type {
   Where,
 } from "./model.ts";
 
-/** A file as one commit has it. */
-export type FileContent =
-  | { readonly kind: "text"; readonly text: string }
-  | { readonly kind: "missing" }
-  | { readonly kind: "unreadable"; readonly why: string };
-
-/** Reads a repository-relative path on one side. */
-export type FileSnapshot = (path: string) => FileContent;
+export type { FileContent, FileSnapshot } from "./reading.ts";
 
 export interface ReviewInput {
   readonly playbooks: readonly Playbook[];
@@ -88,75 +89,6 @@ export function judgeReview(input: ReviewInput): ReviewResult {
     unprotected,
     changedFiles: input.changed.length,
   };
-}
-
-const RANK: Readonly<Record<"patch" | "minor" | "major", number>> = {
-  patch: 1,
-  minor: 2,
-  major: 3,
-};
-
-/** A lenient version: `v1.2.3`, `1.2`, `18.1` (missing parts are 0). */
-function looseVersion(text: string): Version | undefined {
-  const m = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?$/.exec(text.trim());
-  if (!m) return undefined;
-  return tryParseVersion(`${m[1]}.${m[2] ?? 0}.${m[3] ?? 0}${m[4] ?? ""}`);
-}
-
-/** How far `from` → `to` moved; the level that changed for a downgrade is `level`. */
-export function classifyMove(
-  from: string,
-  to: string,
-): { kind: MoveKind; level?: "patch" | "minor" | "major"; majors?: number } {
-  if (norm(from) === norm(to)) return { kind: "none" };
-  const a = looseVersion(from), b = looseVersion(to);
-  if (!a || !b) return { kind: "unparsed" };
-  const level = a.major !== b.major ? "major" : a.minor !== b.minor ? "minor" : "patch";
-  const majors = b.major - a.major;
-  if (compareVersions(b, a) < 0) return { kind: "downgrade", level, majors };
-  return { kind: level, level, majors };
-}
-
-function norm(v: string): string {
-  return v.trim().replace(/^v/, "");
-}
-
-function shorten(v: unknown): string {
-  const text = typeof v === "string" ? v : JSON.stringify(v) ?? String(v);
-  return text.length > 120 ? `${text.slice(0, 119)}\u2026` : text;
-}
-
-interface Reading {
-  readonly side: Side;
-  readonly file: string;
-  readonly sel: Selected;
-}
-
-function read(snapshot: FileSnapshot, side: Side, file: string, select: Selector): Reading {
-  const content = snapshot(file);
-  if (content.kind === "missing") {
-    return {
-      side,
-      file,
-      sel: { kind: "absent", why: "the file does not exist", at: { line: 1, column: 1 } },
-    };
-  }
-  if (content.kind === "unreadable") {
-    return {
-      side,
-      file,
-      sel: { kind: "unreadable", why: content.why, at: { line: 1, column: 1 } },
-    };
-  }
-  return { side, file, sel: selectValue(content.text, select) };
-}
-
-function whereOf(r: Reading): Where {
-  return { file: r.file, side: r.side, line: r.sel.at.line, column: r.sel.at.column };
-}
-
-function shown(r: Reading): string {
-  return r.sel.kind === "found" ? shorten(r.sel.text ?? r.sel.value) : `(${r.sel.why})`;
 }
 
 function judgeComponent(p: Playbook, input: ReviewInput): ComponentReview {
@@ -480,11 +412,4 @@ function judgeComponent(p: Playbook, input: ReviewInput): ComponentReview {
     afterMerge: p.spec.afterMerge.map((a) => ({ id: a.id, reader: a.reader, summary: a.summary })),
     rollback: p.spec.rollback.map((r) => ({ kind: r.kind, text: r.text })),
   };
-}
-
-function selectorText(s: Selector): string {
-  if ("pattern" in s) return "the pinned version";
-  return s.document
-    ? `${s.yaml} (in the ${s.document.kind}${s.document.name ? ` ${s.document.name}` : ""})`
-    : s.yaml;
 }
