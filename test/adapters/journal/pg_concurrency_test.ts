@@ -21,6 +21,7 @@ import { postgresStore } from "../../_helpers/journal_stores.ts";
 import { sharedPostgres } from "../../_helpers/postgres.ts";
 
 const store = postgresStore(await sharedPostgres());
+const CRASH_CHILD = new URL("./crash_child.ts", import.meta.url).pathname;
 
 /** Polls (generously bounded, no fixed sleep decides anything) until `cond` holds. */
 async function until(what: string, cond: () => Promise<boolean>): Promise<void> {
@@ -109,5 +110,47 @@ Deno.test("postgres: a batched attempt waits for a writer that is mid-transactio
     await monitor.end();
     await peer.j.close();
     await a.close();
+  }
+});
+
+Deno.test("postgres: a process stopped while it holds the write lock holds the other writers only until the server ends its session", async () => {
+  const { url } = await store.fresh();
+  // The child records a plan and a commitment, then its takeover stops inside its transaction, after its UPDATE (the write lock held);
+  // then the child is stopped as SIGSTOP stops a replica. Its URL asks the server to end a
+  // session idle in a transaction after one second (the journal's default is longer).
+  const childUrl = `${url}?idle_in_transaction_session_timeout=1000`;
+  const point = "takeover:operation-updated";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CRASH_CHILD, childUrl, "takeover", point],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const opened: { j?: Journal } = {};
+  try {
+    let out = "";
+    while (!out.includes(`waiting ${point}`)) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error(`the child ended before ${point}: ${out}`);
+      out += value;
+    }
+    child.kill("SIGSTOP");
+    const j = opened.j = await openJournal({ url, ids: counterIds("a"), nowMs: T0 });
+    const [live] = await j.listOperations();
+    assert(live, "the child's commitment is missing");
+    // Another writer goes ahead once the server has ended the stopped session.
+    const revision = await j.startObservation("worker-1", CONTROLLER, T0 + 4000);
+    assert(revision > 0);
+    const op = (await j.getOperation(live.id))!;
+    assertEquals([op.ownerGen, op.state], [1, "committed"], "the stopped takeover was rolled back");
+    assertEquals((await j.events()).filter((e) => e.kind === "ownership").length, 0);
+    assert((await j.verifyChain()).ok);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    await lines.cancel().catch(() => undefined);
+    await child.stdin.close().catch(() => undefined);
+    await opened.j?.close();
   }
 });

@@ -12,7 +12,8 @@
  *
  * A session that stalls inside a transaction (a process stopped by SIGSTOP while it holds the
  * lock) is ended by the server after `IDLE_IN_TRANSACTION_MS`, which rolls its transaction back,
- * so one stuck replica cannot hold every other writer forever.
+ * so one stuck replica holds the other writers no longer than about a leader's lease; the URL's
+ * own `idle_in_transaction_session_timeout` parameter (milliseconds), when given, wins.
  */
 import pg from "pg";
 import { createHash } from "node:crypto";
@@ -35,8 +36,12 @@ import { pgAttemptBatched } from "./pg_attempt.ts";
 const POOL_SIZE = 4;
 /** How long connecting may take before the journal is reported unavailable. */
 const CONNECT_TIMEOUT_MS = 10_000;
-/** A session idle inside a transaction this long is ended by the server (see the module doc). */
-const IDLE_IN_TRANSACTION_MS = 60_000;
+/**
+ * A session idle inside a transaction this long is ended by the server (see the module doc). The
+ * journal's transactions do no waiting of their own between statements, so a live process is
+ * never idle anywhere near this long.
+ */
+const IDLE_IN_TRANSACTION_MS = 10_000;
 /** Batched attempts tried before an interactive transaction (only another writer races). */
 const ATTEMPT_BATCH_TRIES = 3;
 
