@@ -106,10 +106,11 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
   });
   const wakeup = new HookWakeup(req.signal);
   const gitStop = graceAfter(req.signal, GIT_STOP_GRACE_MS);
-  const election = config.leaderElection
-    ? await startElection(config, clock, log, () => wakeup.nudge())
-    : undefined;
+  let election: Awaited<ReturnType<typeof startElection>> | undefined;
   try {
+    election = config.leaderElection
+      ? await startElection(config, clock, log, () => wakeup.nudge())
+      : undefined;
     const reconciler = await createReconciler({
       git: {
         remote: config.remote,
