@@ -1,6 +1,6 @@
-/** `cairn status` over a real libSQL journal file. */
+/** `cairn status` over a real journal: a libSQL file, and PostgreSQL through `--journal postgres://`. */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { openJournal } from "../../src/adapters/journal/libsql_journal.ts";
+import { openJournal } from "../../src/adapters/journal/by_url.ts";
 import type { CommandIO } from "../../src/cli/command.ts";
 import { command, type StatusReport } from "../../src/cli/status.ts";
 import type { Journal } from "../../src/ports/journal.ts";
@@ -13,6 +13,10 @@ import {
   planInput,
   T0,
 } from "../_helpers/journal_world.ts";
+import { type JournalStoreKind, LIBSQL_FILE, postgresStore } from "../_helpers/journal_stores.ts";
+import { sharedPostgres } from "../_helpers/postgres.ts";
+
+const STORES: readonly JournalStoreKind[] = [LIBSQL_FILE, postgresStore(await sharedPostgres())];
 
 function io(): CommandIO & { out: string[] } {
   const out: string[] = [];
@@ -70,47 +74,48 @@ async function populate(j: Journal): Promise<void> {
   }));
 }
 
-Deno.test("cairn status reports running, unresolved and waiting work with reasons", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "cairn-status-" });
-  try {
-    const url = `file:${dir}/journal.db`;
-    const j = await openJournal({ url, ids: counterIds(), nowMs: T0 });
-    await populate(j);
-    await j.close();
+for (const store of STORES) {
+  Deno.test(`${store.name}: cairn status reports running, unresolved and waiting work with reasons`, async () => {
+    const { url, dispose } = await store.fresh();
+    try {
+      const j = await openJournal({ url, ids: counterIds(), nowMs: T0 });
+      await populate(j);
+      await j.close();
 
-    const json = io();
-    assertEquals(
-      await command.run({ values: { journal: url, output: "json" }, positionals: [] }, json),
-      0,
-    );
-    const r = JSON.parse(json.out.join("")) as StatusReport;
-    assertEquals(r.recoveryMode, false);
-    assertEquals(r.running.map((e) => [e.machine, e.state, e.planName]), [
-      ["lab-1", "committed", "lab-upgrade"],
-    ]);
-    assertEquals(r.unresolved.length, 1);
-    const u = r.unresolved[0]!;
-    assertEquals([u.machine, u.planName, u.attemptsUsed], ["worker-1", "talos-v1.14.2", 1]);
-    assert(u.why.some((w) => w.startsWith("taken over from cairn-a/1")), u.why.join("; "));
-    assert(u.why.some((w) => w.includes("attempt #1 (install") && w.includes("unaccounted")));
-    assertEquals(r.waiting.map((w) => [w.machine, w.why]), [
-      ["worker-2", `rollout slot of home-ops held by ${u.operationId} (worker-1, unresolved)`],
-      ["worker-3", `rollout slot of home-ops held by ${u.operationId} (worker-1, unresolved)`],
-      ["lab-2", "plan awaits approval"],
-    ]);
+      const json = io();
+      assertEquals(
+        await command.run({ values: { journal: url, output: "json" }, positionals: [] }, json),
+        0,
+      );
+      const r = JSON.parse(json.out.join("")) as StatusReport;
+      assertEquals(r.recoveryMode, false);
+      assertEquals(r.running.map((e) => [e.machine, e.state, e.planName]), [
+        ["lab-1", "committed", "lab-upgrade"],
+      ]);
+      assertEquals(r.unresolved.length, 1);
+      const u = r.unresolved[0]!;
+      assertEquals([u.machine, u.planName, u.attemptsUsed], ["worker-1", "talos-v1.14.2", 1]);
+      assert(u.why.some((w) => w.startsWith("taken over from cairn-a/1")), u.why.join("; "));
+      assert(u.why.some((w) => w.includes("attempt #1 (install") && w.includes("unaccounted")));
+      assertEquals(r.waiting.map((w) => [w.machine, w.why]), [
+        ["worker-2", `rollout slot of home-ops held by ${u.operationId} (worker-1, unresolved)`],
+        ["worker-3", `rollout slot of home-ops held by ${u.operationId} (worker-1, unresolved)`],
+        ["lab-2", "plan awaits approval"],
+      ]);
 
-    const text = io();
-    assertEquals(await command.run({ values: { journal: url }, positionals: [] }, text), 0);
-    const t = text.out.join("");
-    assert(
-      t.includes("running (1):") && t.includes("unresolved (1):") && t.includes("waiting (3):"),
-      t,
-    );
-    assert(t.includes("    why: taken over from cairn-a/1"), t);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+      const text = io();
+      assertEquals(await command.run({ values: { journal: url }, positionals: [] }, text), 0);
+      const t = text.out.join("");
+      assert(
+        t.includes("running (1):") && t.includes("unresolved (1):") && t.includes("waiting (3):"),
+        t,
+      );
+      assert(t.includes("    why: taken over from cairn-a/1"), t);
+    } finally {
+      await dispose();
+    }
+  });
+}
 
 Deno.test("cairn status on an empty journal lists nothing and exits 0", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cairn-status-" });
