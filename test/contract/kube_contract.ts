@@ -218,4 +218,29 @@ export function kubeContract(name: string, factory: KubeFactory): void {
     },
     10,
   );
+
+  Deno.test(`${name}: requested deprecated APIs are read from the apiserver's /metrics gauge`, async () => {
+    const d = kubeWorld();
+    d.spec.kubernetesComponents = {
+      inventory: "present",
+      restartSeconds: 20,
+      deprecatedApiRequests: [{
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta3",
+        resource: "flowschemas",
+        removedRelease: "1.32",
+      }],
+    };
+    const h = await factory(d, { pageSize: PAGE });
+    try {
+      assertEquals(await h.kube.requestedDeprecatedApis({ timeoutMs: 20_000 }), [{
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1beta3",
+        resource: "flowschemas",
+        removedRelease: "1.32",
+      }]);
+    } finally {
+      await h.dispose();
+    }
+  });
 }
