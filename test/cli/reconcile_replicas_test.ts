@@ -133,11 +133,16 @@ Deno.test("two reconcile processes: one leads; SIGSTOP it and the other takes th
       const r = await readyz(aUrl);
       return r.role === "standby" && r.leader?.startsWith("replica-b_") ? r : undefined;
     });
-    assert(a.lines.some((l) => l.msg === "leadership lost"));
+    await until(
+      "a's log to say it lost leadership",
+      60_000,
+      () => Promise.resolve(a.lines.some((l) => l.msg === "leadership lost") || undefined),
+    );
 
     for (const r of [a, b]) r.child.kill("SIGTERM");
     assertEquals((await a.child.status).code, 0);
     assertEquals((await b.child.status).code, 0);
+    await Promise.all([a.done, b.done]); // every log line read
     assert(b.lines.some((l) => l.msg === "leadership released"), "b handed the Lease over");
   } finally {
     for (const r of [a, b]) {

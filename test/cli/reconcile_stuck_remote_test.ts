@@ -137,7 +137,13 @@ Deno.test("a remote that accepts and never answers: /readyz turns not-ready at t
     });
     assertEquals(r.body.role, "leader");
     assert(String(r.body.why).includes("no answer within 2 s"), String(r.body.why));
-    assert(logs.seen.some((l) => l.msg === "reconcile cycle failed" && l.reason === "GitTimedOut"));
+    await until(
+      "the failed cycle's log line",
+      60_000,
+      () =>
+        logs.seen.some((l) => l.msg === "reconcile cycle failed" && l.reason === "GitTimedOut") ||
+        undefined,
+    );
   } finally {
     child.kill("SIGKILL");
     await child.status;
