@@ -6,7 +6,12 @@ import type { Binding } from "../domain/health/policy_schema.ts";
 import { readBinding } from "../domain/health/readers/index.ts";
 import { unreadableResult } from "../domain/health/readers/common.ts";
 import { evaluateRound, type RoundOutcome } from "../domain/health/round.ts";
-import type { BindingResult, HealthEvidence, HealthTarget } from "../domain/health/types.ts";
+import type {
+  AlertView,
+  BindingResult,
+  HealthEvidence,
+  HealthTarget,
+} from "../domain/health/types.ts";
 
 export interface RoundDeps {
   readonly clock: Clock;
@@ -86,7 +91,12 @@ async function collectBinding(
     kube: evidence.kubeView(),
     talos: evidence.talosView(),
     ...(evidence.routeView ? { routes: evidence.routeView() } : {}),
+    ...(alertsOf(evidence) ? { alerts: alertsOf(evidence)! } : {}),
     ...(opts.target ? { target: opts.target } : {}),
   };
   return readBinding(b, inputs, startedAtMs);
+}
+
+function alertsOf(e: HealthEvidence): AlertView | undefined {
+  return e.alertView?.();
 }

@@ -178,7 +178,24 @@ const MqttClusterBinding = z.strictObject({
   selection: ProductObjectSelection,
 });
 
+/**
+ * A vetoing Alertmanager query (docs/operating.md#alert-veto-and-silences): any active,
+ * unsilenced alert matching every matcher fails the round; an Alertmanager that cannot be read
+ * makes it unreadable, never a pass.
+ */
+const AlertmanagerAlertsBinding = z.strictObject({
+  ...common,
+  reader: z.literal("alertmanager-alerts"),
+  matchers: z.array(z.strictObject({
+    name: z.string().min(1).max(200),
+    value: z.string().max(1000),
+    isRegex: z.boolean().default(false),
+    isEqual: z.boolean().default(true),
+  })).min(1).max(16),
+});
+
 export const BindingSchema = z.discriminatedUnion("reader", [
+  AlertmanagerAlertsBinding,
   NodesBinding,
   WorkloadsBinding,
   PdbBinding,

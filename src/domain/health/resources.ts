@@ -62,6 +62,7 @@ export function resourcesFor(b: Binding): ResourceNeed[] {
     case "pdb-feasibility":
       return [NODE, resourceNeed("v1", "Pod"), resourceNeed("policy/v1", "PodDisruptionBudget")];
     case "object-store-endpoint":
+    case "alertmanager-alerts":
       return [];
     case "broker-streams":
       return [resourceNeed("v1", "Pod")];

@@ -122,7 +122,30 @@ export interface ReadInputs {
   readonly talos: TalosView;
   /** Absent when the evidence source reads no routes: a route binding is then unreadable. */
   readonly routes?: RouteView;
+  /** Absent when no Alertmanager is configured: an alert binding is then unreadable. */
+  readonly alerts?: AlertView;
   readonly target?: HealthTarget;
+}
+
+/** A firing alert as read for an alert binding (labels and start are the evidence). */
+export interface AlertSeen {
+  readonly fingerprint: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly startsAt: string;
+}
+
+/** One Alertmanager read for one binding in one round. */
+export interface AlertObservation {
+  readonly observedAtMs: number;
+  /** Where it was read (the Alertmanager's URL). */
+  readonly source: string;
+  readonly alerts?: readonly AlertSeen[];
+  readonly error?: { readonly reason: Reason; readonly message: string };
+}
+
+/** Alertmanager reads of the current round, by binding name. */
+export interface AlertView {
+  get(binding: string): AlertObservation | undefined;
 }
 
 /** Identity, version and freshness of one piece of evidence. */
@@ -135,7 +158,7 @@ export interface ObservationBasis {
   readonly generation?: number;
   readonly observedGeneration?: number;
   readonly observedAtMs: number;
-  readonly source: "watch-cache" | "talos" | "route";
+  readonly source: "watch-cache" | "talos" | "route" | "alertmanager";
   readonly cache?: CacheFreshness;
 }
 
@@ -179,4 +202,6 @@ export interface HealthEvidence {
   talosView(): TalosView;
   /** The proxy routes read this round (sources without route access omit it). */
   routeView?(): RouteView;
+  /** The Alertmanager reads of this round (sources without an Alertmanager omit it). */
+  alertView?(): AlertView | undefined;
 }

@@ -166,6 +166,19 @@ export const NodeHook = z.strictObject({
   post: z.strictObject({ command: HookCommand }).optional(),
 });
 
+/** Alerts a node step is expected to raise, silenced only on that node while its step runs. */
+export const ExpectedNoise = z.strictObject({
+  name: Name,
+  matchers: z.array(z.strictObject({
+    name: z.string().min(1).max(200),
+    value: z.string().min(1).max(1000),
+    isRegex: z.boolean().default(false),
+    isEqual: z.boolean().default(true),
+  })).min(1).max(8),
+  /** The alert label that carries the node's name; the silence matches it exactly. */
+  nodeLabel: z.string().min(1).max(200).default("node"),
+});
+
 const Envelope = { apiVersion: z.literal(PLAN_API_VERSION), metadata: Metadata } as const;
 const Shared = {
   /** Release catalogue snapshot the checks used, bound by digest. */
@@ -212,6 +225,11 @@ export const TalosUpgradeSchema = z.strictObject({
       .max(64).optional(),
     /** Jobs run before and after each node step (docs/operating.md#node-hooks). */
     hooks: z.array(NodeHook).min(1).max(8).optional(),
+    /**
+     * Alerts expected while a node's step runs (seed 004's known noise): silenced for that node
+     * and that step only, as a lease (docs/operating.md#alert-veto-and-silences).
+     */
+    expectedNoise: z.array(ExpectedNoise).min(1).max(16).optional(),
   }),
 });
 

@@ -14,6 +14,7 @@ import { errorText } from "./mutation.ts";
 import { observeEvidence } from "./observe.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
+import { openNoiseLease } from "../operating/silences.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
 /** How one node step ended. `not-committed` means no operation exists (nothing was sent). */
@@ -92,6 +93,18 @@ export async function runNodeStep(
     node: node.name,
     planDigest: bound.digest,
   });
+  // Expected-noise silences live exactly as long as the step: opened now, expired at its end.
+  const lease = await openNoiseLease(s, deps.operating?.alertmanager);
+  try {
+    return await committedStep(s, bound);
+  } finally {
+    await lease.close();
+  }
+}
+
+/** Everything after the commitment: hooks, phases, classification. */
+async function committedStep(s: StepState, bound: BoundPlan): Promise<NodeOutcome> {
+  const { deps } = s;
   let result: PhaseResult<TalosHop>;
   // Pre hooks run first, before anything touches the node: a failing one holds it uncordoned.
   const hooks = await runPreHooks(s);

@@ -229,6 +229,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     o.cluster.talos,
     o.clock,
     new Map(o.bound.plan.spec.nodes.map((n) => [n.name, n.address])),
+    o.operating?.alertmanager,
   );
   const health = journalHealthGate({
     clock: o.clock,

@@ -2,9 +2,17 @@ import type { Clock } from "../../ports/clock.ts";
 import type { Talos } from "../../ports/talos.ts";
 import type { Binding } from "../../domain/health/policy_schema.ts";
 import { selectNodes } from "../../domain/health/readers/common.ts";
-import type { HealthEvidence, KubeView, RouteView, TalosView } from "../../domain/health/types.ts";
+import type {
+  AlertView,
+  HealthEvidence,
+  KubeView,
+  RouteView,
+  TalosView,
+} from "../../domain/health/types.ts";
 import type { Kube } from "../../ports/kube.ts";
 import { RouteEvidence } from "./route_evidence.ts";
+import { AlertEvidence } from "./alert_evidence.ts";
+import type { Alertmanager } from "../../ports/alertmanager.ts";
 import { KubeEvidence } from "./kube_evidence.ts";
 import { TalosEvidence } from "./talos_evidence.ts";
 import type { ListWatch } from "./watch_cache.ts";
@@ -17,6 +25,8 @@ export class ClusterEvidence implements HealthEvidence {
   readonly talos: TalosEvidence | undefined;
   /** Undefined when the Kubernetes client given has no proxy GET: route bindings stay unreadable. */
   readonly routes: RouteEvidence | undefined;
+  /** Undefined when no Alertmanager is configured: alert bindings stay unreadable. */
+  readonly alerts: AlertEvidence | undefined;
 
   constructor(
     kube: ListWatch & Partial<Pick<Kube, "proxyGet">>,
@@ -27,7 +37,9 @@ export class ClusterEvidence implements HealthEvidence {
      * go. Other nodes are read at the InternalIP their Node object reports, else by name.
      */
     private readonly addresses: ReadonlyMap<string, string> = new Map(),
+    alertmanager?: Alertmanager,
   ) {
+    this.alerts = alertmanager ? new AlertEvidence(alertmanager, clock) : undefined;
     this.kube = new KubeEvidence(kube, clock);
     const proxyGet = kube.proxyGet?.bind(kube);
     this.routes = proxyGet
@@ -44,6 +56,13 @@ export class ClusterEvidence implements HealthEvidence {
     await this.talos?.prepare(b, deadlineMs, signal);
     if (signal.aborted) return;
     await this.routes?.prepare(b, deadlineMs, signal);
+    if (signal.aborted) return;
+    await this.alerts?.prepare(b, deadlineMs, signal);
+  }
+
+  /** Undefined without an Alertmanager, so an alert binding reads as unreadable. */
+  alertView(): AlertView | undefined {
+    return this.alerts?.view();
   }
 
   routeView(): RouteView {

@@ -10,6 +10,7 @@
  * closing or a freeze: it finishes, or halts and is classified by the recovery rules.
  */
 import type { PlanNode } from "../../domain/plan/schema.ts";
+import type { Alertmanager } from "../../ports/alertmanager.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import { admitCommitment, type WindowSpec } from "../../domain/ops/window.ts";
 import type { BoundPlan, ExecutorDeps } from "../executor/deps.ts";
@@ -23,6 +24,8 @@ export interface OperatingSettings {
   readonly defaultWindows?: readonly WindowSpec[];
   /** Reads and verifies breakpoint continuations; default: signed files through git. */
   readonly continuations?: BreakpointGate;
+  /** The cluster's Alertmanager: vetoing alert bindings and expected-noise silences. */
+  readonly alertmanager?: Alertmanager;
 }
 
 /** Why the next commitment waits. */

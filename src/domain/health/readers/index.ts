@@ -7,6 +7,7 @@ import { readNodeVersions, readTalosEtcd, readTalosServices } from "./talos.ts";
 import { readWorkloads } from "./workloads.ts";
 import { readBrokerStreams, readObjectStoreEndpoint } from "./routes.ts";
 import { readMetricsStorage, readMqttCluster } from "./products.ts";
+import { readAlertmanagerAlerts } from "./alerts.ts";
 
 /** Evaluates one binding over the evidence in `inputs` (pure). */
 export function readBinding(b: Binding, inputs: ReadInputs, startedAtMs: number): BindingResult {
@@ -33,5 +34,7 @@ export function readBinding(b: Binding, inputs: ReadInputs, startedAtMs: number)
       return readMetricsStorage(b, inputs, startedAtMs);
     case "mqtt-cluster":
       return readMqttCluster(b, inputs, startedAtMs);
+    case "alertmanager-alerts":
+      return readAlertmanagerAlerts(b, inputs, startedAtMs);
   }
 }
