@@ -45,6 +45,7 @@ export const COMMANDS: ReadonlyArray<{ path: readonly string[]; load: () => Prom
   { path: ["reconcile"], load: lazy("./reconcile.ts") },
   { path: ["health", "import-tuppr"], load: lazy("./health_import_tuppr.ts") },
   { path: ["review"], load: lazy("./review.ts") },
+  { path: ["bundled", "chart"], load: lazy("./bundled_chart.ts") },
 ];
 
 /** Finds the command whose path is the longest prefix of `argv`. */

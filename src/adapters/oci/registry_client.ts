@@ -93,6 +93,49 @@ export async function resolveImage(
   return { ...base, ...pinned(ref, top) };
 }
 
+/** A layer of an artifact, read and checked against its digest. */
+export interface FetchedLayer {
+  readonly manifestDigest: string;
+  readonly digest: string;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * The first layer of `mediaType` in the single manifest `reference` names (a Helm chart's
+ * `application/vnd.cncf.helm.chart.content.v1.tar+gzip`). A layer declared, or turning out,
+ * larger than `maxBytes` is refused before (or while) it is read; its bytes must hash to its
+ * digest.
+ */
+export async function fetchArtifactLayer(
+  reference: string,
+  mediaType: string,
+  maxBytes: number,
+  opts: RegistryClientOptions = {},
+): Promise<FetchedLayer> {
+  const ref = parseImageReference(reference);
+  const client = new RegistryClient(ref, opts);
+  const top = await client.manifest(ref.digest ?? ref.tag!);
+  if (!isImageMediaType(top.mediaType)) {
+    throw unreadable(`${reference}: not a single artifact manifest ('${top.mediaType}')`);
+  }
+  const layers = (parseJson(top.body, reference) as { layers?: unknown }).layers;
+  const layer = Array.isArray(layers)
+    ? (layers as Array<Record<string, unknown>>).find((l) => l["mediaType"] === mediaType)
+    : undefined;
+  if (!layer || typeof layer["digest"] !== "string") {
+    throw new CairnError({
+      reason: "ImageNotFound",
+      message: `${reference} has no ${mediaType} layer`,
+    });
+  }
+  const declared = Number(layer["size"]);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    throw unreadable(`${reference}: layer is ${declared} bytes; the limit is ${maxBytes}`);
+  }
+  const bytes = await client.blob(layer["digest"], maxBytes, reference);
+  return { manifestDigest: top.digest, digest: layer["digest"], bytes };
+}
+
 function pinned(ref: ImageReference, m: FetchedManifest) {
   return {
     digest: m.digest,
@@ -142,6 +185,34 @@ class RegistryClient {
     const declared = (parseJson(body, this.#repo) as { mediaType?: unknown }).mediaType;
     const mediaType = typeof declared === "string" ? declared : contentType;
     return { digest, mediaType, body };
+  }
+
+  /** A blob by digest, read at most `maxBytes` and checked against the digest. */
+  async blob(digest: string, maxBytes: number, what: string): Promise<Uint8Array> {
+    const res = await this.#get(`/blobs/${digest}`, "*/*");
+    const reader = res.body?.getReader();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    while (reader) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.length;
+      if (total > maxBytes) {
+        await reader.cancel();
+        throw unreadable(`${what}: layer exceeds ${maxBytes} bytes`);
+      }
+      chunks.push(value);
+    }
+    const bytes = new Uint8Array(total);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+    if (`sha256:${await sha256Hex(bytes)}` !== digest) {
+      throw mismatch(`layer of ${what} does not hash to ${digest}`);
+    }
+    return bytes;
   }
 
   /** A single-platform manifest must say (through its config) that it is the platform asked for. */
