@@ -31,6 +31,8 @@ export interface DemoOptions {
   readonly plan: string;
   readonly planBranch: string;
   readonly fault?: string;
+  /** The journal (default: a libSQL file under `dir/state`). */
+  readonly journalUrl?: string;
   readonly say: (line: string) => void;
 }
 
@@ -76,7 +78,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     pkiCacheDir: TEST_PKI_CACHE,
   });
   const journal = await openJournal({
-    url: `file:${join(o.dir, "state", "journal.db")}`,
+    url: o.journalUrl ?? `file:${join(o.dir, "state", "journal.db")}`,
     ids: cryptoIdSource(),
     nowMs: tc.clock.now(),
   }).catch(async (e) => {

@@ -18,18 +18,25 @@ const PLAN_BRANCH = `plan/${PLAN}`;
 export const command: Command = {
   path: ["demo"],
   summary: "Run the GitOps loop locally: signed plan, preview, merge, execution on the twin",
-  usage: "[--fault NAME] [--dir DIR] [--output json]",
+  usage: "[--fault NAME] [--dir DIR] [--journal URL] [--output json]",
   help: `Creates a bare Git repository with the example plan signed by throwaway keys, starts the
 twin (7-node home-ops cluster), and runs the reconciler until the plan's execution ends. Prints
 where the execution report is and a short summary.
 
   --fault NAME   arm a named fault of 'cairn rehearse' on the first node (e.g. reboot-response-lost)
   --dir DIR      work in DIR (default: a new temporary directory); it is kept afterwards
+  --journal URL  the journal (default: a libSQL file in DIR/state); postgres://… runs the demo
+                 on a PostgreSQL journal (give it an empty database)
   --output json  print the summary as JSON
 
 Exit codes: 0 the run reached the expected outcome (completed, or the fault's expected outcome);
 1 it did not; 2 usage; 3 internal error.`,
-  options: { fault: { type: "string" }, dir: { type: "string" }, ...OUTPUT_OPTION },
+  options: {
+    fault: { type: "string" },
+    dir: { type: "string" },
+    journal: { type: "string" },
+    ...OUTPUT_OPTION,
+  },
   async run(args, io) {
     const { isFaultPresetName, FAULT_PRESET_NAMES, FAULT_PRESETS } = await import(
       "../sim/fault_presets.ts"
@@ -52,6 +59,7 @@ Exit codes: 0 the run reached the expected outcome (completed, or the fault's ex
       planBranch: PLAN_BRANCH,
       say,
       ...(fault ? { fault } : {}),
+      ...(typeof args.values["journal"] === "string" ? { journalUrl: args.values["journal"] } : {}),
     });
     if (json) io.stdout(JSON.stringify(r, null, 2) + "\n");
     else printSummary(r, io.stdout);
