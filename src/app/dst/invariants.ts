@@ -186,6 +186,16 @@ export class InvariantChecker {
     if (s.method === "uncordon" && this.#cordonOwner.get(s.node) !== "cairn") {
       this.#fail(2, `${s.controller} uncordons ${s.node}, whose cordon cairn did not make`);
     }
+    if (s.method === "install") {
+      const boot = this.world.bootId(s.node);
+      if (this.#installBoot.get(s.node) === boot) {
+        this.#fail(
+          4,
+          `${s.controller} sends a second install to ${s.node} before it rebooted (boot ${boot})`,
+        );
+      }
+      this.#installBoot.set(s.node, boot);
+    }
     const op = this.#opOfNode(s.node);
     const open = op?.attempts.filter((a) =>
       a.record.phase === phase && a.controller === s.controller && a.recorded === undefined
@@ -196,22 +206,24 @@ export class InvariantChecker {
         `${s.controller} sends ${s.method} to ${s.node} with no open ${phase} attempt recorded`,
       );
     }
-    if (!open.freshAtAdmission) {
+    // Only a drain sends many requests (one eviction per pod) under one attempt.
+    if (open.sends > 0 && phase !== "drain") {
       this.#fail(
-        8,
-        `${s.controller} sends ${s.method} to ${s.node} under attempt ${open.record.id} admitted with ` +
-          `generation ${open.record.ownerGen} epoch ${open.record.ownerEpoch} (current: ${op.gen}, ${this.epoch})`,
+        3,
+        `${s.controller} sends ${s.method} to ${s.node} again under attempt ${open.record.id}`,
       );
     }
-    if (s.method === "install") {
-      const boot = this.world.bootId(s.node);
-      if (this.#installBoot.get(s.node) === boot) {
-        this.#fail(
-          4,
-          `${s.controller} sends a second install to ${s.node} before it rebooted (boot ${boot})`,
-        );
-      }
-      this.#installBoot.set(s.node, boot);
+    // The attempt must have been admitted under the token the journal held then, and that token
+    // must still be current when each request leaves (a takeover or a new epoch fences it).
+    if (
+      !open.freshAtAdmission || open.record.ownerGen !== op.gen ||
+      open.record.ownerEpoch !== this.epoch
+    ) {
+      this.#fail(
+        8,
+        `${s.controller} sends ${s.method} to ${s.node} under attempt ${open.record.id} of generation ` +
+          `${open.record.ownerGen} epoch ${open.record.ownerEpoch} (current: ${op.gen}, ${this.epoch})`,
+      );
     }
     if (s.method === "cordon") {
       this.#cordonOwner.set(s.node, this.world.unschedulable(s.node) ? "other" : "cairn");

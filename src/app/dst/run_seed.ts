@@ -7,6 +7,7 @@
  * the same run.
  */
 import { openJournal } from "../../adapters/journal/libsql_journal.ts";
+import { CairnError } from "../../domain/errors.ts";
 import { parsePlan } from "../../domain/plan/parse.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { ExecutorDeps } from "../../engine/executor/deps.ts";
@@ -50,6 +51,8 @@ export interface SeedOptions {
   readonly shape?: (s: Shape) => Shape;
   /** How big the drawn world may be (default `full`). */
   readonly profile?: Profile;
+  /** Cuts the drawn plan to its first nodes (named scenarios). */
+  readonly maxPlanNodes?: number;
   /** Reads the journal and the twin at the end, before they close (scenario assertions). */
   readonly inspect?: (journal: Journal, twin: InprocTwin) => Promise<void>;
 }
@@ -102,7 +105,10 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const shape = o.shape ? o.shape(drawn) : drawn;
   const description = describeShape(shape, prng.fork());
   const driver = prng.pick(PLAN_KINDS);
-  const plan = await driver.draw(prng.fork(), shape, o.catalogue, profile);
+  const plan = await driver.draw(prng.fork(), shape, o.catalogue, {
+    profile,
+    ...(o.maxPlanNodes ? { maxNodes: o.maxPlanNodes } : {}),
+  });
   const scheduleRng = prng.fork();
   const runRng = prng.fork();
   const twin = startInprocTwin({ description, seed: o.seed });
@@ -126,6 +132,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const tasks = new Set<Promise<unknown>>();
   const state: { violation?: Violation; error?: string } = {};
   const outcomes: Array<{ owner: string; outcome: RolloutOutcome }> = [];
+  const fenced: string[] = [];
   const byPointEvent = (n: number) =>
     events.find((e) =>
       (e.kind === "crash" || e.kind === "replica" || e.kind === "restore") && e.atPoint === n &&
@@ -185,17 +192,19 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
 
   // ---- twin faults and world events --------------------------------------------------------
   for (const e of events) if (e.kind === "twin" && !e.afterCommitOf) twin.faults.arm(e.fault);
-  for (const e of events) {
-    if (e.kind !== "operator-cordon") continue;
-    twin.sim.schedule(e.atMs, () => {
-      const view = worldView(twin);
-      if (view.unschedulable(e.node)) return;
-      void twin.kube.getNode(e.node).then(async (n) => {
-        if (!n || view.unschedulable(e.node)) return;
-        const r = await twin.kube.cordon(e.node, n.resourceVersion).catch(() => undefined);
-        if (r?.kind === "applied") checker.operatorCordoned(e.node);
-      });
+  const operatorCordon = (node: string) => {
+    const view = worldView(twin);
+    if (view.unschedulable(node)) return;
+    void twin.kube.getNode(node).then(async (n) => {
+      if (!n || view.unschedulable(node)) return;
+      const r = await twin.kube.cordon(node, n.resourceVersion).catch(() => undefined);
+      if (r?.kind === "applied") checker.operatorCordoned(node);
     });
+  };
+  for (const e of events) {
+    if (e.kind === "operator-cordon" && !e.afterCommitOf) {
+      twin.sim.schedule(e.atMs, () => operatorCordon(e.node));
+    }
   }
 
   function track(p: Promise<unknown>) {
@@ -257,6 +266,10 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
             fired.add(e);
             twin.faults.arm(e.fault);
           }
+          if (e.kind === "operator-cordon" && e.afterCommitOf === node && !fired.has(e)) {
+            fired.add(e);
+            operatorCordon(e.node);
+          }
         }
       },
     };
@@ -287,7 +300,16 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     }).then((outcome) => {
       if (!life.dead) outcomes.push({ owner, outcome });
     }, (e) => {
-      if (!life.dead && !(e instanceof Crash)) onViolation(e);
+      if (life.dead || e instanceof Crash) return;
+      // A controller whose token the journal fenced (taken over, or an epoch change) stops with
+      // the journal's refusal: the fence working, not a failure. It claims nothing.
+      if (
+        e instanceof CairnError && (e.reason === "OwnerFenced" || e.reason === "EpochSuperseded")
+      ) {
+        fenced.push(owner);
+        return;
+      }
+      onViolation(e);
     });
     // A dead controller's run never settles: its entry is done when it dies or ends.
     let died = () => {};
@@ -347,7 +369,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     ...(state.violation ? { violation: state.violation } : {}),
     ...(state.error ? { error: state.error } : {}),
     states,
-    ...(last ? { end: last.outcome.state } : {}),
+    ...(last ? { end: last.outcome.state } : fenced.length ? { end: "fenced" } : {}),
     ...(last?.outcome.nodes.find((n) => n.state !== "completed")
       ? { reason: last.outcome.nodes.find((n) => n.state !== "completed")!.reason }
       : {}),

@@ -39,8 +39,16 @@ export type DstEvent =
   }
   /** A fraction `p` of reads of this kind come back stale. */
   | { readonly kind: "stale"; readonly read: StaleRead; readonly p: number }
-  /** Someone else cordons `node` at `atMs` virtual ms since the start. */
-  | { readonly kind: "operator-cordon"; readonly node: string; readonly atMs: number };
+  /**
+   * Someone else cordons `node` at `atMs` virtual ms since the start, or (`afterCommitOf`) right
+   * after that plan node's commitment.
+   */
+  | {
+    readonly kind: "operator-cordon";
+    readonly node: string;
+    readonly atMs: number;
+    readonly afterCommitOf?: string;
+  };
 
 /** What the schedule may aim at. */
 export interface ScheduleContext {
@@ -234,6 +242,8 @@ export function describeEvent(e: DstEvent): string {
     case "stale":
       return `stale reads: ${e.read} p=${e.p}`;
     case "operator-cordon":
-      return `operator cordons ${e.node} at +${e.atMs} ms`;
+      return `operator cordons ${e.node} ${
+        e.afterCommitOf ? `after ${e.afterCommitOf}'s commitment` : `at +${e.atMs} ms`
+      }`;
   }
 }

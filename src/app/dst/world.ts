@@ -44,7 +44,13 @@ export interface DrawnPlan {
 /** One plan kind the campaign can draw and run. */
 export interface PlanKindDriver {
   readonly kind: string;
-  draw(prng: Prng, shape: Shape, catalogue: Uint8Array, profile: Profile): Promise<DrawnPlan>;
+  draw(prng: Prng, shape: Shape, catalogue: Uint8Array, o: DrawOptions): Promise<DrawnPlan>;
+}
+
+export interface DrawOptions {
+  readonly profile: Profile;
+  /** At most this many plan nodes (after the draw: the seed's other draws do not move). */
+  readonly maxNodes?: number;
 }
 
 export const CLUSTER_NAME = "home-ops";
@@ -325,7 +331,7 @@ const enc = new TextEncoder();
 /** TalosUpgrade plans: workers first in a drawn order, control planes last, sometimes a subset. */
 export const TALOS_UPGRADE: PlanKindDriver = {
   kind: "TalosUpgrade",
-  async draw(prng, shape, catalogue, profile) {
+  async draw(prng, shape, catalogue, { profile, maxNodes }) {
     const policy = enc.encode(policyText(shape));
     const workers = prng.shuffle(shape.workers);
     const cps = prng.shuffle(shape.controlPlanes);
@@ -333,6 +339,7 @@ export const TALOS_UPGRADE: PlanKindDriver = {
     // Some plans cover only part of the cluster (a canary), never an empty plan.
     if (order.length > 2 && prng.chance(0.2)) order = order.slice(0, prng.int(1, order.length - 1));
     if (profile === "ci") order = order.slice(0, 3);
+    if (maxNodes !== undefined) order = order.slice(0, maxNodes);
     const address = (n: string) =>
       n.startsWith("cp-")
         ? exampleNodeAddress("controlplane", Number(n.slice(3)))
