@@ -73,6 +73,8 @@ export interface SeedResult {
   readonly virtualMs: number;
   /** Journal write points passed (crash points available). */
   readonly writePoints: number;
+  /** Their names in order (`attempt:after-commit`, …): scenarios aim crashes with them. */
+  readonly pointNames: readonly string[];
 }
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
@@ -127,6 +129,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
 
   // ---- the journal, its write points and the controller-side events ------------------------
   let points = 0;
+  const pointNames: string[] = [];
   const fired = new Set<DstEvent>();
   const controllers: Array<{ owner: string; life: Life; kill: () => void }> = [];
   const tasks = new Set<Promise<unknown>>();
@@ -153,6 +156,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     ids: counterIdSource(),
     nowMs: startMs,
     writePoint: (name) => {
+      pointNames.push(name);
       const e = byPointEvent(++points);
       if (!e || state.violation) return Promise.resolve();
       fired.add(e);
@@ -375,6 +379,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
       : {}),
     virtualMs: twin.sim.now() - startMs,
     writePoints: points,
+    pointNames,
   };
   try {
     await o.inspect?.(journal, twin);

@@ -1,0 +1,418 @@
+/**
+ * Named regression scenarios: one per public incident of this class (the peers' trackers in
+ * docs/peers research and the seeds), each a fixed seed with a fixed fault schedule aimed at the
+ * plan's first node, and the classification a correct executor must reach. They replay through
+ * the same campaign runner, so every invariant is checked on them too.
+ */
+import type { OperationState } from "../../domain/operation.ts";
+import type { SeedOptions } from "./run_seed.ts";
+import type { DstEvent } from "./schedule.ts";
+
+/** What the scenario's world looks like before its faults are aimed. */
+export interface ScenarioContext {
+  /** The plan's first node (the one every scenario aims at). */
+  readonly node: string;
+  /** Journal write point names of the same seed without faults, in order. */
+  readonly cleanPoints: readonly string[];
+}
+
+/** What a correct executor reaches, and what it must not have done. */
+export interface Expectation {
+  /** The first node's operation state (`pending`: never committed). */
+  readonly state: OperationState | "pending";
+  /** The rollout's end as the last controller saw it (`fenced` when it stopped on a fence). */
+  readonly end?: string;
+  /** Why the first node stopped (the executor's reason code). */
+  readonly reason?: string;
+  /** Requests the first node's machine received at most / exactly. */
+  readonly installs?: number;
+  readonly reboots?: number;
+  /** Whether the first node is left cordoned at the end. */
+  readonly cordoned?: boolean;
+}
+
+export interface Scenario {
+  readonly name: string;
+  /** The public incidents it replays (tracker references). */
+  readonly incidents: readonly string[];
+  readonly summary: string;
+  readonly seed: number;
+  readonly events: (ctx: ScenarioContext) => DstEvent[];
+  readonly expect: Expectation;
+  readonly options?: Pick<SeedOptions, "shape">;
+}
+
+/** A ci-profile seed whose first plan node is a worker hosting the database primary. */
+export const SCENARIO_SEED = 3;
+
+/** The (n+1)-th write point named `name` (1-based point numbers, as crash events count). */
+export function nthPoint(points: readonly string[], name: string, n: number): number {
+  let seen = 0;
+  for (let i = 0; i < points.length; i++) {
+    if (points[i] === name && seen++ === n) return i + 1;
+  }
+  throw new RangeError(`the clean run has no ${n + 1}th ${name}`);
+}
+
+const twin = (fault: DstEvent & { kind: "twin" }) => fault;
+
+/** Attempts in plan order: pull 0, install 1, cordon 2, drain 3, reboot 4, uncordon 5. */
+const ATTEMPT = { pull: 0, install: 1, cordon: 2, drain: 3, reboot: 4 } as const;
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    name: "reboot-response-lost-is-unresolved-not-failed",
+    incidents: ["home-operations/tuppr#575", "siderolabs/talos#14242"],
+    summary: "the install completed and the reboot was sent but its response never came back: " +
+      "the step is unresolved (the reboot unaccounted), never marked failed and never repeated",
+    seed: SCENARIO_SEED,
+    events: (
+      { node },
+    ) => [
+      twin({ kind: "twin", fault: { kind: "lose-response", point: "talos.Reboot", target: node } }),
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "RebootResponseLost",
+      installs: 1,
+      reboots: 1,
+    },
+  },
+  {
+    name: "reboot-lands-after-the-client-gave-up",
+    incidents: ["docs/operation-model.md (requests landing ~11 s after a partition healed)"],
+    summary: "the reboot request lands 90 s late, after its call timed out: unresolved, not resent",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: {
+          kind: "delay-landing",
+          point: "talos.Reboot",
+          target: node,
+          params: { delayMs: 90_000 },
+        },
+      }),
+    ],
+    expect: { state: "unresolved", end: "halted", reason: "RebootResponseLost", reboots: 1 },
+  },
+  {
+    name: "completed-install-boots-old-version-is-failed-not-reinstalled",
+    incidents: ["siderolabs/omni#1552", "kairos-io/kairos#4108"],
+    summary: "the install completed but the machine booted back into the old slot: failed on the " +
+      "contradicting observation, no second install that would overwrite the good slot",
+    seed: SCENARIO_SEED,
+    events: (
+      { node },
+    ) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "boots-old-version", point: "talos.boot", target: node },
+      }),
+    ],
+    expect: {
+      state: "failed",
+      end: "halted",
+      reason: "BootedOtherVersion",
+      installs: 1,
+      reboots: 1,
+    },
+  },
+  {
+    name: "node-never-returns-is-unresolved",
+    incidents: ["kubernetes-sigs/cluster-api#13508", "siderolabs/talos#13802"],
+    summary:
+      "the node does not come back from its reboot: unresolved at the deadline, never failed",
+    seed: SCENARIO_SEED,
+    events: (
+      { node },
+    ) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "no-return-from-reboot", point: "talos.boot", target: node },
+      }),
+    ],
+    expect: { state: "unresolved", end: "halted", reason: "BootNotObserved", reboots: 1 },
+  },
+  {
+    name: "stale-health-warning-clears-before-the-deadline",
+    incidents: ["fluxcd/kustomize-controller#387", "home-operations/tuppr#481"],
+    summary: "kubelet reports unhealthy for two minutes after boot: verification keeps reading " +
+      "fresh rounds and completes once it clears, within the deadline",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: {
+          kind: "service-unhealthy",
+          point: "talos.service",
+          target: node,
+          params: { service: "kubelet", durationMs: 120_000 },
+        },
+      }),
+    ],
+    expect: { state: "completed", end: "completed", cordoned: false },
+  },
+  {
+    name: "health-failing-past-the-deadline-is-failed-bounded",
+    incidents: ["argoproj/argo-cd#1715", "ionfury/homelab#863"],
+    summary: "kubelet stays unhealthy past the verification deadline: the bound rule decides " +
+      "failed at the deadline instead of waiting forever",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: {
+          kind: "service-unhealthy",
+          point: "talos.service",
+          target: node,
+          params: { service: "kubelet", durationMs: 3_000_000 },
+        },
+      }),
+    ],
+    expect: { state: "failed", end: "halted", reason: "VerificationHealthFailed", reboots: 1 },
+  },
+  {
+    name: "upgrade-aimed-at-the-wrong-machine-is-refused",
+    incidents: ["siderolabs/omni#888"],
+    summary: "the node's address answers from another machine before its commitment: refused, " +
+      "nothing sent to either machine",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: {
+          kind: "address-reused",
+          point: "talos.route",
+          target: node,
+          params: { by: "cp-1" },
+        },
+      }),
+    ],
+    expect: {
+      state: "pending",
+      end: "refused",
+      reason: "MachineIdentityMismatch",
+      installs: 0,
+      reboots: 0,
+    },
+  },
+  {
+    name: "address-reused-after-commitment-sends-nothing",
+    incidents: ["siderolabs/omni#888"],
+    summary:
+      "the address moves to another machine after the commitment: unresolved before any send",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      {
+        kind: "twin",
+        fault: {
+          kind: "address-reused",
+          point: "talos.route",
+          target: node,
+          params: { by: "cp-1" },
+        },
+        afterCommitOf: node,
+      },
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "MachineIdentityMismatch",
+      installs: 0,
+      reboots: 0,
+    },
+  },
+  {
+    name: "machine-reimaged-after-commitment-sends-nothing",
+    incidents: [
+      "siderolabs/omni#888",
+      "docs/safeguards.md (a reused address must not select another machine)",
+    ],
+    summary: "the machine is replaced under the same name and address after the commitment: " +
+      "unresolved on the identity mismatch, nothing sent",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      {
+        kind: "twin",
+        fault: { kind: "machine-reimaged", point: "talos.machine", target: node },
+        afterCommitOf: node,
+      },
+    ],
+    expect: { state: "unresolved", end: "halted", reason: "MachineIdentityMismatch", installs: 0 },
+  },
+  {
+    name: "install-lock-held-is-unresolved-not-retried",
+    incidents: ["home-operations/tuppr#532", "siderolabs/omni#515"],
+    summary:
+      "another installation holds the lifecycle lock: the refusal accounts for the attempt, " +
+      "the step is unresolved, no retry and no reboot",
+    seed: SCENARIO_SEED,
+    events: (
+      { node },
+    ) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "install-lock-held", point: "talos.install", target: node },
+      }),
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "InstallRefused",
+      installs: 1,
+      reboots: 0,
+    },
+  },
+  {
+    name: "installer-exits-non-zero-is-failed-without-reboot",
+    incidents: ["home-operations/tuppr#213", "rancher/system-upgrade-controller#275"],
+    summary: "the installer exits non-zero: failed, classified from the target's answer, no reboot",
+    seed: SCENARIO_SEED,
+    events: (
+      { node },
+    ) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "install-fails", point: "talos.install", target: node },
+      }),
+    ],
+    expect: { state: "failed", end: "halted", reason: "InstallFailed", installs: 1, reboots: 0 },
+  },
+  {
+    name: "install-response-lost-half-way-is-unresolved",
+    incidents: ["home-operations/tuppr#575", "siderolabs/omni#893"],
+    summary: "the install stream is cut while the installer keeps running: unresolved, never a " +
+      "second install, no reboot",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "lose-response", point: "talos.LifecycleService.Upgrade", target: node },
+      }),
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "InstallResponseLost",
+      installs: 1,
+      reboots: 0,
+    },
+  },
+  {
+    name: "drain-blocked-by-budget-keeps-the-cordon-and-stops",
+    incidents: [
+      "rancher/system-upgrade-controller#78",
+      "kubernetes-sigs/cluster-api#2331",
+      "kubereboot/kured#63",
+    ],
+    summary: "a budget refuses the database primary's eviction until the drain bound passes: " +
+      "unresolved with the cordon kept (no uncordon to make a gate green), no reboot, nothing further",
+    seed: SCENARIO_SEED,
+    events: () => [
+      twin({
+        kind: "twin",
+        fault: {
+          kind: "http-storm",
+          point: "kube.evict",
+          target: "pg-1",
+          count: 1_000_000,
+          params: { status: 429 },
+        },
+      }),
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "DrainIncomplete",
+      reboots: 0,
+      cordoned: true,
+    },
+  },
+  {
+    name: "database-primary-switches-over-during-drain",
+    incidents: ["seed 004 (CloudNative-PG primary PDB)", "siderolabs/omni#1954"],
+    summary: "the node hosts the database primary whose budget allows no disruption: the cordon " +
+      "triggers the operator's switchover and the drain completes; the node is uncordoned",
+    seed: SCENARIO_SEED,
+    events: () => [],
+    expect: { state: "completed", end: "completed", installs: 1, reboots: 1, cordoned: false },
+  },
+  {
+    name: "controller-dies-on-the-node-it-drains",
+    incidents: [
+      "home-operations/tuppr#65",
+      "home-operations/tuppr#577",
+      "operator-framework/operator-sdk#1874",
+    ],
+    summary: "the controller dies right after its drain attempt committed (it ran on the drained " +
+      "node); its successor takes the operation over and leaves it unresolved: resume is not rerun",
+    seed: SCENARIO_SEED,
+    events: ({ cleanPoints }) => [
+      {
+        kind: "crash",
+        atPoint: nthPoint(cleanPoints, "attempt:after-commit", ATTEMPT.drain),
+        restartAfterMs: 60_000,
+        skewMs: 0,
+      },
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "OperationExists",
+      installs: 1,
+      reboots: 0,
+    },
+  },
+  {
+    name: "second-replica-takes-over-mid-install",
+    incidents: ["kubereboot/kured#137", "runatlantis/atlantis#5807"],
+    summary: "a second replica (its clock 90 s ahead) takes over right after the install attempt " +
+      "committed: the first replica is fenced at its next write, the operation is unresolved, " +
+      "one install",
+    seed: SCENARIO_SEED,
+    events: ({ cleanPoints }) => [
+      {
+        kind: "replica",
+        atPoint: nthPoint(cleanPoints, "attempt:after-commit", ATTEMPT.install),
+        skewMs: 90_000,
+      },
+    ],
+    expect: { state: "unresolved", installs: 1, reboots: 0 },
+  },
+  {
+    name: "journal-restored-mid-rollout-fences-the-old-epoch",
+    incidents: ["docs/recovery.md (restore or ownership change during any phase)"],
+    summary:
+      "the journal is restored (a new epoch) right after the reboot attempt committed: the " +
+      "running controller's old token is fenced, the operation is left unresolved for recovery",
+    seed: SCENARIO_SEED,
+    events: ({ cleanPoints }) => [
+      { kind: "restore", atPoint: nthPoint(cleanPoints, "attempt:after-commit", ATTEMPT.reboot) },
+    ],
+    expect: { state: "unresolved", reboots: 1 },
+  },
+  {
+    name: "someone-elses-cordon-is-never-lifted",
+    incidents: [
+      "rancher/system-upgrade-controller#341",
+      "kubereboot/kured#955",
+      "axeII/home-ops#3866",
+    ],
+    summary: "an operator cordons the node after its commitment: cairn does not own that cordon, " +
+      "never lifts it, and the cordoned node holds the verification until its deadline",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [{ kind: "operator-cordon", node, atMs: 0, afterCommitOf: node }],
+    expect: { state: "failed", end: "halted", reason: "VerificationHealthFailed", cordoned: true },
+  },
+  {
+    name: "partition-to-talos-during-the-reboot-heals",
+    incidents: ["kubernetes-sigs/cluster-api#13508", "home-operations/tuppr#595"],
+    summary: "cairn cannot reach Talos for ten minutes from the second minute: reads are " +
+      "unreadable meanwhile, never failures, and the step completes once the partition heals",
+    seed: SCENARIO_SEED,
+    events: () => [{ kind: "partition", api: "talos", fromMs: 120_000, forMs: 600_000 }],
+    expect: { state: "completed", end: "completed", installs: 1, reboots: 1, cordoned: false },
+  },
+];
