@@ -61,7 +61,7 @@ const CNPG_UID = "6f1d2c55-0000-4000-a000-00000000dst0";
 
 /**
  * How big a seed's world may be: `full` draws 3–30 nodes and plans over all of them (the
- * documented campaign); `ci` draws 3–6 nodes and plans of at most 3 (the fixed budget CI runs,
+ * documented campaign); `ci` draws 3–6 nodes and plans of at most 2 (the fixed budget CI runs,
  * every fault kind and controller event still drawn).
  */
 export type Profile = "full" | "ci";
@@ -76,9 +76,11 @@ export function drawShape(prng: Prng, profile: Profile = "full"): Shape {
     : r < 0.9
     ? prng.int(10, 16)
     : prng.int(17, 30);
-  // Three control planes (etcd keeps quorum while one is upgraded) unless the cluster is tiny or
-  // the seed draws a single one, whose gate can never pass (a legitimate, rarer shape).
-  const cps = nodes >= 4 && prng.chance(0.92) ? 3 : 1;
+  // Three control planes (etcd keeps quorum while one is upgraded) when at least two workers
+  // remain to take each other's pods during a drain (workloads are not scheduled on control
+  // planes: with one worker, every drain deadlocks on its budgets); otherwise, or rarely, one
+  // control plane, whose own gate can never pass (a legitimate shape, not a common one).
+  const cps = nodes >= 5 && prng.chance(0.92) ? 3 : 1;
   const controlPlanes = Array.from({ length: cps }, (_, i) => `cp-${i + 1}`);
   const workers = Array.from({ length: nodes - cps }, (_, i) => `worker-${i + 1}`);
   const deployments = prng.int(1, Math.min(6, nodes));
@@ -338,7 +340,7 @@ export const TALOS_UPGRADE: PlanKindDriver = {
     let order = [...workers, ...cps];
     // Some plans cover only part of the cluster (a canary), never an empty plan.
     if (order.length > 2 && prng.chance(0.2)) order = order.slice(0, prng.int(1, order.length - 1));
-    if (profile === "ci") order = order.slice(0, 3);
+    if (profile === "ci") order = order.slice(0, 2);
     if (maxNodes !== undefined) order = order.slice(0, maxNodes);
     const address = (n: string) =>
       n.startsWith("cp-")
