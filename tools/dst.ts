@@ -76,7 +76,14 @@ const report = await runCampaign({
   seeds: values.soak ? 1 : seeds,
   catalogue,
   profile,
-  onSeed: () => ran++,
+  onSeed: (r) => {
+    ran++;
+    if (r.violation || r.error) console.log(`seed ${r.seed} failed; shrinking`);
+    if (ran % 500 === 0) {
+      const s = (performance.now() - wall0) / 1000;
+      console.log(`progress: ${ran} seeds, ${s.toFixed(0)} s, ${(ran / s).toFixed(1)} seeds/s`);
+    }
+  },
 }).then(async (one) => {
   if (!values.soak) return one;
   // Soak: batches of 500 until the deadline or an interrupt, reporting as it goes.
