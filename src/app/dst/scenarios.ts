@@ -29,6 +29,8 @@ export interface Expectation {
   readonly reboots?: number;
   /** Whether the first node is left cordoned at the end. */
   readonly cordoned?: boolean;
+  /** The second plan node's state (scenarios of two plan nodes). */
+  readonly next?: OperationState | "pending";
 }
 
 export interface Scenario {
@@ -40,6 +42,8 @@ export interface Scenario {
   readonly events: (ctx: ScenarioContext) => DstEvent[];
   readonly expect: Expectation;
   readonly options?: Pick<SeedOptions, "shape">;
+  /** Plan nodes kept (default 1: the scenario's node alone). */
+  readonly planNodes?: number;
 }
 
 /** A ci-profile seed whose first plan node is a worker hosting the database primary. */
@@ -118,6 +122,24 @@ export const SCENARIOS: readonly Scenario[] = [
       installs: 1,
       reboots: 1,
     },
+  },
+  {
+    name: "failed-node-stops-the-rollout",
+    incidents: ["home-operations/tuppr#65", "rancher/system-upgrade-controller#275"],
+    summary:
+      "the first node's installer exits non-zero (failed, the machine still healthy on its " +
+      "old version): the rollout stops there, the next node is never committed nor sent anything",
+    seed: SCENARIO_SEED,
+    planNodes: 2,
+    events: (
+      { node },
+    ) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "install-fails", point: "talos.install", target: node },
+      }),
+    ],
+    expect: { state: "failed", end: "halted", reason: "InstallFailed", next: "pending" },
   },
   {
     name: "node-never-returns-is-unresolved",

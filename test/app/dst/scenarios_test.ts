@@ -9,7 +9,7 @@ import { runSeed } from "../../../src/app/dst/run_seed.ts";
 import { SCENARIOS } from "../../../src/app/dst/scenarios.ts";
 
 const catalogue = await Deno.readFile(new URL("../../../catalogue/talos.yaml", import.meta.url));
-const base = { catalogue, profile: "ci" as const, maxPlanNodes: 1 };
+const base = { catalogue, profile: "ci" as const };
 
 Deno.test("dst scenarios: at least fifteen, each naming its incidents", () => {
   assert(SCENARIOS.length >= 15, `${SCENARIOS.length} scenarios`);
@@ -19,13 +19,13 @@ Deno.test("dst scenarios: at least fifteen, each naming its incidents", () => {
 
 for (const s of SCENARIOS) {
   Deno.test(`dst scenario ${s.name}`, async () => {
-    const clean = await runSeed({ ...base, seed: s.seed, events: [] });
+    const run = { ...base, seed: s.seed, maxPlanNodes: s.planNodes ?? 1 };
+    const clean = await runSeed({ ...run, events: [] });
     const node = clean.planNodes[0]!;
     const events = s.events({ node, cleanPoints: clean.pointNames });
     const seen: { installs?: number; reboots?: number; cordoned?: boolean } = {};
     const r = await runSeed({
-      ...base,
-      seed: s.seed,
+      ...run,
       events,
       ...s.options,
       inspect: (_journal, twin) => {
@@ -51,5 +51,6 @@ for (const s of SCENARIOS) {
     if (s.expect.installs !== undefined) assertEquals(seen.installs, s.expect.installs, "installs");
     if (s.expect.reboots !== undefined) assertEquals(seen.reboots, s.expect.reboots, "reboots");
     if (s.expect.cordoned !== undefined) assertEquals(seen.cordoned, s.expect.cordoned, "cordoned");
+    if (s.expect.next !== undefined) assertEquals(r.states[clean.planNodes[1]!], s.expect.next);
   });
 }
