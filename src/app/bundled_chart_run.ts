@@ -6,7 +6,7 @@
  * snapshot never lists a guess.
  */
 import { stringify } from "yaml";
-import { readChartValues } from "../adapters/oci/chart_values.ts";
+import { readArtifactFile } from "../adapters/oci/chart_values.ts";
 import type { RegistryClientOptions } from "../adapters/oci/registry_client.ts";
 import { CairnError } from "../domain/errors.ts";
 import { parseBundledVersions } from "../domain/playbook/bundled.ts";
@@ -17,15 +17,19 @@ export interface BundledChartOptions {
   readonly artifact: string;
   readonly chart: string;
   readonly tags: readonly string[];
-  readonly path: string;
+  /** A YAML path inside the file; absent: the whole file's text (trimmed) is the value. */
+  readonly path?: string;
   readonly capture?: string;
+  /** Another file than the chart's values.yaml (a path inside the archive). */
+  readonly file?: string;
+  readonly layerMediaType?: string;
   readonly date: string;
   readonly registry: Pick<RegistryClientOptions, "mirrors" | "insecureHttp" | "signal" | "fetch">;
 }
 
 /** The snapshot text for `tags` of `chart` (checked by the snapshot parser before it is returned). */
 export async function bundledFromChart(o: BundledChartOptions): Promise<string> {
-  const steps = parseYamlPath(o.path);
+  const steps = o.path === undefined ? [] : parseYamlPath(o.path);
   if (typeof steps === "string") {
     throw new CairnError({ reason: "ConfigInvalid", message: `--path ${o.path}: ${steps}` });
   }
@@ -37,16 +41,21 @@ export async function bundledFromChart(o: BundledChartOptions): Promise<string> 
   }
   const entries = [];
   for (const tag of o.tags) {
-    const values = await readChartValues(o.chart, tag, o.registry);
-    const got = selectValue(values.text, {
-      yaml: o.path,
-      ...(o.capture !== undefined ? { capture: o.capture } : {}),
-    });
+    const values = await readArtifactFile(o.chart, tag, {
+      ...(o.file !== undefined ? { file: o.file } : {}),
+      ...(o.layerMediaType !== undefined ? { layerMediaType: o.layerMediaType } : {}),
+    }, o.registry);
+    const got = o.path !== undefined
+      ? selectValue(values.text, {
+        yaml: o.path,
+        ...(o.capture !== undefined ? { capture: o.capture } : {}),
+      })
+      : selectValue(values.text, { pattern: o.capture ?? "^\\s*(\\S+)\\s*$" });
     if (got.kind !== "found" || got.text === undefined) {
       throw new CairnError({
         reason: "RegistryUnreadable",
         message: `${values.reference}: ${values.path} ${
-          got.kind === "found" ? `${o.path} is not a scalar` : got.why
+          got.kind === "found" ? `${o.path ?? "the file"} is not a scalar` : got.why
         }; nothing is written for a value that was not read`,
       });
     }

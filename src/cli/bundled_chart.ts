@@ -5,8 +5,12 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
   const chart = args.values["chart"] as string | undefined;
   const path = args.values["path"] as string | undefined;
   const tags = (args.values["tag"] as string[] | undefined) ?? [];
-  if (!artifact || !chart || !path || tags.length === 0) {
-    throw new UsageError("--artifact, --chart, --path and at least one --tag are required");
+  const file = args.values["file"] as string | undefined;
+  const layerMediaType = args.values["layer-media-type"] as string | undefined;
+  if (!artifact || !chart || tags.length === 0 || (!path && !file)) {
+    throw new UsageError(
+      "--artifact, --chart, at least one --tag, and --path or --file (or both) are required",
+    );
   }
   if (!/^(oci:\/\/)?[A-Za-z0-9.-]+(:\d+)?\/[a-z0-9._\/-]+$/.test(chart)) {
     throw new UsageError(`--chart wants oci://HOST/REPOSITORY, got ${chart}`);
@@ -22,7 +26,9 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     artifact,
     chart,
     tags,
-    path,
+    ...(path !== undefined ? { path } : {}),
+    ...(file !== undefined ? { file } : {}),
+    ...(layerMediaType !== undefined ? { layerMediaType } : {}),
     ...(capture !== undefined ? { capture } : {}),
     date,
     registry: {
@@ -38,7 +44,7 @@ export const command: Command = {
   path: ["bundled", "chart"],
   summary: "Read what a Helm chart bundles at each tag into a bundled-versions snapshot",
   usage:
-    "--artifact NAME --chart oci://HOST/REPO --tag T... --path YAML_PATH [--capture RE] [--registry-mirror H=URL]",
+    "--artifact NAME --chart oci://HOST/REPO --tag T... (--path YAML_PATH | --file F) [--capture RE] [--registry-mirror H=URL]",
   help: `
 Pulls the chart at each --tag from its OCI registry (the chart layer checked against its
 digest, size-capped before and after decompression), reads its bundled values.yaml and prints a
@@ -49,15 +55,19 @@ review knows the companion a chart carries unpinned, e.g. the Ceph image of rook
   cairn bundled chart --artifact rook-ceph-cluster --chart oci://ghcr.io/rook/rook-ceph-cluster \\
     --tag v1.19.3 --tag v1.20.0 --path cephClusterSpec.cephVersion.image --capture ':(v[0-9.]+)'
 
-A tag whose chart or value cannot be read fails the command; nothing is guessed. Versions a
-chart does not carry in its values (cephcsi compiled into ceph-csi-operator, the Flux
-distribution inside flux-operator-manifests) are not read by this command.
+Any other tar+gzip OCI artifact works the same with --layer-media-type and --file, e.g. the Flux
+distribution a flux-operator-manifests tag carries (--file flux-images/VERSION, no --path: the
+file's text is the value, narrowed by --capture). A tag whose artifact or value cannot be read
+fails the command; nothing is guessed. Versions compiled into code (cephcsi in
+ceph-csi-operator) cannot be read this way.
 
 Options:
   --artifact NAME        the snapshot key playbooks use (companions' version.artifact)
   --chart oci://H/R      the chart repository
   --tag T                a chart tag (repeatable)
-  --path P               the YAML path inside values.yaml
+  --path P               the YAML path inside values.yaml (or inside --file)
+  --file F               read this file of the archive instead of the chart's values.yaml
+  --layer-media-type T   the tar+gzip layer to read (default the Helm chart content layer)
   --capture RE           narrow the value to RE's first capture group
   --date YYYY-MM-DD      the snapshot's date (default today)
   --registry-mirror H=URL  fetch references naming registry host H from URL (repeatable)
@@ -67,6 +77,8 @@ Options:
     chart: { type: "string" },
     tag: { type: "string", multiple: true },
     path: { type: "string" },
+    file: { type: "string" },
+    "layer-media-type": { type: "string" },
     capture: { type: "string" },
     date: { type: "string" },
     "registry-mirror": { type: "string", multiple: true },

@@ -46,7 +46,12 @@ export async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
 export interface ChartRegistry {
   readonly url: string;
   /** Serve a chart: `repo` (e.g. `rook/rook-ceph-cluster`) at `tag` with these files. */
-  add(repo: string, tag: string, files: Readonly<Record<string, string>>): Promise<void>;
+  add(
+    repo: string,
+    tag: string,
+    files: Readonly<Record<string, string>>,
+    layerMediaType?: string,
+  ): Promise<void>;
   /** Serve these bytes for the blob `digest` instead of its own. */
   tamper(digest: string, bytes: Uint8Array): void;
   layerDigest(repo: string, tag: string): string;
@@ -76,7 +81,12 @@ export function startChartRegistry(): ChartRegistry {
   const addr = server.addr as Deno.NetAddr;
   return {
     url: `http://127.0.0.1:${addr.port}`,
-    async add(repo, tag, files) {
+    async add(
+      repo,
+      tag,
+      files,
+      layerMediaType = "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+    ) {
       const layer = await gzip(tarOf(files));
       const config = enc.encode(JSON.stringify({ name: repo.split("/").pop(), version: tag }));
       const layerDigest = `sha256:${await sha256Hex(layer)}`;
@@ -95,7 +105,7 @@ export function startChartRegistry(): ChartRegistry {
             size: config.length,
           },
           layers: [{
-            mediaType: "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+            mediaType: layerMediaType,
             digest: layerDigest,
             size: layer.length,
           }],

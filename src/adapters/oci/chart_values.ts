@@ -24,22 +24,41 @@ export interface ChartValues {
   readonly text: string;
 }
 
-/** `oci://host/repo` (or `host/repo`) at `tag` → its top-level `values.yaml`. */
-export async function readChartValues(
-  chart: string,
+/** Which file of which layer to read out of an artifact. */
+export interface ArtifactFile {
+  /** The tar+gzip layer's media type (default: a Helm chart's). */
+  readonly layerMediaType?: string;
+  /**
+   * The file inside the archive: an exact path, or `undefined` for a chart's top-level
+   * `values.yaml` (`<chart>/values.yaml`; subcharts sit deeper).
+   */
+  readonly file?: string;
+}
+
+/** `oci://host/repo` (or `host/repo`) at `tag` → one file of its tar+gzip layer. */
+export async function readArtifactFile(
+  artifact: string,
   tag: string,
+  which: ArtifactFile = {},
   opts: RegistryClientOptions = {},
 ): Promise<ChartValues> {
-  const reference = `${chart.replace(/^oci:\/\//, "")}:${tag}`;
-  const layer = await fetchArtifactLayer(reference, HELM_CHART_LAYER, MAX_CHART_BYTES, opts);
+  const reference = `${artifact.replace(/^oci:\/\//, "")}:${tag}`;
+  const mediaType = which.layerMediaType ?? HELM_CHART_LAYER;
+  const layer = await fetchArtifactLayer(reference, mediaType, MAX_CHART_BYTES, opts);
   const tar = await gunzipCapped(layer.bytes, MAX_CHART_TAR_BYTES, reference);
-  // A chart is packaged under one directory: `<chart>/values.yaml` (subcharts sit deeper).
-  const found = findTarFile(tar, (p) => /^[^/]+\/values\.yaml$/.test(p));
+  const wanted = which.file;
+  const found = findTarFile(
+    tar,
+    wanted === undefined
+      ? (p) => /^[^/]+\/values\.yaml$/.test(p)
+      : (p) => p === wanted || p === `./${wanted}`,
+  );
+  const name = wanted ?? "values.yaml";
   if (found.kind !== "found") {
     throw new CairnError({
       reason: "RegistryUnreadable",
       message: `${reference}: ${
-        found.kind === "absent" ? "the chart has no values.yaml" : found.why
+        found.kind === "absent" ? `the artifact has no ${name}` : found.why
       }`,
     });
   }
@@ -49,7 +68,7 @@ export async function readChartValues(
   } catch {
     throw new CairnError({
       reason: "RegistryUnreadable",
-      message: `${reference}: values.yaml is not UTF-8`,
+      message: `${reference}: ${name} is not UTF-8`,
     });
   }
   return {
@@ -59,6 +78,15 @@ export async function readChartValues(
     path: found.path,
     text,
   };
+}
+
+/** A Helm chart's top-level `values.yaml` at `tag`. */
+export function readChartValues(
+  chart: string,
+  tag: string,
+  opts: RegistryClientOptions = {},
+): Promise<ChartValues> {
+  return readArtifactFile(chart, tag, {}, opts);
 }
 
 async function gunzipCapped(gz: Uint8Array, max: number, what: string): Promise<Uint8Array> {

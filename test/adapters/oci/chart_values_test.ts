@@ -110,3 +110,57 @@ Deno.test("cairn bundled chart refuses a layer that does not hash to its digest,
     await reg.close();
   }
 });
+
+Deno.test("cairn bundled chart reads a file of another artifact: the Flux distribution in flux-operator-manifests", async () => {
+  const reg = startChartRegistry();
+  const flux = "application/vnd.cncf.flux.content.v1.tar+gzip";
+  try {
+    await reg.add("controlplaneio-fluxcd/flux-operator-manifests", "v0.33.0", {
+      "flux-images/VERSION": "v2.7.3\n",
+      "flux/source-controller.yaml": "kind: Deployment\n",
+    }, flux);
+    const r = await runCli([
+      "bundled",
+      "chart",
+      "--artifact",
+      "flux-operator-manifests",
+      "--chart",
+      "oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests",
+      "--tag",
+      "v0.33.0",
+      "--file",
+      "flux-images/VERSION",
+      "--layer-media-type",
+      flux,
+      "--date",
+      "2026-11-25",
+      "--registry-mirror",
+      `ghcr.io=${reg.url}`,
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    const parsed = parseBundledVersions(enc.encode(r.stdout), "out.yaml");
+    assert(parsed.ok);
+    assertEquals(parsed.bundled.lookup("flux-operator-manifests", "v0.33.0")?.version, "v2.7.3");
+    const wrongLayer = await runCli([
+      "bundled",
+      "chart",
+      "--artifact",
+      "x",
+      "--chart",
+      "oci://ghcr.io/controlplaneio-fluxcd/flux-operator-manifests",
+      "--tag",
+      "v0.33.0",
+      "--file",
+      "flux-images/VERSION",
+      "--registry-mirror",
+      `ghcr.io=${reg.url}`,
+    ]);
+    assertEquals(wrongLayer.code, 1);
+    assert(
+      /has no application\/vnd\.cncf\.helm\.chart\.content/.test(wrongLayer.stderr),
+      wrongLayer.stderr,
+    );
+  } finally {
+    await reg.close();
+  }
+});
