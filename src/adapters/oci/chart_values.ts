@@ -33,6 +33,8 @@ export interface ArtifactFile {
    * `values.yaml` (`<chart>/values.yaml`; subcharts sit deeper).
    */
   readonly file?: string;
+  /** Cap on the decompressed archive (default {@link MAX_CHART_TAR_BYTES}). */
+  readonly maxTarBytes?: number;
 }
 
 /** `oci://host/repo` (or `host/repo`) at `tag` → one file of its tar+gzip layer. */
@@ -45,7 +47,7 @@ export async function readArtifactFile(
   const reference = `${artifact.replace(/^oci:\/\//, "")}:${tag}`;
   const mediaType = which.layerMediaType ?? HELM_CHART_LAYER;
   const layer = await fetchArtifactLayer(reference, mediaType, MAX_CHART_BYTES, opts);
-  const tar = await gunzipCapped(layer.bytes, MAX_CHART_TAR_BYTES, reference);
+  const tar = await gunzipCapped(layer.bytes, which.maxTarBytes ?? MAX_CHART_TAR_BYTES, reference);
   const wanted = which.file;
   const found = findTarFile(
     tar,

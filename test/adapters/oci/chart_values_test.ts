@@ -1,6 +1,7 @@
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { parseBundledVersions } from "../../../src/domain/playbook/bundled.ts";
 import { findTarFile } from "../../../src/domain/oci/tar.ts";
+import { readArtifactFile } from "../../../src/adapters/oci/chart_values.ts";
 import { runCli } from "../../_helpers/cli_run.ts";
 import { startChartRegistry, tarOf } from "../../_helpers/chart_registry.ts";
 
@@ -159,6 +160,27 @@ Deno.test("cairn bundled chart reads a file of another artifact: the Flux distri
     assert(
       /has no application\/vnd\.cncf\.helm\.chart\.content/.test(wrongLayer.stderr),
       wrongLayer.stderr,
+    );
+  } finally {
+    await reg.close();
+  }
+});
+
+Deno.test("an archive that decompresses beyond the cap is refused (a gzip bomb stops at the cap)", async () => {
+  const reg = startChartRegistry();
+  try {
+    await reg.add("rook/rook-ceph-cluster", "v1.20.0", {
+      "rook-ceph-cluster/values.yaml": values("quay.io/ceph/ceph:v20.2.0") + "#".repeat(64 * 1024),
+    });
+    const opts = { mirrors: { "ghcr.io": reg.url } };
+    const ok = await readArtifactFile("oci://ghcr.io/rook/rook-ceph-cluster", "v1.20.0", {}, opts);
+    assert(ok.text.includes("v20.2.0"));
+    await rejects(
+      readArtifactFile("oci://ghcr.io/rook/rook-ceph-cluster", "v1.20.0", {
+        maxTarBytes: 16 * 1024,
+      }, opts),
+      (e: Error & { reason?: string }) =>
+        e.reason === "RegistryUnreadable" && /decompresses beyond 16384 bytes/.test(e.message),
     );
   } finally {
     await reg.close();
