@@ -9,7 +9,12 @@ import { judgePreflight, type RowFinding } from "../../domain/k8s_upgrade/prefli
 import type { KubernetesUpgradePlan } from "../../domain/plan/schema.ts";
 import type { ReasonNote } from "../../domain/reasons.ts";
 import type { LiveFindings, LiveSafeguard } from "../../ports/reconcile.ts";
-import { boundRound, type Findings, type LivePreviewDeps } from "../preview/live_preview.ts";
+import {
+  boundRound,
+  clusterIdentity,
+  type Findings,
+  type LivePreviewDeps,
+} from "../preview/live_preview.ts";
 import { isWriteRefusal, readOnlyGuard } from "../preview/read_only_guard.ts";
 import { readPreflightEvidence } from "./read_evidence.ts";
 
@@ -44,6 +49,8 @@ export async function kubernetesPreview(
     held: false,
   };
   try {
+    // The facts below are the plan's only if they were read from the plan's cluster.
+    await clusterIdentity(plan, guard, f);
     const e = await readPreflightEvidence(
       { kube: guard.kube, talos: guard.talos, ...(d.journal ? { journal: d.journal } : {}) },
       { cluster: plan.metadata.cluster, nodes: plan.spec.nodes },
@@ -98,7 +105,11 @@ export async function kubernetesPreview(
       }`,
     });
   }
-  const holding = new Set(["KubernetesEvidenceUnreadable", "KubernetesSupportUnknown"]);
+  const holding = new Set([
+    "KubernetesEvidenceUnreadable",
+    "KubernetesSupportUnknown",
+    "ClusterIdentityUnreadable",
+  ]);
   if (f.reasons.some((r) => holding.has(r.reason))) f.held = true;
   return {
     ...f,

@@ -9,6 +9,8 @@ import type { InstallerResolver } from "../../ports/dispatch.ts";
 import type { ExecutionEnd, PlanExecutor, TrustRoot } from "../../ports/reconcile.ts";
 import type { BoundPlan, ExecutionObserver } from "../executor/deps.ts";
 import { bindPlan, type ExecuteOptions, executePlan } from "../executor/run_plan.ts";
+import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../k8s_upgrade/run.ts";
+import type { KubernetesUpgradePlan, TalosUpgradePlan } from "../../domain/plan/schema.ts";
 
 /**
  * How plans run under the loop: executePlan's options less the plan, its authority and the stop
@@ -21,7 +23,7 @@ export type PlanExecutorSettings = Omit<ExecuteOptions, "bound" | "signal" | "au
 
 /** What a bound plan is re-authorised with: its bytes and signatures as approved. */
 interface BoundRun {
-  readonly plan: BoundPlan;
+  readonly plan: BoundPlan<TalosUpgradePlan | KubernetesUpgradePlan>;
   readonly bytes: Uint8Array;
   readonly signatures: string;
 }
@@ -39,14 +41,19 @@ export function planExecutor(
   return {
     async bind(input) {
       try {
-        const b = await bindPlan(s.journal, {
+        const binding = {
           parsed: input.parsed,
           bytes: input.bytes,
           signatures: input.signatures,
           firstSeenCommit: input.commit,
-          approver: { identity: input.approver, role: "approver" },
+          approver: { identity: input.approver, role: "approver" as const },
           nowMs: input.nowMs,
-        });
+        };
+        // A KubernetesUpgrade has its own executor (engine/k8s_upgrade/run.ts); the rest bind here.
+        const b: BoundPlan<TalosUpgradePlan | KubernetesUpgradePlan> =
+          input.parsed.plan.kind === "KubernetesUpgrade"
+            ? await bindKubernetesUpgrade(s.journal, binding)
+            : await bindPlan(s.journal, binding);
         bound.set(b.digest, { plan: b, bytes: input.bytes, signatures: input.signatures });
         return { ok: true };
       } catch (e) {
@@ -58,10 +65,9 @@ export function planExecutor(
       const b = bound.get(digest);
       if (!b) throw new TypeError(`plan ${digest} was not bound in this process`);
       const { installers, ...settings } = s;
-      const outcome = await executePlan({
+      const run = {
         ...settings,
         observer: withProgress(opts.onProgress, s.observer),
-        bound: b.plan,
         authority: {
           bytes: b.bytes,
           signatures: b.signatures,
@@ -71,7 +77,11 @@ export function planExecutor(
           ...(installers ? { installers } : {}),
         },
         signal: opts.signal,
-      });
+      };
+      const plan = b.plan.plan;
+      const outcome = plan.kind === "KubernetesUpgrade"
+        ? await executeKubernetesUpgrade({ ...run, bound: { plan, digest: b.plan.digest } })
+        : await executePlan({ ...run, bound: { plan, digest: b.plan.digest } });
       const reasons = outcome.nodes.filter((n) => n.state !== "completed").map((n) => ({
         reason: n.reason,
         message: n.detail,
