@@ -230,6 +230,11 @@ export const TalosUpgradeSchema = z.strictObject({
      * and that step only, as a lease (docs/operating.md#alert-veto-and-silences).
      */
     expectedNoise: z.array(ExpectedNoise).min(1).max(16).optional(),
+    /**
+     * How long a step may wait on one blocker (a PDB, an unreadable binding, a node not back)
+     * before it is reported stalled while it waits; default half of that wait's bound.
+     */
+    stallAfterSeconds: PositiveSeconds.optional(),
   }),
 });
 

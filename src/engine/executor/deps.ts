@@ -61,6 +61,15 @@ export interface ExecutionObserver {
   readonly onHealthRound?: (
     r: { readonly purpose: RoundPurpose; readonly verdict: Verdict },
   ) => void;
+  /** A waiting step passed its stall limit (journaled just before); it still waits. */
+  readonly onStall?: (
+    st: {
+      readonly node: string;
+      readonly phase: string;
+      readonly blocker: string;
+      readonly detail: string;
+    },
+  ) => void;
   /** The next commitment is held (a window, a freeze, a breakpoint); journaled just before. */
   readonly onHold?: (
     h: { readonly node: string; readonly reason: Reason; readonly detail: string },

@@ -3,6 +3,7 @@ import { type DrainPlan, planDrain } from "../drain_plan.ts";
 import type { StepState } from "./deps.ts";
 import { halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
 import { errorText, mutate, type Sent } from "./mutation.ts";
+import { pdbOfRefusal, stallAfterMs, StallWatch } from "../operating/stall.ts";
 
 const key = (p: PodRef) => `${p.namespace}/${p.name}`;
 
@@ -99,9 +100,13 @@ async function runDrain(s: StepState, plan: DrainPlan): Promise<Sent<undefined>>
   const deadline = clock.now() + boundMs;
   const toEvict = new Map(plan.evict.map((p) => [key(p), p]));
   const graceDeadline = new Map<string, number>();
+  // A drain held by a PDB is reported while it waits, naming the budget (docs/operating.md#stalls).
+  const stall = new StallWatch(s, "drain");
+  const stallMs = stallAfterMs(s, boundMs);
   while (true) {
-    const failure = await evictPending(s, toEvict, graceDeadline);
+    const failure = await evictPending(s, toEvict, graceDeadline, stall);
     if (failure) return failure;
+    await stall.check(clock.now(), stallMs);
     const remaining = await remainingPods(s, plan);
     if (remaining.length === 0) {
       return { responseClass: "accepted", detail: `drained ${plan.evict.length} pod(s)` };
@@ -116,7 +121,9 @@ async function evictPending(
   s: StepState,
   toEvict: Map<string, PodRef>,
   graceDeadline: Map<string, number>,
+  stall: StallWatch,
 ): Promise<Sent<undefined> | undefined> {
+  const blocking = new Map<string, string[]>();
   for (const [k, pod] of [...toEvict]) {
     await drainFact(s, "intent", { evict: k });
     const out = await s.deps.kube.evict(pod, callBound(s));
@@ -134,6 +141,14 @@ async function evictPending(
         graceDeadlineMs: now + grace * 1000,
       });
     } else if (out.kind === "blocked") {
+      const pdb = pdbOfRefusal(pod.namespace, out.message) ??
+        `eviction of ${k} (HTTP ${out.httpStatus})`;
+      blocking.set(pdb, [...(blocking.get(pdb) ?? []), k]);
+      stall.blocked({
+        name: pdb,
+        holding: (blocking.get(pdb) ?? []).join(", "),
+        detail: out.message,
+      }, now);
       await drainFact(s, "fact", {
         evict: k,
         outcome: "blocked",
@@ -153,6 +168,7 @@ async function evictPending(
       };
     }
   }
+  stall.keepOnly(new Set(blocking.keys()));
   return undefined;
 }
 
