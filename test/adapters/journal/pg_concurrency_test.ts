@@ -64,7 +64,9 @@ Deno.test("postgres: a batched attempt waits for a writer that is mid-transactio
   const peer: { j?: Journal; attempt?: Promise<unknown>; settled?: boolean } = {};
   let armed = false;
   const a = await openJournal({
-    url,
+    // The commitment waits inside its transaction on purpose, as long as a loaded machine needs:
+    // the server must not end that session for being idle (the journal's default is 10 s).
+    url: `${url}?idle_in_transaction_session_timeout=600000`,
     ids: counterIds("a"),
     nowMs: T0,
     writePoint: async (p) => {
