@@ -110,7 +110,11 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
         : DEFAULT_CLUSTER_PATH,
     );
     await requireSameCluster(clusterPath, parsed.plan.metadata.cluster);
-    const r = await startRehearsal({
+    // The one per-kind choice: a ConfigApply runs through its own executor and rehearsal.
+    const start = parsed.plan.kind === "ConfigApply"
+      ? (await import("../app/config_rehearsal.ts")).startConfigRehearsal
+      : startRehearsal;
+    const r = await start({
       cluster: clusterPath,
       planPath,
       planBytes,

@@ -170,6 +170,14 @@ export const FAULT_PRESETS = {
       };
     },
   },
+  "config-activation-deferred": {
+    summary: "a ConfigApply's setting needs a reboot to take effect: the node stores and " +
+      "activates the document, its service keeps the old setting",
+    expect: "failed",
+    build: (ctx) => ({
+      faults: [{ kind: "config-activation-deferred", point: "talos.config", target: ctx.node }],
+    }),
+  },
   "install-lock-held": {
     summary: "the install stream is cut after its first message while the installer keeps " +
       "running and holds the lifecycle lock",

@@ -12,6 +12,7 @@ import type {
   RecordedRound,
   RecordedStep,
 } from "./recorded.ts";
+import { CONFIG_APPLY_ROWS } from "./judge_config_apply.ts";
 import { INSTALLER_UNRESOLVED, judgeInstallers } from "./judge_installer.ts";
 import { judgeKubernetesExecution } from "./judge_kubernetes.ts";
 import { HEALTH_ROWS, rowOfReader } from "./reader_rows.ts";
@@ -62,7 +63,11 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
     stepOf: new Map(record.plan.steps.map((s) => [s.step, s])),
     deciding: ops.map((o, k) => decidingGate(record.healthRounds, o, ops[k - 1])),
   };
-  const rows = JUDGES.map(([id, judge]) =>
+  // A ConfigApply judges rows 2, 20 and 21 by its own records (judge_config_apply.ts).
+  const own = record.plan.kind === "ConfigApply" ? new Map(CONFIG_APPLY_ROWS) : undefined;
+  const rows = JUDGES.map(([id, judge]) => [id, own?.get(id) ?? judge] as const).map((
+    [id, judge],
+  ) =>
     rowResult(
       id,
       ops.length === 0
@@ -73,7 +78,12 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
   const all = [
     ...rows,
     ...healthRows(ctx),
-    rowResult("InstallerImageExists", installerBeforeCommit(ctx)),
+    rowResult(
+      "InstallerImageExists",
+      own
+        ? { verdict: "not-applicable", evidence: "a ConfigApply installs no image" }
+        : installerBeforeCommit(ctx),
+    ),
   ];
   if (record.plan.kind !== "KubernetesUpgrade") return all;
   // A KubernetesUpgrade's own rows replace the ones about OS images, installers and cordons.

@@ -316,6 +316,9 @@ async function settle(
       target,
       bootedAfterStore: booted,
     });
+  // Talos's controllers act on a stored configuration asynchronously: a read in the same instant
+  // as the apply would only see the old state, so the first read waits one poll interval.
+  await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
   let settings = await read();
   while (
     activationReading(storedHolds, settings) !== "established" && s.deps.clock.now() < deadline

@@ -12,6 +12,8 @@ import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
 import { inprocCluster, inprocExecutionTiming } from "../../../src/app/inproc_rollout.ts";
 import { sha256Hex } from "../../../src/domain/plan/digest.ts";
+import { judgeExecution } from "../../../src/domain/safeguards/judge_execution.ts";
+import type { OperationHistory, PlanHistory } from "../../../src/ports/journal_history.ts";
 import { parsePlan } from "../../../src/domain/plan/parse.ts";
 import {
   bindConfigApply,
@@ -306,6 +308,49 @@ Deno.test("a staged change already pending on the node holds: it would be overwr
   try {
     assertEquals(w.out.nodes[0]!.reason, "ConfigStagedPending");
     assertEquals(w.twin.talos.stats.totalMutating, 0);
+  } finally {
+    await close(w);
+  }
+});
+
+function rows(h: PlanHistory) {
+  return new Map(judgeExecution({ ...h, hops: [] }).map((r) => [r.id, r]));
+}
+
+function editOp(h: PlanHistory, f: (o: OperationHistory) => OperationHistory): PlanHistory {
+  return { ...h, operations: h.operations.map(f) };
+}
+
+Deno.test("the execution rows of a ConfigApply: 2 and 10 not applicable, 20 and 21 from its own records", async () => {
+  const w = await run({
+    patch: ETCD,
+    mode: "staged",
+    activation: "explicitActivation",
+    talos: "v1.14.2",
+    nodes: ["cp-1"],
+  });
+  try {
+    const h = (await w.journal.planHistory((await w.journal.listOperations())[0]!.planDigest))!;
+    const r = rows(h);
+    assertEquals(r.get("SchematicPreserved")?.verdict, "not-applicable");
+    assertEquals(r.get("InstallerImageExists")?.verdict, "not-applicable");
+    assertEquals(r.get("PhasesRecordedSeparately")?.verdict, "pass");
+    assertEquals(r.get("PostconditionsThenOwnedUncordon")?.verdict, "pass");
+    assert(r.get("PostconditionsThenOwnedUncordon")!.evidence.includes("observed active"));
+    // An explicit activation without its own reboot attempt fails row 20.
+    const noReboot = editOp(h, (o) => ({
+      ...o,
+      attempts: o.attempts.filter((a) => a.phase !== "reboot"),
+    }));
+    assertEquals(rows(noReboot).get("PhasesRecordedSeparately")?.verdict, "fail");
+    // Completed on anything but the bound postcondition (every setting active) fails row 21.
+    const onDigest = editOp(h, (o) => ({
+      ...o,
+      observations: o.observations.map((x) =>
+        x.purpose === "completion" ? { ...x, digest: "stored-only" } : x
+      ),
+    }));
+    assertEquals(rows(onDigest).get("PostconditionsThenOwnedUncordon")?.verdict, "fail");
   } finally {
     await close(w);
   }
