@@ -64,8 +64,8 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
     deciding: ops.map((o, k) => decidingGate(record.healthRounds, o, ops[k - 1])),
   };
   // A ConfigApply judges rows 2, 20 and 21 by its own records (judge_config_apply.ts).
-  const own = record.plan.kind === "ConfigApply" ? new Map(CONFIG_APPLY_ROWS) : undefined;
-  const rows = JUDGES.map(([id, judge]) => [id, own?.get(id) ?? judge] as const).map((
+  const configRows = record.plan.kind === "ConfigApply" ? new Map(CONFIG_APPLY_ROWS) : undefined;
+  const rows = JUDGES.map(([id, judge]) => [id, configRows?.get(id) ?? judge] as const).map((
     [id, judge],
   ) =>
     rowResult(
@@ -80,7 +80,7 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
     ...healthRows(ctx),
     rowResult(
       "InstallerImageExists",
-      own
+      configRows
         ? { verdict: "not-applicable", evidence: "a ConfigApply installs no image" }
         : installerBeforeCommit(ctx),
     ),

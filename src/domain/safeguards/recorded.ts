@@ -109,8 +109,6 @@ export interface RecordedKubernetesCheck {
 /** One plan's record. */
 export interface RecordedPlan {
   readonly plan: {
-    /** The plan kind; absent: a TalosUpgrade. */
-    readonly kind?: string;
     readonly approvedAtMs: number | null;
     readonly steps: readonly RecordedStep[];
     /** The plan kind (absent: judged as a TalosUpgrade). */
