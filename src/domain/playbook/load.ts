@@ -135,8 +135,8 @@ function crossCheck(p: Playbook): PlanIssue[] {
   s.deviations.forEach((d, i) => {
     checkSelector(d.select, ["spec", "deviations", i, "select"], bad);
     const hasExpected = d.expected !== undefined && d.expected !== null;
-    if (hasExpected === (d.absent === true)) {
-      bad("a deviation has exactly one of expected and absent", ["spec", "deviations", i]);
+    if ([hasExpected, d.absent === true, d.present === true].filter((x) => x).length !== 1) {
+      bad("a deviation has exactly one of expected, absent and present", ["spec", "deviations", i]);
     }
   });
   unique(s.companions.map((x) => x.id), (i) => ["spec", "companions", i, "id"], "companion");

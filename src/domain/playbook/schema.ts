@@ -10,6 +10,7 @@
  * are not YAML (`.mise.toml`, a URL baked into a command), a pattern with one capture group.
  */
 import { z } from "zod";
+import { BindingSchema } from "../health/policy_schema.ts";
 
 /** Identifiers inside a playbook (pin, deviation, companion ids): lower-case kebab. */
 export const PlaybookId = z.string().regex(
@@ -79,11 +80,13 @@ const Deviation = z.strictObject({
   /**
    * The value that must be there. A scalar is compared as text ("0.3" and 0.3 agree); a mapping
    * must hold every key given (recursively); a list must hold an item matching each item given.
-   * Exactly one of `expected` and `absent`.
+   * Exactly one of `expected`, `absent` and `present`.
    */
   expected: z.unknown().optional(),
   /** The deviation is a removal: the selected value must not be there. */
   absent: z.literal(true).optional(),
+  /** The deviation is that the value exists, whatever it is (a fixed address, a PDB). */
+  present: z.literal(true).optional(),
   why: z.string().min(1).max(600),
 });
 export type Deviation = z.infer<typeof Deviation>;
@@ -164,20 +167,10 @@ export type BreakingPattern = z.infer<typeof BreakingPattern>;
  * runs it; the report says so instead of counting it as passed). The names beyond the existing
  * policy readers are implemented with the ComponentUpgrade execution.
  */
-export const AFTER_MERGE_READERS = [
+export const AFTER_MERGE_READERS: readonly string[] = [
   "manual",
-  // The health policy's readers (domain/health/policy_schema.ts).
-  "nodes",
-  "workloads",
-  "pdb-feasibility",
-  "kube-object",
-  "talos-etcd",
-  "talos-services",
-  "node-versions",
-  "object-store-endpoint",
-  "broker-streams",
-  "metrics-storage",
-  "mqtt-cluster",
+  // Every reader of the health policy (domain/health/policy_schema.ts), as it names them.
+  ...BindingSchema.options.map((o) => o.shape.reader.value as string),
   // Readers of the ComponentUpgrade observation (Flux delivery, rendered images, operators).
   "flux-source",
   "flux-kustomization",
@@ -185,11 +178,14 @@ export const AFTER_MERGE_READERS = [
   "workload-images",
   "ceph-health",
   "cnpg-cluster",
-] as const;
+];
 
 const AfterMergeCheck = z.strictObject({
   id: PlaybookId,
-  reader: z.enum(AFTER_MERGE_READERS),
+  reader: z.string().refine(
+    (r) => AFTER_MERGE_READERS.includes(r),
+    "not a health reader cairn knows (or manual)",
+  ),
   summary: z.string().min(1).max(600),
   /** Reader parameters (namespace, name, selector, image …), all strings. */
   params: z.record(z.string().regex(/^[a-zA-Z][a-zA-Z0-9]{0,40}$/), z.string().max(400))

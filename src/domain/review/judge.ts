@@ -215,10 +215,11 @@ function judgeComponent(p: Playbook, input: ReviewInput): ComponentReview {
     const kept = (r: Reading): boolean | undefined => {
       if (r.sel.kind === "unreadable") return undefined;
       if (d.absent) return r.sel.kind === "absent";
+      if (d.present) return r.sel.kind === "found";
       return r.sel.kind === "found" && holds(r.sel.value, d.expected);
     };
     const inBase = kept(base), inHead = kept(head);
-    const want = d.absent ? "absent" : shorten(d.expected);
+    const want = d.absent ? "absent" : d.present ? "set" : shorten(d.expected);
     note(subject, base, inBase === undefined ? "not read" : inBase ? "holds" : `lacks ${want}`);
     note(subject, head, inHead === undefined ? "not read" : inHead ? "holds" : `lacks ${want}`);
     const actions = actionsFor("deviation", d.id);

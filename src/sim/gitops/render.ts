@@ -331,7 +331,9 @@ export function renderRepo(state: HomeOpsState): RepoFiles {
     k8sAppLabelOverride: keep("coredns/kube-dns-label") ? "kube-dns" : "coredns",
     podDisruptionBudget: { minAvailable: keep("coredns/pdb") ? 1 : 0 },
     replicaCount: 2,
-    service: { name: "kube-dns", clusterIP: keep("coredns/fixed-cluster-ip") ? "10.43.0.10" : "" },
+    service: keep("coredns/fixed-cluster-ip")
+      ? { name: "kube-dns", clusterIP: "10.43.0.10" }
+      : { name: "kube-dns" },
     servers: [{
       zones: [{ zone: "." }],
       port: 53,
@@ -592,17 +594,19 @@ export function renderRepo(state: HomeOpsState): RepoFiles {
     "oci://ghcr.io/external-secrets/charts/external-secrets",
     plain(state.versions["external-secrets/external-secrets"]!),
     { installCRDs: true },
-    ["./pdb.yaml"],
+    keep("external-secrets/operator-pdb") ? ["./pdb.yaml"] : [],
   );
-  f[`${A}/external-secrets/external-secrets/app/pdb.yaml`] = doc({
-    apiVersion: "policy/v1",
-    kind: "PodDisruptionBudget",
-    metadata: { name: "external-secrets" },
-    spec: {
-      minAvailable: keep("external-secrets/operator-pdb") ? 1 : 0,
-      selector: { matchLabels: { "app.kubernetes.io/name": "external-secrets" } },
-    },
-  });
+  if (keep("external-secrets/operator-pdb")) {
+    f[`${A}/external-secrets/external-secrets/app/pdb.yaml`] = doc({
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "external-secrets" },
+      spec: {
+        minAvailable: 1,
+        selector: { matchLabels: { "app.kubernetes.io/name": "external-secrets" } },
+      },
+    });
+  }
   chartApp(
     f,
     "external-secrets",

@@ -77,7 +77,7 @@ Deno.test("a deviation with both expected and absent is refused", () => {
     "expected: rook-ceph.rbd.csi.ceph.com\n",
     "expected: rook-ceph.rbd.csi.ceph.com\n      absent: true\n",
   );
-  assert(problems(text).some((p) => /exactly one of expected and absent/.test(p.message)));
+  assert(problems(text).some((p) => /exactly one of expected, absent and present/.test(p.message)));
 });
 
 Deno.test("hostile input is refused before it is used: alias bomb, duplicate key, two documents, size", () => {
@@ -121,11 +121,14 @@ Deno.test("a one-way caveat naming an undefined pin set or companion is refused"
   assert(/companion "cepx" is not defined/.test(ps[0]!.message));
 });
 
-Deno.test("every health-policy reader can be named by an after-merge check", async () => {
+Deno.test("an after-merge check names a reader cairn knows; every health-policy reader is one", async () => {
   const { AFTER_MERGE_READERS } = await import("../../../src/domain/playbook/schema.ts");
   const { BindingSchema } = await import("../../../src/domain/health/policy_schema.ts");
-  const policyReaders = BindingSchema.options.map((o) => o.shape.reader.value as string);
-  for (const r of policyReaders) {
-    assert((AFTER_MERGE_READERS as readonly string[]).includes(r), `${r} missing`);
+  for (const o of BindingSchema.options) {
+    assert(AFTER_MERGE_READERS.includes(o.shape.reader.value as string), o.shape.reader.value);
   }
+  const text = ROOK.replace("reader: ceph-health", "reader: ceph-healthz");
+  const [p] = problems(text);
+  assertEquals(p!.reason, "PlaybookSchemaInvalid");
+  assertEquals(p!.location!.line, lineOf(text, "ceph-healthz"));
 });

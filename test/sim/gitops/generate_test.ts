@@ -57,6 +57,7 @@ Deno.test("every deviation holds in a generated repository, and stops holding on
       const id = `${p.metadata.name}/${d.id}`;
       const kept = selectValue(files[d.file] ?? "", d.select);
       if (d.absent) assert(kept.kind === "absent", `${id}: ${JSON.stringify(kept)}`);
+      else if (d.present) assert(kept.kind === "found", `${id}: ${JSON.stringify(kept)}`);
       else {assert(
           kept.kind === "found" && holds(kept.value, d.expected),
           `${id}: ${JSON.stringify(kept)}`,
@@ -65,6 +66,8 @@ Deno.test("every deviation holds in a generated repository, and stops holding on
       const gone = selectValue(droppedFiles[d.file] ?? "", d.select);
       const stillHolds = d.absent
         ? gone.kind === "absent"
+        : d.present
+        ? gone.kind === "found"
         : gone.kind === "found" && holds(gone.value, d.expected);
       assert(!stillHolds, `${id} still holds after being dropped`);
     }
