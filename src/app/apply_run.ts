@@ -106,28 +106,43 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
       callTimeoutMs: (ms) => ms,
     });
     if (refused) return { kind: "ran", outcome: refused };
-    const bound = await run.bindPlan(journal, {
+    const binding = {
       parsed,
       bytes,
       signatures: signatures ?? "",
       firstSeenCommit: "apply",
-      approver: { identity: verdict.approvers.join(",") || "policy", role: "approver" },
+      approver: {
+        identity: verdict.approvers.join(",") || "policy",
+        role: "approver" as const,
+      },
       nowMs: clock.now(),
-    });
-    const nodeOrder = bound.plan.spec.nodes.map((n) => n.name);
-    const outcome = await run.executePlan({
-      journal: o.onPhase ? watchPhases(journal, nodeOrder, o.onPhase) : journal,
-      bound,
+    };
+    const runOptions = {
+      journal: o.onPhase
+        ? watchPhases(
+          journal,
+          parsed.plan.kind === "ComponentUpgrade" ? [] : parsed.plan.spec.nodes.map((n) => n.name),
+          o.onPhase,
+        )
+        : journal,
       cluster,
       authority,
       clock,
       log: new JsonLogger({ write: o.writeLog, clock }),
       owner,
-      callTimeoutMs: (ms) => ms,
+      callTimeoutMs: (ms: number) => ms,
       pollIntervalMs: 5_000,
       roundIntervalMs: 30_000,
       signal: o.signal,
-    });
+    };
+    if (parsed.plan.kind === "KubernetesUpgrade") {
+      // A KubernetesUpgrade has its own executor (engine/k8s_upgrade/run.ts).
+      const k8s = await import("../engine/k8s_upgrade/run.ts");
+      const bound = await k8s.bindKubernetesUpgrade(journal, binding);
+      return { kind: "ran", outcome: await k8s.executeKubernetesUpgrade({ ...runOptions, bound }) };
+    }
+    const bound = await run.bindPlan(journal, binding);
+    const outcome = await run.executePlan({ ...runOptions, bound });
     return { kind: "ran", outcome };
   } finally {
     cluster.close();

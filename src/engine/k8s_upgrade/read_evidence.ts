@@ -4,6 +4,11 @@
  * inventory ConfigMap and its namespace are read with a plain GET: a 404 is recorded as missing
  * and stays missing (docs/safeguards.md#preview-writes-nothing: never the create-on-read path of an inventory factory).
  * A Secret listed in the inventory is never read (its ownership stays unknown, which refuses).
+ *
+ * The inventory is the one Talos's manifest sync keeps through siderolabs/go-kubernetes
+ * (`kubernetes/ssa/internal/inventory/configmap/inventory.go`): a ConfigMap whose data keys are
+ * cli-utils object ids with empty values. That library's `NewInventory` creates a missing
+ * ConfigMap and `AssureInventoryNamespace` a missing namespace on read: cairn never calls either.
  */
 import type { Journal } from "../../ports/journal.ts";
 import type { Kube, KubeResourceRef } from "../../ports/kube.ts";
@@ -234,7 +239,7 @@ async function readBootstrapObjects(
 ): Promise<BootstrapObject[]> {
   const out: BootstrapObject[] = [];
   for (const entry of entries.slice().sort()) {
-    const [ns, name, group, kind] = entry.split("_");
+    const { ns, name, group, kind } = parseObjectId(entry);
     const label = `${kind} ${ns ? `${ns}/` : ""}${name}`;
     const ref = KINDS[`${group ?? ""}/${kind ?? ""}`];
     if (!ref || !name) {
@@ -285,4 +290,23 @@ async function osRollout(
   return partial.length > 0
     ? { partial: true, detail: partial.join("; ") }
     : { partial: false, detail: `no TalosUpgrade operation or plan of ${cluster} is partial` };
+}
+
+/**
+ * A cli-utils object id `<namespace>_<name>_<group>_<kind>`; a `:` in a name (RBAC) is written
+ * `__`, so the name is what lies between the first and the last two separators.
+ */
+export function parseObjectId(
+  id: string,
+): { ns: string; name: string; group: string; kind: string } {
+  const first = id.indexOf("_");
+  const last = id.lastIndexOf("_");
+  const beforeLast = id.lastIndexOf("_", last - 1);
+  if (first < 0 || beforeLast <= first) return { ns: "", name: "", group: "", kind: "" };
+  return {
+    ns: id.slice(0, first),
+    name: id.slice(first + 1, beforeLast).replaceAll("__", ":"),
+    group: id.slice(beforeLast + 1, last),
+    kind: id.slice(last + 1),
+  };
 }

@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { componentReading, componentSteps } from "../../../src/engine/k8s_upgrade/step.ts";
+import { parseObjectId } from "../../../src/engine/k8s_upgrade/read_evidence.ts";
 import { k8sPlan } from "../../_helpers/k8s_world.ts";
 
 const AT = { talosVersion: "v1.36.0", talosReady: true, kubeVersion: "v1.36.0", kubeReady: true };
@@ -56,4 +57,28 @@ Deno.test("rollout order: each control-plane component on every control plane, t
     "worker-3/k8s/kubelet",
     "worker-4/k8s/kubelet",
   ]);
+});
+
+Deno.test("inventory object ids: namespaced, cluster-scoped and RBAC names with a colon", () => {
+  assertEquals(parseObjectId("kube-system_coredns_apps_Deployment"), {
+    ns: "kube-system",
+    name: "coredns",
+    group: "apps",
+    kind: "Deployment",
+  });
+  assertEquals(
+    parseObjectId("_system__node-proxier_rbac.authorization.k8s.io_ClusterRoleBinding"),
+    {
+      ns: "",
+      name: "system:node-proxier",
+      group: "rbac.authorization.k8s.io",
+      kind: "ClusterRoleBinding",
+    },
+  );
+  assertEquals(parseObjectId("kube-system_kube-proxy__ServiceAccount"), {
+    ns: "kube-system",
+    name: "kube-proxy",
+    group: "",
+    kind: "ServiceAccount",
+  });
 });
