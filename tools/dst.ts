@@ -8,13 +8,16 @@
  *   deno task dst --seed S                replay one seed, printing its schedule and end
  *   deno task dst ... --profile ci        the small worlds CI's fixed budget runs (3–6 nodes)
  *   deno task dst --soak [--minutes M]    keep running fresh seeds (from --first) until M minutes
- *                                         pass (default: until interrupted), progress every 500
+ *                                         pass (default: until interrupted), progress every 500;
+ *                                         after each batch, a crash sweep of a 7-node rollout
+ *   deno task dst --crash-sweep [--seed S]  the 7-node world of seed S (default 1) killed at each
+ *                                         of its journal write points in turn, a successor after
  *
  * Exit code 1 when any seed violates an invariant (each printed with its shrunk schedule).
  */
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { describeFailure, runCampaign } from "../src/app/dst/campaign.ts";
+import { crashSweep, describeFailure, runCampaign } from "../src/app/dst/campaign.ts";
 import { runSeed } from "../src/app/dst/run_seed.ts";
 import { describeEvent } from "../src/app/dst/schedule.ts";
 
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     soak: { type: "boolean", default: false },
     minutes: { type: "string" },
     profile: { type: "string", default: "full" },
+    "crash-sweep": { type: "boolean", default: false },
   },
 });
 
@@ -40,6 +44,18 @@ const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+
+if (values["crash-sweep"]) {
+  const t0 = performance.now();
+  const sweep = await crashSweep({ seed: Number(values.seed ?? "1"), catalogue });
+  for (const f of sweep.failures) console.log(describeFailure(f));
+  console.log(
+    `crash sweep: seed ${sweep.seed}, 7 nodes, clean run ${sweep.clean}, ${sweep.points} write points, ` +
+      `${sweep.failures.length} violations, ${((performance.now() - t0) / 1000).toFixed(1)} s; ` +
+      `successors' ends ${JSON.stringify(sweep.ends)}`,
+  );
+  Deno.exit(sweep.failures.length > 0 ? 1 : 0);
+}
 
 if (values.seed !== undefined) {
   const r = await runSeed({ seed: Number(values.seed), catalogue, profile });
@@ -98,6 +114,13 @@ const report = await runCampaign({
       onSeed: () => ran++,
     });
     for (const [k, v] of Object.entries(b.ends)) all.ends[k] = (all.ends[k] ?? 0) + v;
+    // The crash campaign on a whole 7-node rollout, killed at each of its write points.
+    const sweep = await crashSweep({ seed: next, catalogue, onRun: () => ran++ });
+    all.failures.push(...sweep.failures);
+    for (const f of sweep.failures) console.log(describeFailure(f));
+    console.log(
+      `soak: crash sweep of seed ${next}: ${sweep.points} points, ${sweep.failures.length} violations`,
+    );
     all.failures.push(...b.failures);
     for (const f of b.failures) console.log(describeFailure(f));
     next += 500;

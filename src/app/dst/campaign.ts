@@ -6,6 +6,7 @@
 import { INVARIANTS } from "./invariants.ts";
 import { runSeed, type SeedOptions, type SeedResult } from "./run_seed.ts";
 import { describeEvent, type DstEvent } from "./schedule.ts";
+import type { Shape } from "./world.ts";
 
 export interface Failure {
   readonly result: SeedResult;
@@ -112,4 +113,63 @@ export function describeFailure(f: Failure): string {
       : ["    (none: the seed fails without faults)"]),
     `  replay: deno task dst --seed ${r.seed}`,
   ].join("\n");
+}
+
+/** The 7-node world of the crash sweep: three control planes, four workers, the seed's workloads. */
+export function sevenNodes(s: Shape): Shape {
+  return {
+    ...s,
+    nodes: 7,
+    controlPlanes: ["cp-1", "cp-2", "cp-3"],
+    workers: ["worker-1", "worker-2", "worker-3", "worker-4"],
+    databasePrimary: s.databasePrimary === undefined ? undefined : "worker-1",
+  };
+}
+
+export interface CrashSweep {
+  readonly seed: number;
+  /** Write points of the clean run: one crash-restart run per point. */
+  readonly points: number;
+  /** How the clean run ended and its nodes' states. */
+  readonly clean: string;
+  readonly failures: readonly Failure[];
+  /** Ends of the successors' rollouts, by kind. */
+  readonly ends: Readonly<Record<string, number>>;
+}
+
+/**
+ * The crash campaign on a whole 7-node rollout: the first seed from `seed` whose 7-node world
+ * completes a plan of all seven nodes runs once without faults to count its journal write points, then once per point with the controller killed there (inside
+ * a transaction: rolled back; after a commit: kept) and a successor started at once.
+ */
+export async function crashSweep(o: {
+  readonly seed: number;
+  readonly catalogue: Uint8Array;
+  readonly onRun?: (r: SeedResult) => void;
+}): Promise<CrashSweep> {
+  // The first seed from `o.seed` whose 7-node plan covers every node and completes cleanly.
+  let base = { seed: o.seed, catalogue: o.catalogue, shape: sevenNodes };
+  let clean = await runSeed({ ...base, events: [] });
+  for (
+    let tries = 0;
+    tries < 50 && !(clean.planNodes.length === 7 && clean.end === "completed");
+    tries++
+  ) {
+    base = { ...base, seed: base.seed + 1 };
+    clean = await runSeed({ ...base, events: [] });
+  }
+  const failures: Failure[] = [];
+  const ends: Record<string, number> = {};
+  if (failureKey(clean)) failures.push({ result: clean, shrunk: [] });
+  for (let k = 1; k <= clean.writePoints; k++) {
+    const events: DstEvent[] = [{ kind: "crash", atPoint: k, restartAfterMs: 0, skewMs: 0 }];
+    const r = await runSeed({ ...base, events });
+    o.onRun?.(r);
+    const end = r.end ?? "none";
+    ends[end] = (ends[end] ?? 0) + 1;
+    if (failureKey(r)) failures.push({ result: r, shrunk: events });
+  }
+  const completed = Object.values(clean.states).filter((x) => x === "completed").length;
+  const cleanEnd = `${clean.end ?? "none"} (${completed}/${clean.planNodes.length} completed)`;
+  return { seed: base.seed, points: clean.writePoints, clean: cleanEnd, failures, ends };
 }
