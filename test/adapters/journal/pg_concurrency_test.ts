@@ -156,3 +156,32 @@ Deno.test("postgres: a process stopped while it holds the write lock holds the o
     await opened.j?.close();
   }
 });
+
+Deno.test("postgres: an uncontended attempt is two statements on the wire: the read and the locked write", async () => {
+  const { url } = await store.fresh();
+  const j = await openJournal({ url, ids: counterIds("a"), nowMs: T0 });
+  const sent: string[] = [];
+  // Every statement of every pooled connection goes through Client.prototype.query.
+  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+  const original = proto.query;
+  try {
+    const plan = (await approvedPlan(j)).digest;
+    const c = await committed(j, { plan });
+    proto.query = function (this: unknown, ...a: unknown[]) {
+      const q = a[0];
+      sent.push(typeof q === "string" ? q : String((q as { text?: string }).text));
+      return original.apply(this, a);
+    };
+    const r = await j.beginAttempt(attemptInput(c.op.id, c.token, c.evidence, T0 + 3000));
+    proto.query = original;
+    assert(r.ok);
+    assertEquals(sent.length, 2, sent.map((s) => s.slice(0, 60)).join("\n"));
+    assert(/^\s*SELECT o\.\*/.test(sent[0]!), sent[0]);
+    assert(
+      /^\s*WITH lk AS \(SELECT epoch FROM installation WHERE id = 1 FOR UPDATE\)/.test(sent[1]!),
+    );
+  } finally {
+    proto.query = original;
+    await j.close();
+  }
+});
