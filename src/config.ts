@@ -12,6 +12,7 @@ import { plainIssueMessage } from "./domain/plain_issue.ts";
 import { MIN_SETTLE_FLOOR_MS } from "./domain/operation.ts";
 import { formatPath, type LoadedYaml, loadYaml, locate } from "./domain/plan/yaml_load.ts";
 import type { LogLevel } from "./ports/logger.ts";
+import { MaintenanceWindow } from "./domain/plan/schema.ts";
 
 /** Log levels accepted by `logLevel`. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const satisfies readonly LogLevel[];
@@ -45,6 +46,16 @@ const RemoteUrl = z.string().min(1).superRefine((url, ctx) => {
     });
   }
 });
+
+/** An http(s) URL without credentials (they would reach logs); secrets are passed by path. */
+const HttpUrl = z.string().refine((u) => {
+  try {
+    const x = new URL(u);
+    return (x.protocol === "http:" || x.protocol === "https:") && !x.username && !x.password;
+  } catch {
+    return false;
+  }
+}, "expected an http(s) URL without credentials");
 
 /** Where reports go when `reportBranch` is not set. */
 export const DEFAULT_REPORT_BRANCH = "cairn-reports";
@@ -184,6 +195,24 @@ export const ConfigSchema = z.strictObject({
     /** Label selector of cairn's replicas (the Deployment's pods) in `podNamespace`. */
     replicaSelector: z.string().min(1).default("app.kubernetes.io/name=cairn"),
   }).optional(),
+  /**
+   * The cluster's default maintenance windows (docs/operating.md#maintenance-windows): a plan
+   * that declares none is committed only inside these. Absent: no window restriction.
+   */
+  maintenanceWindows: z.array(MaintenanceWindow).min(1).max(16).optional(),
+  /**
+   * Alertmanager's base URL (no credentials): vetoing alert bindings read it and expected-noise
+   * silences are created there. Absent: alert bindings are unreadable, no silence is created.
+   */
+  alertmanagerUrl: HttpUrl.optional(),
+  /**
+   * Webhooks told of preview ready, execution start, hold, stall, unresolved and completed
+   * (docs/operating.md#notifications): generic JSON, or Slack / Matrix-compatible payloads.
+   */
+  notifications: z.array(z.strictObject({
+    url: HttpUrl,
+    format: z.enum(["json", "slack", "matrix"]).default("json"),
+  })).max(8).optional(),
 }).superRefine((c, ctx) => {
   for (const root of [c.stateDir, localRepoPath(c.remote)]) {
     if (root !== undefined && isInside(c.allowedSignersPath, root)) {

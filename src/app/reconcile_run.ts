@@ -7,6 +7,8 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../ports/clock.ts";
+import type { WindowSpec } from "../domain/ops/window.ts";
+import { HttpAlertmanager } from "../adapters/alertmanager/http_alertmanager.ts";
 import type { Logger, LogLevel } from "../ports/logger.ts";
 
 /**
@@ -35,6 +37,14 @@ export interface ReconcileSettings {
   readonly gitTimeoutSeconds: number;
   readonly leaderElection?: LeaderElectionSettings | undefined;
   readonly selfHosting?: SelfHostingSettings | undefined;
+  /** The cluster's default maintenance windows (docs/operating.md#maintenance-windows). */
+  readonly maintenanceWindows?: readonly WindowSpec[] | undefined;
+  /** Alertmanager's base URL: veto bindings and expected-noise silences. */
+  readonly alertmanagerUrl?: string | undefined;
+  /** Webhook notifications (docs/operating.md#notifications). */
+  readonly notifications?:
+    | ReadonlyArray<{ readonly url: string; readonly format: "json" | "slack" | "matrix" }>
+    | undefined;
 }
 
 /** Where this replica runs on the cluster it upgrades (config `selfHosting`). */
@@ -134,6 +144,7 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
         roundIntervalMs: 30_000,
         metrics,
         installers: registryInstallerResolver({ timeoutMs: 30_000 }),
+        ...operatingSettings(config),
         ...(election && config.selfHosting
           ? {
             selfHosting: selfHostingGuard({
@@ -244,4 +255,15 @@ async function startElection(
       await running;
     },
   };
+}
+
+/** The cluster default windows and the Alertmanager (docs/operating.md), as configured. */
+function operatingSettings(config: ReconcileSettings) {
+  const operating = {
+    ...(config.maintenanceWindows ? { defaultWindows: config.maintenanceWindows } : {}),
+    ...(config.alertmanagerUrl
+      ? { alertmanager: new HttpAlertmanager(config.alertmanagerUrl) }
+      : {}),
+  };
+  return Object.keys(operating).length ? { operating } : {};
 }

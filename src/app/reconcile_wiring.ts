@@ -45,6 +45,8 @@ export function metricsObserver(metrics: CairnMetrics): ExecutionObserver {
   return {
     onAttemptResponse: (a) => metrics.attempt(a.phase, a.responseClass),
     onHealthRound: (r) => metrics.healthRound(r.verdict),
+    onHold: (h) => metrics.hold(h.reason),
+    onStall: (st) => metrics.stall(st.phase),
   };
 }
 

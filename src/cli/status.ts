@@ -7,6 +7,8 @@ import type { Journal, OperationRecord } from "../ports/journal.ts";
 import type { OperationHistory, PlanEntry } from "../ports/journal_history.ts";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./command.ts";
 import { JOURNAL_HELP, JOURNAL_OPTION, openForReading } from "./journal_common.ts";
+import { nextWindow } from "../domain/ops/window.ts";
+import { safeParsePlan } from "../domain/plan/parse.ts";
 
 /** One operation in flight. */
 export interface RunningEntry {
@@ -33,6 +35,29 @@ export interface WaitingEntry {
   readonly why: string;
 }
 
+/** A cluster with live plans: its freeze, its plans' next window, its last hold and stall. */
+export interface ClusterEntry {
+  readonly cluster: string;
+  readonly frozen?: { readonly by: string; readonly reason: string; readonly atMs: number };
+  /** Per live plan that declares windows: the window in force or the next one. */
+  readonly nextWindows: ReadonlyArray<
+    { readonly planName: string; readonly opensAtMs: number; readonly closesAtMs: number } | {
+      readonly planName: string;
+      readonly none: string;
+    }
+  >;
+  /** The latest hold or stall recorded beside a live plan's steps. */
+  readonly lastEvents: ReadonlyArray<
+    {
+      readonly planName: string;
+      readonly kind: string;
+      readonly node: string | null;
+      readonly atMs: number;
+      readonly detail: string;
+    }
+  >;
+}
+
 /** The whole status report (`--output json` prints exactly this). */
 export interface StatusReport {
   readonly epoch: string;
@@ -40,6 +65,8 @@ export interface StatusReport {
   readonly running: readonly RunningEntry[];
   readonly unresolved: readonly UnresolvedEntry[];
   readonly waiting: readonly WaitingEntry[];
+  /** Freezes, next windows, holds and stalls (docs/operating.md). */
+  readonly clusters: readonly ClusterEntry[];
 }
 
 const LIVE_PLAN = new Set(["proposed", "approved", "committed"]);
@@ -99,7 +126,7 @@ function waitingFor(
 }
 
 /** Builds the status report from the journal's typed read models. */
-export async function buildStatus(j: Journal): Promise<StatusReport> {
+export async function buildStatus(j: Journal, nowMs = Date.now()): Promise<StatusReport> {
   const inst = await j.installation();
   const ops = await j.listOperations();
   const plans = new Map((await j.listPlans()).map((p) => [p.digest, p]));
@@ -126,7 +153,61 @@ export async function buildStatus(j: Journal): Promise<StatusReport> {
     unresolved,
     waiting: [...plans.values()].filter((p) => LIVE_PLAN.has(p.state))
       .flatMap((p) => waitingFor(p, ops, ctx)),
+    clusters: await clusterEntries(
+      j,
+      [...plans.values()].filter((p) => LIVE_PLAN.has(p.state)),
+      nowMs,
+    ),
   };
+}
+
+/** The operating state of each cluster with live plans, read from the journal and the plans. */
+async function clusterEntries(
+  j: Journal,
+  live: readonly PlanEntry[],
+  nowMs: number,
+): Promise<ClusterEntry[]> {
+  const out: ClusterEntry[] = [];
+  for (const cluster of [...new Set(live.map((p) => p.cluster))].sort()) {
+    const freeze = await j.clusterFreeze(cluster);
+    const nextWindows: ClusterEntry["nextWindows"][number][] = [];
+    const lastEvents: ClusterEntry["lastEvents"][number][] = [];
+    for (const p of live.filter((x) => x.cluster === cluster)) {
+      const record = await j.getPlan(p.digest);
+      const parsed = record
+        ? await safeParsePlan(new TextEncoder().encode(record.bytes), { file: p.name })
+        : undefined;
+      const plan = parsed?.ok ? parsed.parsed.plan : undefined;
+      if (plan?.kind === "TalosUpgrade" && plan.spec.windows) {
+        const w = nextWindow(plan.spec.windows, nowMs);
+        nextWindows.push(
+          w
+            ? { planName: p.name, opensAtMs: w.opensAtMs, closesAtMs: w.closesAtMs }
+            : { planName: p.name, none: "no window within a year" },
+        );
+      }
+      const events = (await j.planHistory(p.digest))?.rolloutEvents ?? [];
+      const last = events.filter((e) => e.kind === "hold" || e.kind === "stall").at(-1);
+      if (last) {
+        lastEvents.push({
+          planName: p.name,
+          kind: last.kind,
+          node: last.node,
+          atMs: last.atMs,
+          detail: String(last.detail["detail"] ?? last.detail["reason"] ?? ""),
+        });
+      }
+    }
+    out.push({
+      cluster,
+      ...(freeze?.frozen
+        ? { frozen: { by: freeze.actor, reason: freeze.reason, atMs: freeze.atMs } }
+        : {}),
+      nextWindows,
+      lastEvents,
+    });
+  }
+  return out;
 }
 
 // Names come from plans and the cluster; a terminal must not interpret them.
@@ -155,6 +236,29 @@ export function statusText(r: StatusReport): string {
   }
   lines.push(`waiting (${r.waiting.length}):`);
   for (const e of r.waiting) lines.push(`  ${safe(e.machine)}  ${plan(e)}: ${safe(e.why)}`);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  for (const c of r.clusters) {
+    lines.push(`cluster ${safe(c.cluster)}:${c.frozen ? "" : " not frozen"}`);
+    if (c.frozen) {
+      lines.push(
+        `  FROZEN by ${safe(c.frozen.by)} at ${iso(c.frozen.atMs)}: ${safe(c.frozen.reason)}`,
+      );
+    }
+    for (const w of c.nextWindows) {
+      lines.push(
+        "none" in w
+          ? `  plan ${safe(w.planName)}: ${w.none}`
+          : `  plan ${safe(w.planName)}: window ${iso(w.opensAtMs)} to ${iso(w.closesAtMs)}`,
+      );
+    }
+    for (const e of c.lastEvents) {
+      lines.push(
+        `  plan ${safe(e.planName)}: ${e.kind} at ${iso(e.atMs)} on ${safe(e.node ?? "cluster")}: ${
+          safe(e.detail)
+        }`,
+      );
+    }
+  }
   return lines.join("\n") + "\n";
 }
 

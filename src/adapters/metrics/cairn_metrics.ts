@@ -28,6 +28,10 @@ export interface CairnMetrics {
   observeGitCommitSeconds(seconds: number): void;
   /** Counts one reconcile error by reason code. */
   reconcileError(reason: Reason): void;
+  /** Counts one hold before a commitment by reason code (a window, a freeze, a breakpoint). */
+  hold(reason: Reason): void;
+  /** Counts one stall reported while a step waits, by phase. */
+  stall(phase: string): void;
   /** Prometheus text of every metric. */
   render(): string;
 }
@@ -65,6 +69,16 @@ export function createCairnMetrics(opts: { readonly version: string }): CairnMet
     help: "Reconcile errors by reason code.",
     labelNames: ["reason"],
   });
+  const holds = r.counter({
+    name: "cairn_holds_total",
+    help: "Holds before a node commitment by reason (closed window, freeze, breakpoint).",
+    labelNames: ["reason"],
+  });
+  const stalls = r.counter({
+    name: "cairn_stalls_total",
+    help: "Steps reported stalled while they waited, by phase.",
+    labelNames: ["phase"],
+  });
   const info = r.gauge({
     name: "cairn_build_info",
     help: "Always 1; the labels carry the running version.",
@@ -81,6 +95,8 @@ export function createCairnMetrics(opts: { readonly version: string }): CairnMet
     observeGitFetchSeconds: (s) => fetch.observe(undefined, s),
     observeGitCommitSeconds: (s) => commit.observe(undefined, s),
     reconcileError: (reason) => errors.inc({ reason }),
+    hold: (reason) => holds.inc({ reason }),
+    stall: (phase) => stalls.inc({ phase }),
     render: () => r.render(),
   };
 }

@@ -78,7 +78,9 @@ export class ExecutionRun {
     const ops = (await this.#d.journal.listOperations())
       .filter((o) => o.planDigest === this.#facts.digest && !isInFlight(o.state))
       .map((o) => `${o.machine}=${o.state}`).sort().join(",");
-    const signature = `${outcome}|${ops}|${end ? end.state : "live"}`;
+    // Holds, stalls and silences are milestones too: the report shows them while they last.
+    const beside = f.history?.rolloutEvents?.length ?? 0;
+    const signature = `${outcome}|${ops}|${end ? end.state : "live"}|${beside}`;
     if (signature === this.#lastMilestone) return outcome;
     this.#lastMilestone = signature;
     const markdown = this.#d.renderer.execution(f);

@@ -111,5 +111,14 @@ function withProgress(onProgress: () => void, also?: ExecutionObserver): Executi
     },
     onAttemptResponse: (a) => also?.onAttemptResponse?.(a),
     onHealthRound: (r) => also?.onHealthRound?.(r),
+    // A hold or a stall is news for the report (and the operator): re-check it.
+    onHold: (h) => {
+      also?.onHold?.(h);
+      onProgress();
+    },
+    onStall: (st) => {
+      also?.onStall?.(st);
+      onProgress();
+    },
   };
 }

@@ -18,6 +18,8 @@ Deno.test("createCairnMetrics() exposes every cairn metric in valid exposition t
   m.observeGitFetchSeconds(0.02);
   m.observeGitCommitSeconds(1.2);
   m.reconcileError("GitFetchFailed");
+  m.hold("MaintenanceWindowClosed");
+  m.stall("drain");
   const fams = parseExposition(m.render());
   assertEquals([...fams.keys()].sort(), [
     "cairn_attempts_total",
@@ -25,9 +27,16 @@ Deno.test("createCairnMetrics() exposes every cairn metric in valid exposition t
     "cairn_git_commit_seconds",
     "cairn_git_fetch_seconds",
     "cairn_health_rounds_total",
+    "cairn_holds_total",
     "cairn_operations",
     "cairn_reconcile_errors_total",
+    "cairn_stalls_total",
   ]);
+  assertEquals(
+    value(fams.get("cairn_holds_total")!.samples, { reason: "MaintenanceWindowClosed" }),
+    1,
+  );
+  assertEquals(value(fams.get("cairn_stalls_total")!.samples, { phase: "drain" }), 1);
   const ops = fams.get("cairn_operations")!;
   assertEquals(ops.type, "gauge");
   assertEquals(ops.samples.length, OPERATION_STATES.length);

@@ -6,6 +6,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { startInprocWorld } from "../../_helpers/inproc_world.ts";
 import { inprocReport } from "../../_helpers/inproc_report.ts";
+import { buildStatus, statusText } from "../../../src/cli/status.ts";
 
 // The twin starts at 2026-12-01T09:00Z. A 45-minute window from 09:00 UTC every day fits one
 // 44-minute step at its very start and no second one after it.
@@ -81,6 +82,19 @@ Deno.test("outside every window nothing is committed until one opens", async () 
       ["hold", "MaintenanceWindowClosed"],
       ["resume", null],
     ]);
+    // `cairn status` shows the window in force (or the next one) and the last hold.
+    const status = await buildStatus(w.journal, Date.parse("2026-12-02T12:00:00Z"));
+    const [c] = status.clusters;
+    assertEquals(c?.cluster, "home-ops");
+    assertEquals(c?.nextWindows, [{
+      planName: "talos-v1.14.2",
+      opensAtMs: Date.parse("2026-12-02T21:30:00Z"),
+      closesAtMs: Date.parse("2026-12-03T01:30:00Z"),
+    }]);
+    assertEquals(c?.lastEvents.map((e) => [e.kind, e.node]), [["hold", "worker-1"]]);
+    assert(
+      statusText(status).includes("window 2026-12-02T21:30:00.000Z to 2026-12-03T01:30:00.000Z"),
+    );
   } finally {
     await w.close();
   }
