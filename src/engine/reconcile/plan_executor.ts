@@ -10,7 +10,15 @@ import type { ExecutionEnd, PlanExecutor, TrustRoot } from "../../ports/reconcil
 import type { BoundPlan, ExecutionObserver } from "../executor/deps.ts";
 import { bindPlan, type ExecuteOptions, executePlan } from "../executor/run_plan.ts";
 import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../k8s_upgrade/run.ts";
-import type { KubernetesUpgradePlan, TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import { bindConfigApply, executeConfigApply } from "../config_apply/run_config_apply.ts";
+import type {
+  ConfigApplyPlan,
+  KubernetesUpgradePlan,
+  TalosUpgradePlan,
+} from "../../domain/plan/schema.ts";
+
+/** The plan kinds the loop executes, each bound and run by its own executor. */
+type ExecutablePlan = TalosUpgradePlan | KubernetesUpgradePlan | ConfigApplyPlan;
 
 /**
  * How plans run under the loop: executePlan's options less the plan, its authority and the stop
@@ -23,7 +31,7 @@ export type PlanExecutorSettings = Omit<ExecuteOptions, "bound" | "signal" | "au
 
 /** What a bound plan is re-authorised with: its bytes and signatures as approved. */
 interface BoundRun {
-  readonly plan: BoundPlan<TalosUpgradePlan | KubernetesUpgradePlan>;
+  readonly plan: BoundPlan<ExecutablePlan>;
   readonly bytes: Uint8Array;
   readonly signatures: string;
 }
@@ -49,11 +57,14 @@ export function planExecutor(
           approver: { identity: input.approver, role: "approver" as const },
           nowMs: input.nowMs,
         };
-        // A KubernetesUpgrade has its own executor (engine/k8s_upgrade/run.ts); the rest bind here.
-        const b: BoundPlan<TalosUpgradePlan | KubernetesUpgradePlan> =
-          input.parsed.plan.kind === "KubernetesUpgrade"
-            ? await bindKubernetesUpgrade(s.journal, binding)
-            : await bindPlan(s.journal, binding);
+        // A KubernetesUpgrade (engine/k8s_upgrade/run.ts) and a ConfigApply
+        // (engine/config_apply/run_config_apply.ts) have their own executors; the rest bind here.
+        const kind = input.parsed.plan.kind;
+        const b: BoundPlan<ExecutablePlan> = kind === "KubernetesUpgrade"
+          ? await bindKubernetesUpgrade(s.journal, binding)
+          : kind === "ConfigApply"
+          ? await bindConfigApply(s.journal, binding)
+          : await bindPlan(s.journal, binding);
         bound.set(b.digest, { plan: b, bytes: input.bytes, signatures: input.signatures });
         return { ok: true };
       } catch (e) {
@@ -81,6 +92,8 @@ export function planExecutor(
       const plan = b.plan.plan;
       const outcome = plan.kind === "KubernetesUpgrade"
         ? await executeKubernetesUpgrade({ ...run, bound: { plan, digest: b.plan.digest } })
+        : plan.kind === "ConfigApply"
+        ? await executeConfigApply({ ...run, bound: { plan, digest: b.plan.digest } })
         : await executePlan({ ...run, bound: { plan, digest: b.plan.digest } });
       const reasons = outcome.nodes.filter((n) => n.state !== "completed").map((n) => ({
         reason: n.reason,
