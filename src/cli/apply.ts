@@ -1,6 +1,7 @@
 /**
  * `cairn apply FILE`: runs one signed TalosUpgrade or KubernetesUpgrade plan now with the system
- * clock. Signatures and the approval policy are verified first; then every authorising check runs on current evidence
+ * clock. Signatures and the approval policy are verified first; then every authorising check runs
+ * on current evidence
  * (the dispatch check: plan checks, bound-file digests, expiry, the trust root as it is now, the
  * cluster's own name, installer resolution), again before each node's commitment. A refusal is
  * journaled and sends nothing. The reconciler calls the same executor (engine/executor/run_plan.ts).

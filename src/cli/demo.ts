@@ -38,12 +38,18 @@ Exit codes: 0 the run reached the expected outcome (completed, or the fault's ex
     ...OUTPUT_OPTION,
   },
   async run(args, io) {
-    const { isFaultPresetName, FAULT_PRESET_NAMES, FAULT_PRESETS } = await import(
+    const { isFaultPresetName, FAULT_PRESET_NAMES, FAULT_PRESETS, presetPlanKind } = await import(
       "../sim/fault_presets.ts"
     );
     const fault = args.values["fault"] as string | undefined;
     if (fault !== undefined && !isFaultPresetName(fault)) {
       throw new UsageError(`unknown fault '${fault}'; one of: ${FAULT_PRESET_NAMES.join(", ")}`);
+    }
+    if (fault !== undefined && presetPlanKind(fault) !== "TalosUpgrade") {
+      // The demo rolls out a TalosUpgrade: a preset for another kind would never fire.
+      throw new UsageError(
+        `fault '${fault}' rehearses a ${presetPlanKind(fault)}: use cairn rehearse`,
+      );
     }
     const json = args.values["output"] === "json";
     const dir = (args.values["dir"] as string | undefined) ??

@@ -15,6 +15,7 @@ import {
   FAULT_PRESETS,
   type FaultPresetName,
   isFaultPresetName,
+  presetPlanKind,
 } from "../sim/fault_presets.ts";
 import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 
@@ -83,6 +84,15 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     const faultNode = str(args.values["fault-node"]);
     // Checked before the twin starts: faults aimed at a node the plan never touches would
     // never fire, and the rehearsal would "complete" having rehearsed nothing.
+    for (const f of faults) {
+      // A preset for another kind's steps would never fire here.
+      if (presetPlanKind(f) !== parsed.plan.kind) {
+        throw new UsageError(
+          `--fault ${f} rehearses a ${presetPlanKind(f)}; ${parsed.plan.metadata.name} is a ` +
+            parsed.plan.kind,
+        );
+      }
+    }
     const planNodes = nodeNames(parsed.plan);
     if (faultNode !== undefined && !planNodes.includes(faultNode)) {
       throw new UsageError(

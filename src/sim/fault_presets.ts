@@ -39,7 +39,14 @@ export interface FaultPreset {
    * evidence before the node's commitment, nothing sent.
    */
   readonly expect: "completed" | "unresolved" | "failed" | "refused";
+  /** The plan kind whose steps the faults fire in (default TalosUpgrade). */
+  readonly planKind?: "TalosUpgrade" | "KubernetesUpgrade";
   build(ctx: PresetContext): PresetEffect;
+}
+
+/** The plan kind a preset's faults fire in. */
+export function presetPlanKind(name: FaultPresetName): "TalosUpgrade" | "KubernetesUpgrade" {
+  return (FAULT_PRESETS[name] as FaultPreset).planKind ?? "TalosUpgrade";
 }
 
 /** Effectively "for the whole rehearsal". */
@@ -196,6 +203,7 @@ export const FAULT_PRESETS = {
     summary: "(KubernetesUpgrade) a GitOps controller starts applying CoreDNS's replicas and " +
       "image mid-run, after the first component is replaced: the next operation's check refuses",
     expect: "refused",
+    planKind: "KubernetesUpgrade",
     build() {
       return {
         faults: [{ kind: "gitops-field-manager", point: "kube.bootstrap", target: "coredns" }],
@@ -206,6 +214,7 @@ export const FAULT_PRESETS = {
     summary: "(KubernetesUpgrade) the fault node's kube-apiserver, replaced at the new version, " +
       "never becomes ready: its operation fails and the rollout stops there",
     expect: "failed",
+    planKind: "KubernetesUpgrade",
     build(ctx) {
       return {
         faults: [{
