@@ -6,6 +6,7 @@
  * error, in command output or in what the CLI prints.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { createClient } from "@libsql/client";
 import pg from "pg";
 import { migrateJournal, openJournal } from "../../../src/adapters/journal/by_url.ts";
 import { LATEST_SCHEMA } from "../../../src/adapters/journal/migrations/mod.ts";
@@ -148,5 +149,43 @@ Deno.test("an open error is scrubbed of the URL's password whatever the driver w
     assertEquals(e.reason, "JournalUnavailable");
     assert(!e.message.includes("ss-w0rd"), e.message);
     assert(e.message.startsWith(`cannot open journal ${where}: `), e.message);
+  }
+});
+
+Deno.test("postgres: the migrated schema has libSQL's tables and columns, column for column", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-schema-" });
+  try {
+    const file = `file:${dir}/j.db`;
+    await (await openJournal({ url: file, ids: counterIds(), nowMs: T0 })).close();
+    const lite = createClient({ url: file });
+    const sqlite = new Map<string, string[]>();
+    try {
+      const tables = await lite.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+      );
+      for (const t of tables.rows) {
+        const name = String(t["name"]);
+        const cols = await lite.execute(`PRAGMA table_info(${name})`);
+        sqlite.set(name, cols.rows.map((c) => String(c["name"])));
+      }
+    } finally {
+      lite.close();
+    }
+    const url = await server.newDatabase();
+    await (await openJournal({ url, ids: counterIds(), nowMs: T0 })).close();
+    const rows = await query(
+      url,
+      "SELECT table_name, column_name FROM information_schema.columns " +
+        "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position",
+    );
+    const postgres = new Map<string, string[]>();
+    for (const r of rows) {
+      const t = String(r["table_name"]);
+      postgres.set(t, [...(postgres.get(t) ?? []), String(r["column_name"])]);
+    }
+    assertEquals([...postgres.keys()].sort(), [...sqlite.keys()].sort());
+    for (const [t, cols] of sqlite) assertEquals(postgres.get(t), cols, `table ${t}`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
