@@ -141,6 +141,12 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
       const bound = await k8s.bindKubernetesUpgrade(journal, binding);
       return { kind: "ran", outcome: await k8s.executeKubernetesUpgrade({ ...runOptions, bound }) };
     }
+    if (parsed.plan.kind === "ConfigApply") {
+      // A ConfigApply has its own executor (engine/config_apply/run_config_apply.ts).
+      const ca = await import("../engine/config_apply/run_config_apply.ts");
+      const bound = await ca.bindConfigApply(journal, binding);
+      return { kind: "ran", outcome: await ca.executeConfigApply({ ...runOptions, bound }) };
+    }
     const bound = await run.bindPlan(journal, binding);
     const outcome = await run.executePlan({ ...runOptions, bound });
     return { kind: "ran", outcome };

@@ -136,8 +136,9 @@ export async function preview(o: PreviewInput): Promise<PreviewReportModel> {
   const { livePreviewer } = await import("../engine/preview/live_preview.ts");
   const { previewVerdict } = await import("../engine/reconcile/reconciler.ts");
   const { previewModel } = await import("../report/reconcile_reports.ts");
-  // TalosUpgrade and KubernetesUpgrade plans have live checks; other kinds are refused here.
-  const plan = o.parsed.plan.kind === "KubernetesUpgrade"
+  // TalosUpgrade, KubernetesUpgrade and ConfigApply plans have live checks; other kinds are
+  // refused here.
+  const plan = o.parsed.plan.kind === "KubernetesUpgrade" || o.parsed.plan.kind === "ConfigApply"
     ? o.parsed.plan
     : asTalosUpgrade(o.parsed);
   const live = await livePreviewer({

@@ -171,7 +171,7 @@ function atDeclaredAddress(
 
 /** The outcome of a rollout stopped by the dispatch check before its first node. */
 function stoppedBeforeStart(
-  plan: TalosUpgradePlan | KubernetesUpgradePlan,
+  plan: TalosUpgradePlan | KubernetesUpgradePlan | ConfigApplyPlan,
   stop: DispatchStop,
 ): RolloutOutcome {
   return {
@@ -200,8 +200,10 @@ export async function authorizeBeforeBind(o: {
   readonly owner: string;
   readonly callTimeoutMs: (remainingMs: number) => number;
 }): Promise<RolloutOutcome | undefined> {
-  // A KubernetesUpgrade is checked the same way before it is bound (engine/k8s_upgrade/run.ts).
-  const plan = o.parsed.plan.kind === "KubernetesUpgrade"
+  // A KubernetesUpgrade and a ConfigApply are checked the same way before they are bound
+  // (engine/k8s_upgrade/run.ts, engine/config_apply/run_config_apply.ts).
+  const kind = o.parsed.plan.kind;
+  const plan = kind === "KubernetesUpgrade" || kind === "ConfigApply"
     ? o.parsed.plan
     : asTalosUpgrade(o.parsed);
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });

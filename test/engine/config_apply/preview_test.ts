@@ -11,6 +11,7 @@ import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_rea
 import { parsePlan } from "../../../src/domain/plan/parse.ts";
 import { livePreviewer } from "../../../src/engine/preview/live_preview.ts";
 import { previewModel } from "../../../src/report/reconcile_reports.ts";
+import { preview as planPreview } from "../../../src/app/preview_run.ts";
 import {
   type ClusterDescription,
   ClusterDescriptionSchema,
@@ -122,6 +123,28 @@ Deno.test("preview refuses a node with a staged change pending", async () => {
       [
         "cp-1",
       ],
+    );
+    assertEquals(twin.talos.stats.totalMutating, 0);
+  } finally {
+    twin.stop();
+  }
+});
+
+Deno.test("cairn plan preview's model takes a ConfigApply (no PlanKindNotExecutable) and writes nothing", async () => {
+  const { twin, parsed } = await preview();
+  try {
+    const model = await planPreview({
+      parsed,
+      file: "plans/config-apply-ntp.yaml",
+      problems: [],
+      cluster: { kube: twin.kube, talos: twin.talos },
+      clock: twin.timeoutClock,
+      files: workingTreeBoundFiles(PLAN_PATH),
+    });
+    assertEquals(model.writes.count, 0);
+    assertEquals(
+      model.safeguards.find((s) => s.id === "ClientMatchesServer")?.verdict,
+      "pass",
     );
     assertEquals(twin.talos.stats.totalMutating, 0);
   } finally {
