@@ -6,7 +6,13 @@
  * mid-run, an apiserver that does not come back on one node) stop the rollout where they must.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
+import { startInprocRollout } from "../../../src/app/inproc_rollout.ts";
+import { homeOps } from "../../_helpers/inproc_world.ts";
 import { k8sRollout } from "../../_helpers/k8s_world.ts";
+import { MemoryLogger } from "../../_helpers/memory_logger.ts";
+import { ROOT } from "../../_helpers/twin_world.ts";
 
 const PODS = { group: "", version: "v1", plural: "pods", namespaced: true };
 
@@ -122,6 +128,44 @@ Deno.test("nodes on mixed Talos versions refuse the rollout before any commitmen
     assert(out.nodes[0]!.detail.includes("worker-3=v1.14.2"), out.nodes[0]!.detail);
     assertEquals(await w.journal.listOperations(), []);
     assertEquals(w.twin.talos.stats.totalMutating + w.twin.kube.stats.mutating, 0);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("an OS rollout left partial in the journal refuses the Kubernetes upgrade before any commitment", async () => {
+  const w = await k8sRollout();
+  try {
+    // A TalosUpgrade on the same cluster and journal: worker-1 upgraded, worker-2 never back.
+    const talosPlan = join(ROOT, "plans/talos-v1.14.2.yaml");
+    const os = await startInprocRollout({
+      description: await homeOps(),
+      twin: w.twin,
+      journal: w.journal,
+      planBytes: await Deno.readFile(talosPlan),
+      planFile: talosPlan,
+      authority: { files: workingTreeBoundFiles(talosPlan) },
+      log: new MemoryLogger(),
+      faults: [{ kind: "no-return-from-reboot", point: "talos.boot", target: "worker-2" }],
+    });
+    const osOut = await os.run();
+    assertEquals(osOut.state, "halted");
+    const before = w.twin.talos.stats.totalMutating;
+    const out = await w.run();
+    assertEquals(out.state, "refused");
+    assertEquals(out.nodes[0]!.reason, "KubernetesOsRolloutPartial");
+    // Both facts of the journal: the held operation and the plan stopped part-way.
+    assert(out.nodes[0]!.detail.includes("on worker-2 is unresolved"), out.nodes[0]!.detail);
+    assert(
+      out.nodes[0]!.detail.includes("talos-v1.14.2 completed 1 of 7 nodes"),
+      out.nodes[0]!.detail,
+    );
+    assert(
+      out.nodes[0]!.detail.includes("KubernetesMixedTalosVersions") ||
+        out.nodes[0]!.detail.includes("mixed Talos versions"),
+      out.nodes[0]!.detail,
+    );
+    assertEquals(w.twin.talos.stats.totalMutating, before, "nothing sent");
   } finally {
     await w.close();
   }
