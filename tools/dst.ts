@@ -6,6 +6,7 @@
  *
  *   deno task dst --seeds N [--first F]   run seeds F..F+N-1 (default F = 1)
  *   deno task dst --seed S                replay one seed, printing its schedule and end
+ *   deno task dst --seed S --events JSON  replay it with this schedule (a shrunk one, as printed)
  *   deno task dst ... --profile ci        the small worlds CI's fixed budget runs (3–6 nodes)
  *   deno task dst --soak [--minutes M]    keep running fresh seeds (from --first) until M minutes
  *                                         pass (default: until interrupted), progress every 500;
@@ -19,7 +20,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { crashSweep, describeFailure, runCampaign } from "../src/app/dst/campaign.ts";
 import { runSeed } from "../src/app/dst/run_seed.ts";
-import { describeEvent } from "../src/app/dst/schedule.ts";
+import { describeEvent, type DstEvent } from "../src/app/dst/schedule.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     minutes: { type: "string" },
     profile: { type: "string", default: "full" },
     "crash-sweep": { type: "boolean", default: false },
+    events: { type: "string" },
   },
 });
 
@@ -58,7 +60,13 @@ if (values["crash-sweep"]) {
 }
 
 if (values.seed !== undefined) {
-  const r = await runSeed({ seed: Number(values.seed), catalogue, profile });
+  const events = values.events !== undefined ? JSON.parse(values.events) as DstEvent[] : undefined;
+  const r = await runSeed({
+    seed: Number(values.seed),
+    catalogue,
+    profile,
+    ...(events ? { events } : {}),
+  });
   console.log(`seed ${r.seed}: ${r.nodes} nodes, plan ${r.planNodes.join(" → ")}`);
   for (const e of r.events) console.log(`  - ${describeEvent(e)}`);
   console.log(

@@ -99,6 +99,7 @@ export async function runCampaign(o: {
 /** The printout of one failure: seed, invariant, the shrunk schedule and how to replay it. */
 export function describeFailure(f: Failure): string {
   const r = f.result;
+  const profile = r.profile === "full" ? "" : ` --profile ${r.profile}`;
   const head = r.violation
     ? `seed ${r.seed}: invariant ${r.violation.invariant} (${
       INVARIANTS[r.violation.invariant]
@@ -111,7 +112,9 @@ export function describeFailure(f: Failure): string {
     ...(f.shrunk.length
       ? f.shrunk.map((e) => `    - ${describeEvent(e)}`)
       : ["    (none: the seed fails without faults)"]),
-    `  replay: deno task dst --seed ${r.seed}`,
+    `  replay: deno task dst --seed ${r.seed}${
+      r.profile === "full" ? "" : ` --profile ${r.profile}`
+    }`,
   ].join("\n");
 }
 

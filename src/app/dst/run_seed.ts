@@ -59,6 +59,7 @@ export interface SeedOptions {
 
 export interface SeedResult {
   readonly seed: number;
+  readonly profile: Profile;
   readonly nodes: number;
   readonly planNodes: readonly string[];
   readonly events: readonly DstEvent[];
@@ -367,6 +368,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const last = outcomes.at(-1);
   const result: SeedResult = {
     seed: o.seed,
+    profile,
     nodes: shape.nodes,
     planNodes: plan.nodes,
     events,

@@ -9,6 +9,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import type { ExecutorDeps } from "../../../src/engine/executor/deps.ts";
 import { type InvariantId, INVARIANTS } from "../../../src/app/dst/invariants.ts";
 import { runSeed, type Variant } from "../../../src/app/dst/run_seed.ts";
+import { describeFailure, shrink } from "../../../src/app/dst/campaign.ts";
 import type { DstEvent } from "../../../src/app/dst/schedule.ts";
 import type { Shape } from "../../../src/app/dst/world.ts";
 import type { AttemptRecord, Journal } from "../../../src/ports/journal.ts";
@@ -263,4 +264,37 @@ Deno.test("dst invariant 9 fires when a restarted executor reports what its read
     [{ kind: "crash", atPoint, restartAfterMs: 0, skewMs: 0 }],
     { maxPlanNodes: 1 },
   );
+});
+
+Deno.test("dst: a failing seed prints its seed, its invariant and a shrunk schedule that still fails", async () => {
+  const [first, second] = await planNodes();
+  const lost: DstEvent = {
+    kind: "twin",
+    fault: { kind: "lose-response", point: "talos.Reboot", target: first! },
+  };
+  const noise: DstEvent[] = [
+    { kind: "stale", read: "old-list", p: 0.1 },
+    { kind: "twin", fault: { kind: "ignore-sigterm", point: "kube.pod", target: "none" } },
+    { kind: "operator-cordon", node: second!, atMs: 10 * 3_600_000 },
+  ];
+  const variant = withTalos((t) => ({
+    reboot: async (node, mode, opts) => {
+      const r = await t.reboot(node, mode, opts);
+      return r.outcome === "sent-no-response" || r.outcome === "transport-failure"
+        ? { outcome: "ok", value: { actorId: "assumed" } }
+        : r;
+    },
+  }));
+  const base = { seed: SEED, catalogue, profile: "ci" as const, maxPlanNodes: 1, variant };
+  const failing = await runSeed({ ...base, events: [noise[0]!, lost, ...noise.slice(1)] });
+  assertEquals(failing.violation?.invariant, 7);
+  const shrunk = await shrink(base, failing);
+  assertEquals(shrunk, [lost]);
+  const again = await runSeed({ ...base, events: shrunk });
+  assertEquals(again.violation?.invariant, 7);
+  const text = describeFailure({ result: failing, shrunk });
+  assert(text.startsWith(`seed ${SEED}: invariant 7 (`), text);
+  assert(text.includes("shrunk schedule (1 of 4 events)"), text);
+  assert(text.includes(`twin lose-response at talos.Reboot on ${first}`), text);
+  assert(text.includes(`replay: deno task dst --seed ${SEED} --profile ci`), text);
 });
