@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Clock } from "../ports/clock.ts";
 import type { WindowSpec } from "../domain/ops/window.ts";
 import { HttpAlertmanager } from "../adapters/alertmanager/http_alertmanager.ts";
+import { WebhookNotifier } from "../adapters/notify/webhook_notifier.ts";
 import type { Logger, LogLevel } from "../ports/logger.ts";
 
 /**
@@ -145,6 +146,9 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
         metrics,
         installers: registryInstallerResolver({ timeoutMs: 30_000 }),
         ...operatingSettings(config),
+        ...(config.notifications?.length
+          ? { notifier: new WebhookNotifier(config.notifications, log) }
+          : {}),
         ...(election && config.selfHosting
           ? {
             selfHosting: selfHostingGuard({

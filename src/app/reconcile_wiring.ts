@@ -220,6 +220,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
       ...s.executor,
       ...(metrics ? { observer: metricsObserver(metrics) } : {}),
     }, { trust, requiredApprovals: s.requiredApprovals }),
+    ...(s.executor.notifier ? { notifier: s.executor.notifier } : {}),
     renderer: reconcileReports(),
     trust,
     wakeup: s.wakeup,

@@ -33,6 +33,7 @@ export class ExecutionRun {
   async run(): Promise<ExecutionRecord> {
     const log = this.#d.log.child({ planName: this.#facts.name, planDigest: this.#facts.digest });
     log.info("execution starting");
+    this.#notify("execution-start", "execution started");
     await this.#milestone();
     let end: ExecutionEnd;
     try {
@@ -53,11 +54,24 @@ export class ExecutionRun {
     }
     await this.#check;
     const outcome = await this.#milestone(end);
+    // Unresolved operations and holds were told as they happened; a clean end is told here.
+    if (end.state === "completed") this.#notify("completed", `execution ended: ${outcome}`);
     log.info("execution ended", {
       verdict: outcome,
       ...(end.reasons[0] ? { reason: end.reasons[0].reason } : {}),
     });
     return { plan: this.#facts.name, digest: this.#facts.digest, end, outcome };
+  }
+
+  #notify(event: "execution-start" | "completed", text: string): void {
+    void this.#d.notifier?.notify({
+      event,
+      plan: this.#facts.name,
+      digest: this.#facts.digest,
+      ...(this.#facts.plan ? { cluster: this.#facts.plan.metadata.cluster } : {}),
+      text,
+      atMs: this.#d.clock.now(),
+    });
   }
 
   /** Coalesces progress signals: at most one milestone check runs, one more may wait. */

@@ -9,6 +9,8 @@ import type { InstallerResolver } from "../../ports/dispatch.ts";
 import type { ExecutionEnd, PlanExecutor, TrustRoot } from "../../ports/reconcile.ts";
 import type { BoundPlan, ExecutionObserver } from "../executor/deps.ts";
 import { bindPlan, type ExecuteOptions, executePlan } from "../executor/run_plan.ts";
+import { notifyingObserver } from "../operating/notify.ts";
+import type { Notifier } from "../../ports/notifier.ts";
 import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../k8s_upgrade/run.ts";
 import { bindConfigApply, executeConfigApply } from "../config_apply/run_config_apply.ts";
 import type {
@@ -27,6 +29,8 @@ type ExecutablePlan = TalosUpgradePlan | KubernetesUpgradePlan | ConfigApplyPlan
  */
 export type PlanExecutorSettings = Omit<ExecuteOptions, "bound" | "signal" | "authority"> & {
   readonly installers?: InstallerResolver;
+  /** Told of holds, stalls and unresolved operations (docs/operating.md#notifications). */
+  readonly notifier?: Notifier;
 };
 
 /** What a bound plan is re-authorised with: its bytes and signatures as approved. */
@@ -75,10 +79,18 @@ export function planExecutor(
     async execute(digest, opts) {
       const b = bound.get(digest);
       if (!b) throw new TypeError(`plan ${digest} was not bound in this process`);
-      const { installers, ...settings } = s;
+      const { installers, notifier, ...settings } = s;
+      const notified = {
+        name: b.plan.plan.metadata.name,
+        digest: b.plan.digest,
+        cluster: b.plan.plan.metadata.cluster,
+      };
+      const observer = notifier
+        ? notifyingObserver(notifier, notified, s.clock, s.observer)
+        : s.observer;
       const run = {
         ...settings,
-        observer: withProgress(opts.onProgress, s.observer),
+        observer: withProgress(opts.onProgress, observer),
         authority: {
           bytes: b.bytes,
           signatures: b.signatures,

@@ -13,6 +13,7 @@ import type { AllowedSigners } from "../../domain/trust/allowed_signers.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
+import type { Notifier } from "../../ports/notifier.ts";
 import type { Logger } from "../../ports/logger.ts";
 import type {
   BranchHead,
@@ -58,6 +59,8 @@ export interface ReconcilerDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics?: ReconcileMetrics;
+  /** Told of previews ready and executions started and completed (docs/operating.md#notifications). */
+  readonly notifier?: Notifier;
   /** Offline check of a plan's bound evidence manifest; absent: the manifest shows unread. */
   readonly evidence?: EvidenceChecker;
   /** Zero-write checks of plan-branch previews against the live cluster, when connected. */
@@ -367,6 +370,14 @@ export class Reconciler {
         `preview ${file.name} at ${b.commit.slice(0, 12)}`,
         live,
       );
+      void this.#d.notifier?.notify({
+        event: "preview-ready",
+        plan: file.name,
+        digest: a.facts.digest,
+        ...(a.facts.plan ? { cluster: a.facts.plan.metadata.cluster } : {}),
+        text: `preview of ${b.branch} at ${b.commit.slice(0, 12)} is ready`,
+        atMs: generatedAt,
+      });
     }
   }
 
