@@ -34,7 +34,14 @@ export interface ApplyRequest {
 /** Refused before anything was opened (the approval policy), or the rollout's outcome. */
 export type ApplyResult =
   | { readonly kind: "unapproved"; readonly verdict: PolicyVerdict }
-  | { readonly kind: "ran"; readonly outcome: RolloutOutcome };
+  | { readonly kind: "ran"; readonly outcome: RolloutOutcome }
+  /** A ComponentUpgrade observed (nothing mutated): how it ended and its report. */
+  | {
+    readonly kind: "component";
+    readonly end: string;
+    readonly ok: boolean;
+    readonly report: string;
+  };
 
 /** Verifies the approval, then runs the plan through the dispatch check and the executor. */
 export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
@@ -96,6 +103,32 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
     installers: registryInstallerResolver({ mirrors: o.mirrors, timeoutMs: 30_000 }),
   };
   try {
+    if (parsed.plan.kind === "ComponentUpgrade") {
+      // Delivered by Flux, observed by cairn: its own run (app/component_run.ts), no executor.
+      const c = await import("./component_run.ts");
+      const { fileURLToPath } = await import("node:url");
+      const r = await c.runComponentPlan({
+        journal,
+        cluster,
+        parsed,
+        bytes,
+        signatures: signatures ?? "",
+        requiredApprovals: o.approvals,
+        files: authority.files,
+        trust: authority.trust,
+        owner,
+        approver: verdict.approvers.join(",") || "policy",
+        firstSeenCommit: "apply",
+        root: fileURLToPath(new URL("../..", import.meta.url)),
+        clock,
+        callTimeoutMs: (ms) => ms,
+        pollIntervalMs: 10_000,
+        roundIntervalMs: 30_000,
+        signal: o.signal,
+      });
+      const end = r.outcome.end;
+      return { kind: "component", end, ok: c.componentExitCode(end) === 0, report: r.report };
+    }
     const refused = await run.authorizeBeforeBind({
       journal,
       parsed,

@@ -108,6 +108,12 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     });
     if (r.kind === "ran") progress.done(`rollout ${r.outcome.state}`);
     if (r.kind === "ran") return report(r.outcome);
+    if (r.kind === "component") {
+      progress.done(`component ${r.end}`);
+      if (wantsJson(args)) printJson(io, { end: r.end, report: r.report });
+      else io.stdout(r.report + "\n");
+      return r.ok ? EXIT.ok : EXIT.refused;
+    }
     if (wantsJson(args)) printJson(io, { refused: true, policy: r.verdict });
     else io.stderr(`refused: ${r.verdict.reasons.join(", ")}: ${r.verdict.summary}\n`);
     return EXIT.refused;

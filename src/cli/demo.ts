@@ -18,26 +18,40 @@ const PLAN_BRANCH = `plan/${PLAN}`;
 export const command: Command = {
   path: ["demo"],
   summary: "Run the GitOps loop locally: signed plan, preview, merge, execution on the twin",
-  usage: "[--fault NAME] [--dir DIR] [--journal URL] [--output json]",
+  usage:
+    "[--fault NAME | --component rook-ceph [--stale-operator]] [--dir DIR] [--journal URL] [--output json]",
   help: `Creates a bare Git repository with the example plan signed by throwaway keys, starts the
 twin (7-node home-ops cluster), and runs the reconciler until the plan's execution ends. Prints
 where the execution report is and a short summary.
 
   --fault NAME   arm a named fault of 'cairn rehearse' on the first node (e.g. reboot-response-lost)
+  --component C  instead: the review → merge → observe loop of a component bump (rook-ceph): a
+                 generated home-ops GitOps repository, a Renovate-like branch reviewed against
+                 the playbooks, a signed ComponentUpgrade plan, the merge delivered by the
+                 twin's Flux (in process), cairn observing the delivery and the after-merge
+                 checks; the report is committed to the repository
+  --stale-operator  with --component: the twin's Rook operator does not re-render the CSI
+                 plugins after its restart (the run ends NOT LANDED, naming the running image)
   --dir DIR      work in DIR (default: a new temporary directory); it is kept afterwards
   --journal URL  the journal (default: a libSQL file in DIR/state); postgres://… runs the demo
                  on a PostgreSQL journal (give it an empty database)
   --output json  print the summary as JSON
 
-Exit codes: 0 the run reached the expected outcome (completed, or the fault's expected outcome);
+Exit codes: 0 the run reached the expected outcome (completed, or the fault's expected outcome;
+not-landed with --stale-operator);
 1 it did not; 2 usage; 3 internal error.`,
   options: {
     fault: { type: "string" },
+    component: { type: "string" },
+    "stale-operator": { type: "boolean" },
     dir: { type: "string" },
     journal: { type: "string" },
     ...OUTPUT_OPTION,
   },
   async run(args, io) {
+    const component = args.values["component"] as string | undefined;
+    if (component !== undefined) return await componentDemo(args, io, component);
+    if (args.values["stale-operator"]) throw new UsageError("--stale-operator needs --component");
     const { isFaultPresetName, FAULT_PRESET_NAMES, FAULT_PRESETS, presetPlanKind } = await import(
       "../sim/fault_presets.ts"
     );
@@ -93,4 +107,49 @@ function printSummary(r: DemoResult, out: (t: string) => void): void {
       "",
     ].join("\n"),
   );
+}
+
+async function componentDemo(
+  args: Parameters<Command["run"]>[0],
+  io: Parameters<Command["run"]>[1],
+  component: string,
+): Promise<number> {
+  if (component !== "rook-ceph") {
+    throw new UsageError(`unknown component '${component}'; the component demo knows: rook-ceph`);
+  }
+  if (args.values["fault"] !== undefined) {
+    throw new UsageError("--fault and --component exclude each other");
+  }
+  const json = args.values["output"] === "json";
+  const dir = (args.values["dir"] as string | undefined) ??
+    await Deno.makeTempDir({ prefix: "cairn-demo-component-" });
+  const stale = args.values["stale-operator"] === true;
+  const { runComponentDemo } = await import("../app/demo_component.ts");
+  const r = await runComponentDemo({
+    dir,
+    root: ROOT,
+    component,
+    staleOperator: stale,
+    say: (line) => {
+      if (!json) io.stdout(`${line}\n`);
+    },
+  });
+  if (json) io.stdout(JSON.stringify(r, null, 2) + "\n");
+  else {
+    const mins = Math.floor(r.virtualMs / 60_000);
+    const secs = Math.round((r.virtualMs % 60_000) / 1000);
+    io.stdout(
+      [
+        "",
+        `Execution report: ${r.reportPath}`,
+        `Review:           ${r.reviewVerdict} (${r.reviewPath})`,
+        `Outcome:          ${r.end}${stale ? " (operator does not re-render)" : ""}`,
+        `Report verdict:   ${r.reportVerdict}`,
+        `Virtual duration: ${mins}m ${secs}s`,
+        "",
+      ].join("\n"),
+    );
+  }
+  const expected = stale ? "not-landed" : "completed";
+  return r.end === expected ? EXIT.ok : EXIT.refused;
 }

@@ -295,6 +295,13 @@ export const REASONS = [
       "The ConfigApply patch is not a YAML mapping cairn can merge (several documents, a directive such as $patch, not a mapping).",
   },
   {
+    code: "ComponentPinDigestMismatch",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A pin file a ComponentUpgrade binds (the bump's files as reviewed at the branch head) is missing or has another SHA-256 on the watched branch now; the plan is refused and nothing is observed as its delivery.",
+  },
+  {
     code: "ConfigPatchDigestMismatch",
     area: "plan",
     retry: "never",

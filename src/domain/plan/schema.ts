@@ -47,6 +47,9 @@ const RelativePath = z.string().superRefine((p, ctx) => {
   }
 });
 
+/** A git commit id (40 lower-case hex). */
+const CommitId = z.string().regex(/^[0-9a-f]{40}$/, "expected a 40-hex commit id");
+
 /** A file the plan binds by path and content digest. */
 export const BoundFile = z.strictObject({ path: RelativePath, sha256: Sha256 });
 
@@ -286,7 +289,23 @@ export const ComponentUpgradeSchema = z.strictObject({
     catalogue: BoundFile.optional(),
     healthPolicy: BoundFile,
     retry: RetryPolicy,
-    component: z.enum(["cilium", "rook-ceph", "flux", "cert-manager", "cnpg", "external-secrets"]),
+    component: z.enum([
+      "cilium",
+      "rook-ceph",
+      "flux",
+      "cert-manager",
+      "cnpg",
+      "cloudnative-pg",
+      "external-secrets",
+      "coredns",
+      "spegel",
+      "gpu-operator",
+      "envoy-gateway",
+      "tuppr",
+      "volsync",
+      "litellm-operator",
+      "miroir",
+    ]),
     flux: z.strictObject({
       kind: z.enum(["HelmRelease", "Kustomization"]),
       namespace: Name,
@@ -294,6 +313,39 @@ export const ComponentUpgradeSchema = z.strictObject({
     }),
     from: VersionString,
     to: VersionString,
+    /**
+     * The reviewed branch: its base and head commits and the pin files of the bump as they are
+     * at head, each by digest. At dispatch the watched branch must hold exactly these bytes.
+     */
+    change: z.strictObject({
+      base: CommitId,
+      head: CommitId,
+      pins: z.array(BoundFile).min(1).max(16),
+    }).optional(),
+    /** What delivery must show after merge; cairn observes it, never makes it so. */
+    delivery: z.strictObject({
+      /** The Flux source the bump moves (its artifact must reach `to`). */
+      source: z.strictObject({
+        kind: z.enum(["OCIRepository", "GitRepository"]),
+        namespace: Name,
+        name: Name,
+      }),
+      /**
+       * Images operator-rendered workloads must run once the bump landed (a chart bump the
+       * operator does not re-render rolls nothing: the running image is the evidence).
+       */
+      images: z.array(z.strictObject({
+        namespace: Name,
+        /** A label selector (`key=value[,key=value]`) naming the workloads' pods. */
+        selector: z.string().min(1).max(300).regex(
+          /^[A-Za-z0-9._/-]+=[A-Za-z0-9._-]*(,[A-Za-z0-9._/-]+=[A-Za-z0-9._-]*)*$/,
+        ),
+        container: Name,
+        image: z.string().min(1).max(300).regex(/^[^\s@]+:[^\s@:/]+$/),
+        /** Who renders it (for the report): "the rook-ceph operator (bundled cephcsi)". */
+        renderedBy: z.string().min(1).max(200),
+      })).max(16).default([]),
+    }).optional(),
     /** Playbook after-merge checks run as health rounds until this deadline. */
     phases: z.strictObject({ deadlines: z.strictObject({ rollout: PhaseDeadline }) }),
   }),

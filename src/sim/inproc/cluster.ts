@@ -17,6 +17,7 @@ import { SimClock } from "../clock.ts";
 import type { ClusterDescription } from "../cluster_description.ts";
 import { type Fault, FaultSchedule } from "../faults.ts";
 import { startCnpgOperator } from "../kube/cnpg.ts";
+import { GitOpsTwin, type GitOpsTwinOptions, rookBundledCephcsi } from "../kube/gitops.ts";
 import { Controllers, nodeInfoFacts } from "../kube/controllers.ts";
 import { startJobController } from "../kube/jobs.ts";
 import { loadDescription } from "../kube/load.ts";
@@ -44,6 +45,8 @@ export interface InprocTwinOptions {
   readonly kubePageSize?: number;
   /** Talos streams do not move time (tests that drive the clock themselves). */
   readonly manualTime?: boolean;
+  /** How the twin's Flux and operators behave (`sim/kube/gitops.ts`). */
+  readonly gitops?: Omit<GitOpsTwinOptions, "store" | "clock">;
 }
 
 export interface InprocTwin {
@@ -61,6 +64,8 @@ export interface InprocTwin {
   readonly talos: InprocTalos;
   /** The OCI registry serving the description's installer images, and a resolver over it. */
   readonly registry: InprocRegistry;
+  /** Flux and the operators: `merge()` delivers a merged commit on virtual time. */
+  readonly gitops: GitOpsTwin;
   /** Stops the operators (CNPG, workload status, scheduler) and cuts open watches. */
   stop(): void;
 }
@@ -128,6 +133,12 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
     kube,
     talos,
     registry: inprocRegistry(installers),
+    gitops: new GitOpsTwin({
+      store,
+      clock: sim,
+      bundledCephcsi: rookBundledCephcsi,
+      ...o.gitops,
+    }),
     stop() {
       stopCnpg();
       stopWorkloads();

@@ -1,0 +1,140 @@
+/**
+ * Wiring of a ComponentUpgrade run (for `cairn apply`, `cairn demo --component` and tests): the
+ * plan bound in the journal, the dispatch authority (cluster identity read from a control plane's
+ * Talos API at its InternalIP), health evidence over the cluster, the engine's observation
+ * (`engine/component/run_component.ts`) and the report (`report/render_component.ts`) with the
+ * component's playbook read from `playbooks/<component>.yaml`.
+ */
+import { join } from "node:path";
+import { parsePlaybook } from "../domain/playbook/load.ts";
+import type { Playbook } from "../domain/playbook/schema.ts";
+import type { ParsedPlan } from "../domain/plan/parse.ts";
+import type { Clock } from "../ports/clock.ts";
+import type { BoundFileSource } from "../ports/dispatch.ts";
+import type { Journal } from "../ports/journal.ts";
+import type { Kube } from "../ports/kube.ts";
+import type { TrustRoot } from "../ports/reconcile.ts";
+import type { Talos } from "../ports/talos.ts";
+import { talosClusterIdentity } from "../engine/authorize/cluster_identity.ts";
+import {
+  bindComponentUpgrade,
+  type ComponentOutcome,
+  runComponentUpgrade,
+} from "../engine/component/run_component.ts";
+import { ClusterEvidence } from "../engine/health/cluster_evidence.ts";
+import { renderComponentReport } from "../report/render_component.ts";
+
+export interface ComponentRunOptions {
+  readonly journal: Journal;
+  readonly cluster: { readonly kube: Kube; readonly talos: Talos };
+  readonly parsed: ParsedPlan;
+  readonly bytes: Uint8Array;
+  readonly signatures: string;
+  readonly requiredApprovals: number;
+  readonly files: BoundFileSource;
+  readonly trust?: TrustRoot;
+  readonly owner: string;
+  readonly approver: string;
+  readonly firstSeenCommit: string;
+  /** cairn's own root (where `playbooks/` is). */
+  readonly root: string;
+  readonly clock: Clock;
+  readonly timeoutClock?: Clock;
+  readonly callTimeoutMs: (remainingMs: number) => number;
+  readonly pollIntervalMs: number;
+  readonly roundIntervalMs: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface ComponentRunResult {
+  readonly outcome: ComponentOutcome;
+  readonly digest: string;
+  readonly report: string;
+  readonly playbook?: Playbook;
+}
+
+/** Binds, authorises and observes the plan; returns its outcome and report. */
+export async function runComponentPlan(o: ComponentRunOptions): Promise<ComponentRunResult> {
+  const bound = await bindComponentUpgrade(o.journal, {
+    parsed: o.parsed,
+    bytes: o.bytes,
+    signatures: o.signatures,
+    firstSeenCommit: o.firstSeenCommit,
+    approver: { identity: o.approver, role: "approver" },
+    nowMs: o.clock.now(),
+  });
+  const identity = talosClusterIdentity(o.cluster.talos, o.callTimeoutMs(20_000));
+  const evidence = new ClusterEvidence(o.cluster.kube, o.cluster.talos, o.timeoutClock ?? o.clock);
+  try {
+    const outcome = await runComponentUpgrade({
+      journal: o.journal,
+      plan: bound.plan,
+      digest: bound.digest,
+      owner: o.owner,
+      authority: {
+        subject: {
+          plan: bound.plan,
+          bytes: o.bytes,
+          signatures: o.signatures,
+          requiredApprovals: o.requiredApprovals,
+        },
+        ports: {
+          files: o.files,
+          ...(o.trust ? { trust: o.trust } : {}),
+          clock: o.clock,
+          // A ComponentUpgrade targets no node: the cluster says who it is through a control plane.
+          cluster: { read: async () => identity.read(await controlPlaneAddress(o.cluster.kube)) },
+        },
+      },
+      files: o.files,
+      observe: {
+        kube: o.cluster.kube,
+        clock: o.clock,
+        callTimeoutMs: o.callTimeoutMs,
+        pollIntervalMs: o.pollIntervalMs,
+      },
+      evidence,
+      ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
+      roundIntervalMs: o.roundIntervalMs,
+      ...(o.signal ? { signal: o.signal } : {}),
+    });
+    const playbook = await readPlaybook(o.root, bound.plan.spec.component);
+    const report = renderComponentReport({
+      plan: bound.plan,
+      digest: bound.digest,
+      outcome,
+      ...(playbook ? { playbook } : {}),
+    });
+    return { outcome, digest: bound.digest, report, ...(playbook ? { playbook } : {}) };
+  } finally {
+    evidence.stop();
+  }
+}
+
+/** The first control plane (by name) at its InternalIP: where Talos is asked who the cluster is. */
+async function controlPlaneAddress(kube: Kube): Promise<string> {
+  const nodes = (await kube.listNodes()).items.filter((n) => n.controlPlane)
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const n = nodes[0];
+  if (!n) throw new Error("no control-plane node to read the cluster's identity from");
+  return n.internalIPs[0] ?? n.name;
+}
+
+/** `playbooks/<component>.yaml` parsed; absent or invalid: no playbook (the report says so). */
+export async function readPlaybook(root: string, component: string): Promise<Playbook | undefined> {
+  const name = component === "cnpg" ? "cloudnative-pg" : component;
+  const file = `playbooks/${name}.yaml`;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(join(root, file));
+  } catch {
+    return undefined;
+  }
+  const r = parsePlaybook(bytes, file);
+  return r.ok ? r.playbook : undefined;
+}
+
+/** Exit code of a run: 0 only when it completed (a bump that did not land is never success). */
+export function componentExitCode(end: ComponentOutcome["end"]): 0 | 1 {
+  return end === "completed" ? 0 : 1;
+}

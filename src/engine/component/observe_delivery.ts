@@ -1,0 +1,212 @@
+/**
+ * Watches a merged component bump arrive (a playbook's "after merge"): reads the plan's Flux source
+ * and release and the pods of every operator-rendered workload it names, each pass bounded by the
+ * time left, until every part passed or the deadline. Reads only; cairn changes nothing here. A
+ * change of any part's judgement is kept as an observation for the report.
+ */
+import {
+  type DeliveryCheck,
+  type DeliveryReading,
+  type DeliveryState,
+  deliveryState,
+  type FluxObjectReading,
+  judgeDelivery,
+  type PodImageReading,
+} from "../../domain/component/delivery.ts";
+import { CairnError } from "../../domain/errors.ts";
+import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
+import type { Clock } from "../../ports/clock.ts";
+import type { Kube, KubeObject, KubeResourceRef } from "../../ports/kube.ts";
+
+type R = Record<string, unknown>;
+const rec = (v: unknown): R => (v !== null && typeof v === "object" ? v as R : {});
+const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+
+const REFS: Readonly<Record<string, KubeResourceRef>> = {
+  OCIRepository: {
+    group: "source.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "ocirepositories",
+    namespaced: true,
+  },
+  GitRepository: {
+    group: "source.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "gitrepositories",
+    namespaced: true,
+  },
+  HelmRelease: {
+    group: "helm.toolkit.fluxcd.io",
+    version: "v2",
+    plural: "helmreleases",
+    namespaced: true,
+  },
+  Kustomization: {
+    group: "kustomize.toolkit.fluxcd.io",
+    version: "v1",
+    plural: "kustomizations",
+    namespaced: true,
+  },
+};
+const PODS: KubeResourceRef = { group: "", version: "v1", plural: "pods", namespaced: true };
+
+export interface ObserveDeps {
+  readonly kube: Pick<Kube, "getObject" | "listObjects">;
+  /** Moves time when sleeping between passes (the twin's clock under tests and the demo). */
+  readonly clock: Clock;
+  /** Bound of one read given the time left. */
+  readonly callTimeoutMs: (remainingMs: number) => number;
+  readonly pollIntervalMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A part's judgement from a moment on (the report's observations). */
+export interface DeliveryObservation {
+  readonly atMs: number;
+  readonly check: DeliveryCheck;
+}
+
+export interface DeliveryOutcome {
+  readonly state: DeliveryState;
+  /** The last pass's judgement of every part. */
+  readonly checks: readonly DeliveryCheck[];
+  readonly observations: readonly DeliveryObservation[];
+  readonly passes: number;
+  readonly startedAtMs: number;
+  readonly endedAtMs: number;
+  /** When every part first passed. */
+  readonly landedAtMs?: number;
+  readonly last: DeliveryReading;
+}
+
+/** Observes until every part passes or `deadlineMs`; never decides a part from an old read. */
+export async function observeDelivery(
+  plan: ComponentUpgradePlan,
+  deps: ObserveDeps,
+  deadlineMs: number,
+): Promise<DeliveryOutcome> {
+  const startedAtMs = deps.clock.now();
+  const observations: DeliveryObservation[] = [];
+  const seen = new Map<string, string>();
+  let passes = 0;
+  for (;;) {
+    const reading = await readDelivery(plan, deps, deadlineMs);
+    passes++;
+    const checks = judgeDelivery(plan, reading);
+    for (const c of checks) {
+      const key = `${c.verdict}|${c.detail}`;
+      if (seen.get(c.id) !== key) {
+        seen.set(c.id, key);
+        observations.push({ atMs: reading.atMs, check: c });
+      }
+    }
+    const state = deliveryState(checks);
+    const now = deps.clock.now();
+    if (state === "landed" || now >= deadlineMs || deps.signal?.aborted) {
+      return {
+        state,
+        checks,
+        observations,
+        passes,
+        startedAtMs,
+        endedAtMs: now,
+        ...(state === "landed" ? { landedAtMs: reading.atMs } : {}),
+        last: reading,
+      };
+    }
+    await deps.clock.sleep(Math.min(deps.pollIntervalMs, deadlineMs - now), deps.signal);
+  }
+}
+
+/** One pass: the source, the release and every image expectation's pods. */
+export async function readDelivery(
+  plan: ComponentUpgradePlan,
+  deps: ObserveDeps,
+  deadlineMs: number,
+): Promise<DeliveryReading> {
+  const atMs = deps.clock.now();
+  const timeoutMs = deps.callTimeoutMs(Math.max(0, deadlineMs - atMs));
+  const spec = plan.spec;
+  try {
+    const source = spec.delivery
+      ? await readFlux(deps, spec.delivery.source, timeoutMs)
+      : undefined;
+    const release = await readFlux(deps, spec.flux, timeoutMs);
+    const images = [];
+    for (const want of spec.delivery?.images ?? []) {
+      const list = await deps.kube.listObjects(PODS, {
+        namespace: want.namespace,
+        labelSelector: want.selector,
+        timeoutMs,
+      });
+      images.push({ want, pods: list.items.map((p) => podImage(p, want.container)) });
+    }
+    return { atMs, ...(source ? { source } : {}), release, images };
+  } catch (e) {
+    const reason = e instanceof CairnError ? e.reason : "HealthReadFailed";
+    return {
+      atMs,
+      images: [],
+      unreadable: { reason, message: e instanceof Error ? e.message : String(e) },
+    };
+  }
+}
+
+async function readFlux(
+  deps: ObserveDeps,
+  ref: { kind: string; namespace: string; name: string },
+  timeoutMs: number,
+): Promise<FluxObjectReading> {
+  const o = await deps.kube.getObject(REFS[ref.kind]!, ref.name, ref.namespace, { timeoutMs });
+  const base = { kind: ref.kind, namespace: ref.namespace, name: ref.name };
+  if (!o) return { ...base, found: false };
+  return { ...base, found: true, ...fluxStatus(o) };
+}
+
+function fluxStatus(
+  o: KubeObject,
+): Omit<FluxObjectReading, "kind" | "namespace" | "name" | "found"> {
+  const s = rec(o["status"]);
+  const conditions = Array.isArray(s.conditions) ? s.conditions.map(rec) : [];
+  const ready = conditions.find((c) => c.type === "Ready");
+  const history = Array.isArray(s.history) ? s.history.map(rec) : [];
+  const generation = o.metadata?.generation;
+  const observed = num(s.observedGeneration);
+  const revision = str(rec(s.artifact).revision);
+  const chartVersion = str(history[0]?.chartVersion);
+  const releaseStatus = str(history[0]?.status);
+  const lastRevision = str(s.lastAppliedRevision) ?? str(s.lastAttemptedRevision);
+  return {
+    ...(generation !== undefined ? { generation } : {}),
+    ...(observed !== undefined ? { observedGeneration: observed } : {}),
+    ...(ready
+      ? {
+        ready: {
+          status: String(ready.status),
+          ...(str(ready.reason) ? { reason: str(ready.reason)! } : {}),
+          ...(str(ready.message) ? { message: str(ready.message)! } : {}),
+        },
+      }
+      : {}),
+    ...(revision ? { revision } : {}),
+    ...(chartVersion ? { chartVersion } : {}),
+    ...(releaseStatus ? { releaseStatus } : {}),
+    ...(lastRevision ? { lastRevision } : {}),
+  };
+}
+
+/** What the named container runs, as the kubelet reports it (not what the spec asks for). */
+function podImage(p: KubeObject, container: string): PodImageReading {
+  const status = rec(p["status"]);
+  const statuses = Array.isArray(status.containerStatuses) ? status.containerStatuses.map(rec) : [];
+  const c = statuses.find((x) => x.name === container);
+  const running = c && rec(c.state).running !== undefined ? str(c.image) : undefined;
+  const conditions = Array.isArray(status.conditions) ? status.conditions.map(rec) : [];
+  const deleting = rec(p.metadata).deletionTimestamp !== undefined;
+  return {
+    name: p.metadata?.name ?? "",
+    running,
+    ready: !deleting && conditions.some((x) => x.type === "Ready" && x.status === "True"),
+  };
+}

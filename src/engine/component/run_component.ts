@@ -1,0 +1,214 @@
+/**
+ * Running a ComponentUpgrade plan (docs/plans.md#plan-kinds): cairn does not mutate the component, Flux delivers
+ * the merge; cairn binds the plan, re-runs every authorising check on current evidence (the
+ * dispatch check, and the bump's pin files held to the digests the plan binds), observes the
+ * delivery (`observe_delivery.ts`), then runs the bound health policy's checks in bounded fresh
+ * rounds until one passes or the deadline. Every round is journaled. Pure orchestration over
+ * ports.
+ */
+import { CairnError } from "../../domain/errors.ts";
+import type { DeliveryState } from "../../domain/component/delivery.ts";
+import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
+import { journalRows, type RoundOutcome } from "../../domain/health/round.ts";
+import type { HealthEvidence } from "../../domain/health/types.ts";
+import { sha256Hex } from "../../domain/plan/digest.ts";
+import type { ParsedPlan } from "../../domain/plan/parse.ts";
+import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
+import type { Reason } from "../../domain/reasons.ts";
+import type { Clock } from "../../ports/clock.ts";
+import type { BoundFileSource } from "../../ports/dispatch.ts";
+import type { Actor, Journal } from "../../ports/journal.ts";
+import { collectRound } from "../health_round.ts";
+import { authorizeRollout, type DispatchAuthority } from "../executor/dispatch_gate.ts";
+import { MAX_EVIDENCE_AGE_MS } from "../executor/run_plan.ts";
+import { type DeliveryOutcome, observeDelivery, type ObserveDeps } from "./observe_delivery.ts";
+
+/** Refuses anything but a ComponentUpgrade. */
+export function asComponentUpgrade(parsed: ParsedPlan): ComponentUpgradePlan {
+  if (parsed.plan.kind !== "ComponentUpgrade") {
+    throw new CairnError({
+      reason: "PlanKindNotExecutable",
+      message: `${parsed.plan.kind} plans are not run by the ComponentUpgrade observer`,
+      location: { file: parsed.file, line: 1, column: 1, path: "kind" },
+    });
+  }
+  return parsed.plan;
+}
+
+/** Records the plan (no machine steps: nothing is mutated) and its approval. */
+export async function bindComponentUpgrade(
+  journal: Journal,
+  o: {
+    readonly parsed: ParsedPlan;
+    readonly bytes: Uint8Array;
+    readonly signatures: string;
+    readonly firstSeenCommit: string;
+    readonly approver: Actor;
+    readonly nowMs: number;
+  },
+): Promise<{ plan: ComponentUpgradePlan; digest: string }> {
+  const plan = asComponentUpgrade(o.parsed);
+  const record = await journal.recordPlan({
+    digest: o.parsed.sha256,
+    name: plan.metadata.name,
+    kind: plan.kind,
+    cluster: plan.metadata.cluster,
+    bytes: new TextDecoder().decode(o.bytes),
+    signatures: o.signatures,
+    firstSeenCommit: o.firstSeenCommit,
+    expiresAtMs: Date.parse(plan.metadata.expires),
+    maxAttempts: plan.spec.retry.maxAttempts,
+    maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
+    steps: [],
+    nowMs: o.nowMs,
+  });
+  if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
+  return { plan, digest: o.parsed.sha256 };
+}
+
+/** How a ComponentUpgrade ended. Only `completed` is success; every other end exits 1. */
+export type ComponentEnd =
+  /** Delivered, every rendered workload on its image, the after-merge checks passed. */
+  | "completed"
+  /** Flux delivered the target but an operator-rendered workload still runs another image. */
+  | "not-landed"
+  /** Flux did not reach the target (source, release) by the deadline. */
+  | "not-delivered"
+  /** Delivered and landed, but the after-merge checks failed in the last round. */
+  | "health-failed"
+  /** The evidence could not be read (at the deadline): neither completed nor failed. */
+  | "unresolved"
+  /** The dispatch check or the pin digests refused (or held): nothing was observed. */
+  | "refused";
+
+/** One after-merge round as the report shows it. */
+export interface AfterMergeRound {
+  readonly roundId: string;
+  readonly outcome: RoundOutcome;
+}
+
+export interface ComponentOutcome {
+  readonly end: ComponentEnd;
+  readonly refusal?: { readonly reason: Reason; readonly detail: string };
+  readonly delivery?: DeliveryOutcome;
+  readonly rounds: readonly AfterMergeRound[];
+  /** The pin files, each as read at dispatch against its bound digest. */
+  readonly pins: readonly {
+    readonly path: string;
+    readonly sha256: string;
+    readonly ok: boolean;
+  }[];
+}
+
+export interface RunComponentOptions {
+  readonly journal: Journal;
+  readonly plan: ComponentUpgradePlan;
+  readonly digest: string;
+  readonly owner: string;
+  readonly authority: DispatchAuthority;
+  readonly files: BoundFileSource;
+  readonly observe: Omit<ObserveDeps, "signal">;
+  /** Health evidence over the cluster (watch caches, Talos reads, proxy routes). */
+  readonly evidence: HealthEvidence;
+  /** Clock for read timeouts inside rounds (default `observe.clock`). */
+  readonly timeoutClock?: Clock;
+  readonly roundIntervalMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Runs the plan: authorise, observe the delivery, then the after-merge rounds. */
+export async function runComponentUpgrade(o: RunComponentOptions): Promise<ComponentOutcome> {
+  const auth = await authorizeRollout(o.journal, o.owner, o.digest, o.authority);
+  if (!auth.ok) {
+    return { end: "refused", refusal: auth.stop, rounds: [], pins: [] };
+  }
+  const pins = await checkPins(o.plan, o.files);
+  const bad = pins.find((p) => !p.ok);
+  if (bad) {
+    return {
+      end: "refused",
+      refusal: {
+        reason: "ComponentPinDigestMismatch",
+        detail: `pin file "${bad.path}" is not the reviewed bytes: ${bad.detail}`,
+      },
+      rounds: [],
+      pins: pins.map(({ path, sha256, ok }) => ({ path, sha256, ok })),
+    };
+  }
+  const clock = o.observe.clock;
+  const deadlineMs = clock.now() + o.plan.spec.phases.deadlines.rollout.verificationSeconds * 1000;
+  const delivery = await observeDelivery(o.plan, {
+    ...o.observe,
+    ...(o.signal ? { signal: o.signal } : {}),
+  }, deadlineMs);
+  const pinRows = pins.map(({ path, sha256, ok }) => ({ path, sha256, ok }));
+  if (delivery.state !== "landed") {
+    return { end: deliveryEnd(delivery.state), delivery, rounds: [], pins: pinRows };
+  }
+  const rounds = await afterMergeRounds(o, auth.policy, deadlineMs);
+  const last = rounds.at(-1)?.outcome;
+  const end: ComponentEnd = last?.verdict === "pass"
+    ? "completed"
+    : last?.verdict === "fail"
+    ? "health-failed"
+    : "unresolved";
+  return { end, delivery, rounds, pins: pinRows };
+}
+
+function deliveryEnd(s: DeliveryState): ComponentEnd {
+  return s === "not-landed" ? "not-landed" : s === "not-delivered" ? "not-delivered" : "unresolved";
+}
+
+/**
+ * Bounded fresh rounds of the bound policy until one passes or the deadline: a pass before the
+ * delivery landed never counts (rounds start only after it), and each round reads everything
+ * again (an earlier pass masks nothing).
+ */
+async function afterMergeRounds(
+  o: RunComponentOptions,
+  policy: HealthPolicy,
+  deadlineMs: number,
+): Promise<AfterMergeRound[]> {
+  const clock = o.observe.clock;
+  const rounds: AfterMergeRound[] = [];
+  for (;;) {
+    const outcome = await collectRound(
+      { clock: o.timeoutClock ?? clock, evidence: o.evidence },
+      policy,
+      { intervalMs: o.roundIntervalMs, ...(o.signal ? { signal: o.signal } : {}) },
+    );
+    const roundId = await o.journal.recordHealthRound({
+      cluster: o.plan.metadata.cluster,
+      purpose: "verify",
+      startedAtMs: outcome.window.startedAtMs,
+      finishedAtMs: clock.now(),
+      results: journalRows(outcome),
+    });
+    rounds.push({ roundId, outcome });
+    if (outcome.verdict === "pass" || clock.now() >= deadlineMs || o.signal?.aborted) return rounds;
+    await clock.sleep(Math.min(o.roundIntervalMs, Math.max(0, deadlineMs - clock.now())), o.signal);
+  }
+}
+
+/** Each pin file the plan binds, read now and compared with its bound digest. */
+async function checkPins(
+  plan: ComponentUpgradePlan,
+  files: BoundFileSource,
+): Promise<{ path: string; sha256: string; ok: boolean; detail: string }[]> {
+  const out = [];
+  for (const pin of plan.spec.change?.pins ?? []) {
+    const r = await files.read(pin.path);
+    if (r.status !== "read") {
+      out.push({ path: pin.path, sha256: "", ok: false, detail: r.detail });
+      continue;
+    }
+    const sha = await sha256Hex(r.bytes);
+    out.push({
+      path: pin.path,
+      sha256: sha,
+      ok: sha === pin.sha256,
+      detail: sha === pin.sha256 ? "matches" : `digest ${sha}, the plan binds ${pin.sha256}`,
+    });
+  }
+  return out;
+}

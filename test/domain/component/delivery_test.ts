@@ -1,0 +1,100 @@
+/**
+ * The delivery judgement of a ComponentUpgrade: a part passes only on the cluster's own word for
+ * the target at the current generation; an operator-rendered workload still on another image
+ * keeps the bump from landing, and no selected pod is never a pass.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import {
+  deliveryState,
+  type FluxObjectReading,
+  judgeImages,
+  judgeRelease,
+  judgeSource,
+} from "../../../src/domain/component/delivery.ts";
+import type { ComponentUpgradePlan } from "../../../src/domain/plan/schema.ts";
+
+const plan = { spec: { from: "v1.20.2", to: "v1.21.0" } } as unknown as ComponentUpgradePlan;
+const oci = (o: Partial<FluxObjectReading>): FluxObjectReading => ({
+  kind: "OCIRepository",
+  namespace: "rook-ceph",
+  name: "rook-ceph",
+  found: true,
+  generation: 2,
+  observedGeneration: 2,
+  ready: { status: "True" },
+  revision: "v1.21.0@sha256:ab",
+  ...o,
+});
+const hr = (o: Partial<FluxObjectReading>): FluxObjectReading => ({
+  kind: "HelmRelease",
+  namespace: "rook-ceph",
+  name: "rook-ceph",
+  found: true,
+  generation: 1,
+  observedGeneration: 1,
+  ready: { status: "True" },
+  chartVersion: "1.21.0",
+  releaseStatus: "deployed",
+  ...o,
+});
+
+Deno.test("the source passes only serving the target for its current generation, Ready", () => {
+  assertEquals(judgeSource(plan, oci({})).verdict, "pass");
+  assertEquals(judgeSource(plan, oci({ revision: "v1.20.2@sha256:cd" })).verdict, "pending");
+  assertEquals(judgeSource(plan, oci({ observedGeneration: 1 })).verdict, "pending");
+  assertEquals(judgeSource(plan, oci({ ready: { status: "False" } })).verdict, "pending");
+  assertEquals(judgeSource(plan, oci({ found: false })).verdict, "fail");
+  assertEquals(judgeSource(plan, undefined).verdict, "unreadable");
+});
+
+Deno.test("the release passes only deployed at the target chart, Ready at its generation", () => {
+  assertEquals(judgeRelease(plan, hr({})).verdict, "pass");
+  const old = judgeRelease(plan, hr({ chartVersion: "1.20.2" }));
+  assertEquals(old.verdict, "pending");
+  assert(old.detail.includes("runs chart 1.20.2"), old.detail);
+  assertEquals(judgeRelease(plan, hr({ observedGeneration: 0 })).verdict, "pending");
+  assertEquals(judgeRelease(plan, hr({ releaseStatus: "failed" })).verdict, "pending");
+  assertEquals(
+    judgeRelease(plan, hr({ ready: { status: "False", reason: "UpgradeFailed" } })).verdict,
+    "pending",
+  );
+});
+
+const want = {
+  namespace: "rook-ceph",
+  selector: "app.kubernetes.io/part-of=ceph-csi",
+  container: "csi-rbdplugin",
+  image: "quay.io/cephcsi/cephcsi:v3.18.1",
+  renderedBy: "the rook-ceph operator",
+};
+
+Deno.test("images: one pod on the old image keeps the bump from landing, naming what runs", () => {
+  const mixed = judgeImages(0, {
+    want,
+    pods: [
+      { name: "a", running: want.image, ready: true },
+      { name: "b", running: "quay.io/cephcsi/cephcsi:v3.17.1", ready: true },
+    ],
+  });
+  assertEquals(mixed.verdict, "pending");
+  assert(mixed.detail.includes("still run quay.io/cephcsi/cephcsi:v3.17.1"), mixed.detail);
+  assertEquals(judgeImages(0, { want, pods: [] }).verdict, "fail");
+  const all = judgeImages(0, { want, pods: [{ name: "a", running: want.image, ready: true }] });
+  assertEquals(all.verdict, "pass");
+  assertEquals(
+    deliveryState([judgeSource(plan, oci({})), judgeRelease(plan, hr({})), mixed]),
+    "not-landed",
+  );
+  assertEquals(
+    deliveryState([
+      judgeSource(plan, oci({})),
+      judgeRelease(plan, hr({ chartVersion: "1.20.2" })),
+      all,
+    ]),
+    "not-delivered",
+  );
+  assertEquals(
+    deliveryState([judgeSource(plan, oci({})), judgeRelease(plan, hr({})), all]),
+    "landed",
+  );
+});
