@@ -12,6 +12,7 @@ import {
 import { parseNow } from "./plan_check.ts";
 import { checkPlanFile } from "../app/plan_check_run.ts";
 import {
+  componentBranchChange,
   newPlanInstallerResolver,
   newPlanRepositoryRoot,
   readFileToBind,
@@ -20,6 +21,7 @@ import { parseCatalogue } from "../domain/catalogue.ts";
 import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
 import {
   commonFact,
+  type ComponentPlanDraft,
   installerReference,
   parseNodeSource,
   renderComponentUpgradePlan,
@@ -137,7 +139,7 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
     const cluster = required("cluster"), component = required("component");
     const from = required("from");
     const name = str(args, "name") ?? `${component}-${to.replace(/^v/, "")}`;
-    const { out, outAbs, healthPolicy } = await planFiles(name, cluster);
+    const { out, outAbs, root, healthPolicy } = await planFiles(name, cluster);
     const text = renderComponentUpgradePlan({
       name,
       cluster,
@@ -152,6 +154,7 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
       },
       from,
       to,
+      ...(await componentChange(args, root, component)),
     });
     return await keepIfChecked(text, out, outAbs, {
       name,
@@ -390,7 +393,11 @@ planes first, then the kubelets on workers; the same bound files.
 \`plan new config\` writes a ConfigApply (--mode, --activation, --config PATCH bound by digest,
 --talos defaulting to what every node runs; workers first). \`plan new component\` writes a
 ComponentUpgrade (--cluster, --component, --flux-namespace, --flux-kind HelmRelease,
---flux-name <component>, --from, --to; no nodes, no catalogue).
+--flux-name <component>, --from, --to; no nodes, no catalogue). With --base REF --head REF
+(the reviewed branch, in the plan's repository) it binds both commits and every pin file of the
+component's playbook the branch changes, by its SHA-256 at head; --flux-source
+KIND/NAMESPACE/NAME names the Flux source that must reach --to, and each --expect-image
+'NAMESPACE|SELECTOR|CONTAINER|IMAGE' an image operator-rendered pods must run once it landed.
 
 An existing file is never overwritten without --force. The written plan is checked as
 \`cairn plan check\` checks it and only kept if it passes.
@@ -424,6 +431,10 @@ Options:
     activation: { type: "string" },
     config: { type: "string" },
     component: { type: "string" },
+    base: { type: "string" },
+    head: { type: "string" },
+    "flux-source": { type: "string" },
+    "expect-image": { type: "string", multiple: true },
     "flux-kind": { type: "string" },
     "flux-namespace": { type: "string" },
     "flux-name": { type: "string" },
@@ -449,3 +460,54 @@ Options:
   positionals: { min: 1, max: 1 },
   run,
 };
+
+/** `--base/--head` (the reviewed branch) and `--flux-source/--expect-image` (what must land). */
+async function componentChange(
+  args: Parameters<Command["run"]>[0],
+  root: string,
+  component: string,
+): Promise<Pick<ComponentPlanDraft, "change" | "delivery">> {
+  const base = args.values["base"] as string | undefined;
+  const head = args.values["head"] as string | undefined;
+  if ((base === undefined) !== (head === undefined)) {
+    throw new UsageError("--base and --head go together (the reviewed branch)");
+  }
+  const out: { -readonly [K in "change" | "delivery"]?: NonNullable<ComponentPlanDraft[K]> } = {};
+  if (base !== undefined && head !== undefined) {
+    out.change = await componentBranchChange({
+      root,
+      cairnRoot: resolve(dirname(new URL(import.meta.url).pathname), "../.."),
+      component,
+      base,
+      head,
+    });
+  }
+  const source = args.values["flux-source"] as string | undefined;
+  const images = (args.values["expect-image"] as string[] | undefined) ?? [];
+  if (source === undefined && images.length > 0) {
+    throw new UsageError("--expect-image needs --flux-source (the source that must reach --to)");
+  }
+  if (source !== undefined) {
+    const m = /^(OCIRepository|GitRepository)\/([a-z0-9-]+)\/([a-z0-9-]+)$/.exec(source);
+    if (!m) throw new UsageError(`--flux-source ${source}: expected KIND/NAMESPACE/NAME`);
+    out.delivery = {
+      source: { kind: m[1]!, namespace: m[2]!, name: m[3]! },
+      images: images.map((x) => {
+        const i = /^([a-z0-9-]+)\|([^|\s]+)\|([a-z0-9-]+)\|([^|\s]+)$/.exec(x);
+        if (!i) {
+          throw new UsageError(
+            `--expect-image ${x}: expected NAMESPACE|SELECTOR|CONTAINER|IMAGE`,
+          );
+        }
+        return {
+          namespace: i[1]!,
+          selector: i[2]!,
+          container: i[3]!,
+          image: i[4]!,
+          renderedBy: `the operator reconciling ${component}`,
+        };
+      }),
+    };
+  }
+  return out;
+}

@@ -426,6 +426,23 @@ export interface ComponentPlanDraft extends PlanHeader {
   readonly flux: { readonly kind: string; readonly namespace: string; readonly name: string };
   readonly from: string;
   readonly to: string;
+  /** The reviewed branch: base and head commits, and the pin files at head by digest. */
+  readonly change?: {
+    readonly base: string;
+    readonly head: string;
+    readonly pins: readonly Bound[];
+  };
+  /** What delivery must show: the Flux source, and images operator-rendered workloads run. */
+  readonly delivery?: {
+    readonly source: { readonly kind: string; readonly namespace: string; readonly name: string };
+    readonly images: readonly {
+      readonly namespace: string;
+      readonly selector: string;
+      readonly container: string;
+      readonly image: string;
+      readonly renderedBy: string;
+    }[];
+  };
 }
 
 /** Renders a ComponentUpgrade plan (observed after merge, never mutated by cairn). */
@@ -444,6 +461,36 @@ export function renderComponentUpgradePlan(d: ComponentPlanDraft): string {
     `    name: ${scalar(d.flux.name)}`,
     `  from: ${d.from}`,
     `  to: ${d.to}`,
+    ...(d.change
+      ? [
+        "  change:",
+        // Quoted always: an all-digit commit id would otherwise read as a number.
+        `    base: ${JSON.stringify(d.change.base)}`,
+        `    head: ${JSON.stringify(d.change.head)}`,
+        "    pins:",
+        ...d.change.pins.flatMap((p) => [
+          `      - path: ${scalar(p.path)}`,
+          `        sha256: ${p.sha256}`,
+        ]),
+      ]
+      : []),
+    ...(d.delivery
+      ? [
+        "  delivery:",
+        "    source:",
+        `      kind: ${scalar(d.delivery.source.kind)}`,
+        `      namespace: ${scalar(d.delivery.source.namespace)}`,
+        `      name: ${scalar(d.delivery.source.name)}`,
+        ...(d.delivery.images.length ? ["    images:"] : ["    images: []"]),
+        ...d.delivery.images.flatMap((i) => [
+          `      - namespace: ${scalar(i.namespace)}`,
+          `        selector: ${JSON.stringify(i.selector)}`,
+          `        container: ${scalar(i.container)}`,
+          `        image: ${JSON.stringify(i.image)}`,
+          `        renderedBy: ${JSON.stringify(i.renderedBy)}`,
+        ]),
+      ]
+      : []),
     "  phases:",
     "    deadlines:",
     "      rollout: { transportSeconds: 60, verificationSeconds: 1800 }",
