@@ -205,13 +205,112 @@ export class GitOpsTwin {
       const v = `v${tag.replace(/^v/, "")}`;
       this.#rollImage("daemonsets", ns, "cilium", `quay.io/cilium/cilium:${v}`);
     } else if (chart === "cloudnative-pg") {
-      this.#rollImage(
-        "deployments",
-        ns,
-        "cloudnative-pg",
-        `ghcr.io/cloudnative-pg/cloudnative-pg:${tag.replace(/^v/, "")}`,
-      );
+      // The operator's new instance manager rolls every instance: replicas first, then a
+      // switchover, then the old primary (seed 004: "a switchover then replica restarts").
+      this.#log(`cloudnative-pg operator ${tag.replace(/^v/, "")} rolls its Cluster instances`);
+      this.#after(this.#o.operatorReconcileSeconds, 30, () => this.#rollCnpg());
     }
+  }
+
+  /** Every CNPG Cluster: replicas restart one by one, a switchover, then the old primary. */
+  #rollCnpg(): void {
+    const pods = this.#type("", "v1", "pods");
+    const clusters = this.#type("postgresql.cnpg.io", "v1", "clusters");
+    if (!pods || !clusters) return;
+    const step = (this.#o.rollStepSeconds ?? 10) * 1000;
+    for (const c of this.#o.store.list(clusters)) {
+      const ns = c.metadata.namespace!;
+      const name = c.metadata.name;
+      const members = () =>
+        this.#o.store.list(pods, ns).filter((p) =>
+          rec(p.metadata.labels)["cnpg.io/cluster"] === name
+        );
+      const role = (p: Obj) => rec(p.metadata.labels)["cnpg.io/instanceRole"];
+      const queue = members().filter((p) => role(p) === "replica").map((p) => p.metadata.name)
+        .sort();
+      const oldPrimary = members().find((p) => role(p) === "primary")?.metadata.name;
+      const next = () => {
+        const podName = queue.shift();
+        if (podName !== undefined) {
+          this.#restartPod(pods, clusters, ns, name, podName, step, next);
+          return;
+        }
+        if (!oldPrimary) return;
+        // Switchover to the first ready replica, then restart the old primary as a replica.
+        const to = members().find((p) => role(p) === "replica")?.metadata.name;
+        if (!to) return;
+        for (const p of members()) {
+          const r = p.metadata.name === to ? "primary" : "replica";
+          this.#o.store.put(pods, {
+            ...p,
+            metadata: {
+              ...p.metadata,
+              labels: { ...rec(p.metadata.labels), "cnpg.io/instanceRole": r, role: r },
+            },
+          });
+        }
+        this.#setCnpgStatus(clusters, ns, name, { currentPrimary: to });
+        this.#log(`cnpg Cluster ${ns}/${name}: switchover from ${oldPrimary} to ${to}`);
+        this.#restartPod(
+          pods,
+          clusters,
+          ns,
+          name,
+          oldPrimary,
+          step,
+          () => this.#log(`cnpg Cluster ${ns}/${name}: every instance restarted`),
+        );
+      };
+      next();
+    }
+  }
+
+  /** The pod goes unready (its container restarts) and is ready again `ms` later. */
+  #restartPod(
+    pods: ResourceType,
+    clusters: ResourceType,
+    ns: string,
+    cluster: string,
+    name: string,
+    ms: number,
+    done: () => void,
+  ): void {
+    const set = (ready: boolean) => {
+      const p = this.#o.store.get(pods, ns, name);
+      if (!p) return;
+      const status = rec(p.status);
+      const conditions = ((status.conditions ?? []) as R[]).map((c) =>
+        c.type === "Ready" || c.type === "ContainersReady"
+          ? { ...c, status: ready ? "True" : "False" }
+          : c
+      );
+      const containerStatuses = ((status.containerStatuses ?? []) as R[]).map((c) => ({
+        ...c,
+        ready,
+        ...(ready ? {} : { restartCount: Number(c.restartCount ?? 0) + 1 }),
+      }));
+      this.#o.store.put(pods, { ...p, status: { ...status, conditions, containerStatuses } });
+      const readyCount =
+        this.#o.store.list(pods, ns).filter((x) =>
+          rec(x.metadata.labels)["cnpg.io/cluster"] === cluster &&
+          ((rec(x.status).conditions ?? []) as R[]).some((c) =>
+            c.type === "Ready" && c.status === "True"
+          )
+        ).length;
+      this.#setCnpgStatus(clusters, ns, cluster, { readyInstances: readyCount });
+    };
+    set(false);
+    this.#log(`cnpg instance ${ns}/${name} restarting`);
+    this.#o.clock.schedule(ms, () => {
+      set(true);
+      done();
+    });
+  }
+
+  #setCnpgStatus(clusters: ResourceType, ns: string, name: string, patch: R): void {
+    const c = this.#o.store.get(clusters, ns, name);
+    if (!c) return;
+    this.#o.store.put(clusters, { ...c, status: { ...rec(c.status), ...patch } });
   }
 
   #csiWorkloads(ns: string): { plural: string; obj: Obj }[] {
