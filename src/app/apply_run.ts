@@ -154,7 +154,8 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
       journal: o.onPhase
         ? watchPhases(
           journal,
-          parsed.plan.kind === "ComponentUpgrade" ? [] : parsed.plan.spec.nodes.map((n) => n.name),
+          // A ComponentUpgrade returned above: every kind left has nodes.
+          parsed.plan.spec.nodes.map((n) => n.name),
           o.onPhase,
         )
         : journal,
