@@ -21,6 +21,7 @@ import {
   executeKubernetesUpgrade,
 } from "../../src/engine/k8s_upgrade/run.ts";
 import { MemoryLogger } from "./memory_logger.ts";
+import type { ExecutionObserver } from "../../src/engine/executor/deps.ts";
 import { ROOT } from "./twin_world.ts";
 
 export const K8S_PLAN_PATH = join(ROOT, "plans/kubernetes-v1.36.0-talos-v1.13.9.yaml");
@@ -90,7 +91,13 @@ export async function k8sRollout(
     nowMs: twin.clock.now(),
   });
   const log = new MemoryLogger();
-  const run = () =>
+  const run = (
+    r: {
+      readonly owner?: string;
+      readonly signal?: AbortSignal;
+      readonly observer?: ExecutionObserver;
+    } = {},
+  ) =>
     executeKubernetesUpgrade({
       journal,
       bound,
@@ -103,7 +110,9 @@ export async function k8sRollout(
       },
       ...inprocExecutionTiming(twin),
       log,
-      owner: "ctl_test",
+      owner: r.owner ?? "ctl_test",
+      ...(r.signal ? { signal: r.signal } : {}),
+      ...(r.observer ? { observer: r.observer } : {}),
     });
   return {
     twin,

@@ -147,10 +147,21 @@ export function judgeUniformOs(plan: PreflightPlan, e: PreflightEvidence): RowFi
 }
 
 /** Row 24: support window, step, skew and removed APIs, on every node's actual versions. */
+/** How strictly versions are expected (see {@link judgePreflight}). */
+export interface PreflightOptions {
+  /** Every component must still run the plan's `from`... */
+  readonly expectFrom: boolean;
+  /**
+   * ...except those this plan's own operations already moved (`<component>@<node>`), which may
+   * run `from` or `to` (a resumed rollout).
+   */
+  readonly moved?: ReadonlySet<string>;
+}
+
 export function judgeSkew(
   plan: PreflightPlan,
   e: PreflightEvidence,
-  o: { readonly expectFrom: boolean },
+  o: PreflightOptions,
 ): RowFinding {
   const problems: Problem[] = [];
   const to = parseVersion(plan.to);
@@ -189,7 +200,10 @@ export function judgeSkew(
         message: `${c.component} on ${c.node}: version could not be read`,
         held: true,
       });
-    } else if (o.expectFrom && c.version !== plan.from) {
+    } else if (
+      o.expectFrom && c.version !== plan.from &&
+      !(c.version === plan.to && o.moved?.has(`${c.component}@${c.node}`))
+    ) {
       problems.push({
         reason: "KubernetesVersionUnexpected",
         message: `${c.component} on ${c.node} runs ${c.version}, the plan expects ${plan.from}`,
@@ -287,7 +301,7 @@ export function judgeBootstrap(e: PreflightEvidence): RowFinding {
 export function judgePreflight(
   plan: PreflightPlan,
   e: PreflightEvidence,
-  o: { readonly expectFrom: boolean },
+  o: PreflightOptions,
 ): PreflightJudgement {
   const uniformOs = judgeUniformOs(plan, e);
   const skew = judgeSkew(plan, e, o);

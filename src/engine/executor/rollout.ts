@@ -69,7 +69,10 @@ export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<
  * the old owner's token can no longer pass an attempt transaction. Resume is not rerun: the
  * taken-over operation is then left for recovery, never re-executed from the top.
  */
-async function takeOverStale(deps: ExecutorDeps, bound: BoundPlan): Promise<void> {
+export async function takeOverStale(
+  deps: ExecutorDeps,
+  bound: { readonly digest: string },
+): Promise<void> {
   const { epoch } = await deps.journal.installation();
   const live = (await deps.journal.listOperations()).filter((o) =>
     o.planDigest === bound.digest && !isTerminal(o.state) && o.owner !== deps.owner

@@ -79,7 +79,16 @@ export async function checkKubernetes(o: {
       ),
     }
     : e;
-  const judgement = judgePreflight(o.plan.spec, projected, { expectFrom: step === undefined });
+  // Components this plan's own operations already moved may run the target (a resumed rollout).
+  const mine = (await o.journal.listOperations()).filter((x) => x.planDigest === o.digest);
+  const moved = new Set(mine.map((x) => {
+    const [node, , component] = x.step.split("/");
+    return `${component}@${node}`;
+  }));
+  const judgement = judgePreflight(o.plan.spec, projected, {
+    expectFrom: step === undefined,
+    moved,
+  });
   const writes = guard.refused().length;
   const record: KubernetesCheckRecord = {
     verdict: writes > 0 ? "refused" : judgement.verdict,

@@ -14,7 +14,7 @@ import { digestOf, identityText } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
 import { journalHealthGate } from "../executor/health_gate.ts";
 import type { NodeOutcome } from "../executor/node_step.ts";
-import type { RolloutOutcome } from "../executor/rollout.ts";
+import { type RolloutOutcome, takeOverStale } from "../executor/rollout.ts";
 import {
   dispatchAuthority,
   type ExecuteOptions,
@@ -158,6 +158,8 @@ export async function executeKubernetesUpgrade(
     ...(o.observer ? { observer: o.observer } : {}),
   };
   try {
+    // A crashed controller's live operations are taken over (unresolved), never rerun.
+    await takeOverStale(deps, o.bound);
     const ops = (await o.journal.listOperations()).filter((x) => x.planDigest === o.bound.digest);
     const nodes: NodeOutcome[] = [];
     for (const step of componentSteps(plan)) {

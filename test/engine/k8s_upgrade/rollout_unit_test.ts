@@ -170,3 +170,32 @@ Deno.test("an OS rollout left partial in the journal refuses the Kubernetes upgr
     await w.close();
   }
 });
+
+Deno.test("a controller stopped mid-operation: the next one takes the operation over as unresolved and never reruns it", async () => {
+  const w = await k8sRollout();
+  try {
+    const stop = new AbortController();
+    const first = await w.run({
+      signal: stop.signal,
+      observer: {
+        // Stop right after the first configuration change was accepted, before it is observed.
+        onAttemptResponse: (a) => {
+          if (a.phase === "component-config") stop.abort();
+        },
+      },
+    });
+    assertEquals(first.state, "stopped");
+    const sent = w.twin.talos.stats.totalMutating;
+    assertEquals(sent, 2);
+    const second = await w.run({ owner: "ctl_next" });
+    assertEquals(second.state, "halted");
+    assertEquals(second.nodes.map((n) => [n.node, n.state, n.reason]), [
+      ["cp-1", "unresolved", "OperationExists"],
+    ]);
+    const [op] = await w.journal.listOperations();
+    assertEquals([op!.state, op!.owner], ["unresolved", "ctl_next"]);
+    assertEquals(w.twin.talos.stats.totalMutating, sent, "resume is not rerun: nothing sent");
+  } finally {
+    await w.close();
+  }
+});
