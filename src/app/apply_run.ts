@@ -166,6 +166,8 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
       owner,
       callTimeoutMs: (ms: number) => ms,
       pollIntervalMs: 5_000,
+      // A real clock: the drain reacts to pod and budget events (engine/drain_run.ts).
+      drainWake: "events",
       roundIntervalMs: 30_000,
       signal: o.signal,
     };

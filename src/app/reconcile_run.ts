@@ -142,6 +142,8 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
         owner: `ctl_${hostname()}_${Deno.pid}`,
         callTimeoutMs: (ms) => ms,
         pollIntervalMs: 5_000,
+        // A real clock: the drain reacts to pod and budget events (engine/drain_run.ts).
+        drainWake: "events",
         roundIntervalMs: 30_000,
         metrics,
         installers: registryInstallerResolver({ timeoutMs: 30_000 }),

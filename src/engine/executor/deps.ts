@@ -90,6 +90,11 @@ export interface PhaseDeps {
   readonly callTimeoutMs: (remainingMs: number) => number;
   /** How often waits re-observe (drain progress, boot, verification rounds). */
   readonly pollIntervalMs: number;
+  /**
+   * How a drain waits between eviction passes (engine/drain_run.ts): `events` (pod and budget
+   * watches, the poll interval as a backstop) on a real clock; `poll` (default) on virtual time.
+   */
+  readonly drainWake?: "events" | "poll";
   /** Stops the rollout between steps (SIGTERM). */
   readonly signal?: AbortSignal;
   /** Told of each milestone (reports, metrics); absent: nobody watches. */

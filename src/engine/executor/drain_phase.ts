@@ -1,11 +1,10 @@
-import type { KubePod, PodRef } from "../../ports/kube.ts";
+import type { KubePod } from "../../ports/kube.ts";
 import { type DrainPlan, planDrain } from "../drain_plan.ts";
 import type { StepState } from "./deps.ts";
 import { halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
+import { podKey as key, runDrain } from "../drain_run.ts";
 import { errorText, mutate, type Sent } from "./mutation.ts";
 import { pdbOfRefusal, stallAfterMs, StallWatch } from "../operating/stall.ts";
-
-const key = (p: PodRef) => `${p.namespace}/${p.name}`;
 
 function partialDrainEntry(s: StepState) {
   return s.bound.plan.spec.recovery.find((r) => r.action === "partialDrain");
@@ -36,13 +35,19 @@ function callBound(s: StepState) {
 
 /** Plans the drain from a fresh pod list; refuses before any eviction when the plan says so. */
 export async function planNodeDrain(s: StepState): Promise<DrainPlan> {
+  return (await planWithPods(s)).plan;
+}
+
+/** The drain plan and the pod list it was made from (which names each pod's workload). */
+async function planWithPods(s: StepState) {
   const pods = (await s.deps.kube.listPods(s.node, callBound(s))).items;
-  return planDrain({
+  const plan = planDrain({
     node: s.node,
     pods,
     drainBoundSeconds: s.bound.plan.spec.phases.drainTimeoutSeconds,
     partialDrainAuthorized: partialDrainEntry(s) !== undefined,
   });
+  return { plan, pods };
 }
 
 /**
@@ -53,9 +58,9 @@ export async function planNodeDrain(s: StepState): Promise<DrainPlan> {
  * remaining pods recorded.
  */
 export async function drainPhase(s: StepState): Promise<PhaseResult> {
-  let plan: DrainPlan;
+  let plan: DrainPlan, pods: readonly KubePod[];
   try {
-    plan = await planNodeDrain(s);
+    ({ plan, pods } = await planWithPods(s));
   } catch (e) {
     // Nothing was evicted: the pods could not be read in time, so the step holds.
     return halt(unresolved("PodsUnreadable", errorText(e)));
@@ -86,7 +91,7 @@ export async function drainPhase(s: StepState): Promise<PhaseResult> {
     },
     route: "kube-apiserver",
     deadline: s.bound.plan.spec.phases.deadlines.drain,
-    send: () => runDrain(s, plan),
+    send: () => drainUntilDone(s, plan, pods),
   });
   if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   return r.sent.responseClass === "accepted"
@@ -94,94 +99,56 @@ export async function drainPhase(s: StepState): Promise<PhaseResult> {
     : halt(unresolved("DrainIncomplete", r.sent.detail));
 }
 
-async function runDrain(s: StepState, plan: DrainPlan): Promise<Sent<undefined>> {
+async function drainUntilDone(s: StepState, plan: DrainPlan, pods: readonly KubePod[]) {
   const { clock, pollIntervalMs } = s.deps;
   const boundMs = s.bound.plan.spec.phases.drainTimeoutSeconds * 1000;
-  const deadline = clock.now() + boundMs;
-  const toEvict = new Map(plan.evict.map((p) => [key(p), p]));
-  const graceDeadline = new Map<string, number>();
   // A drain held by a PDB is reported while it waits, naming the budget (docs/operating.md#stalls).
   const stall = new StallWatch(s, "drain");
   const stallMs = stallAfterMs(s, boundMs);
-  while (true) {
-    const failure = await evictPending(s, toEvict, graceDeadline, stall);
-    if (failure) return failure;
-    await stall.check(clock.now(), stallMs);
-    const remaining = await remainingPods(s, plan);
-    if (remaining.length === 0) {
-      return { responseClass: "accepted", detail: `drained ${plan.evict.length} pod(s)` };
-    }
-    if (clock.now() >= deadline) return boundReached(s, remaining, graceDeadline);
-    await clock.sleep(Math.min(pollIntervalMs, Math.max(1, deadline - clock.now())), s.deps.signal);
+  const r = await runDrain(
+    {
+      kube: s.deps.kube,
+      clock,
+      pollIntervalMs,
+      callTimeoutMs: callBound(s).timeoutMs,
+      wake: s.deps.drainWake ?? "poll",
+      ...(s.deps.signal ? { signal: s.deps.signal } : {}),
+      record: (kind, detail) => drainFact(s, kind, detail),
+      onPass: async (held, nowMs) => {
+        const blocking = new Map<string, string[]>();
+        for (const h of held) {
+          const pdb = pdbOfRefusal(h.pod.namespace, h.message) ??
+            `eviction of ${key(h.pod)} (HTTP ${h.httpStatus})`;
+          blocking.set(pdb, [...(blocking.get(pdb) ?? []), key(h.pod)]);
+          stall.blocked(
+            { name: pdb, holding: blocking.get(pdb)!.join(", "), detail: h.message },
+            nowMs,
+          );
+        }
+        stall.keepOnly(new Set(blocking.keys()));
+        await stall.check(nowMs, stallMs);
+      },
+    },
+    plan,
+    pods,
+    boundMs,
+  );
+  if (r.kind === "drained") {
+    return { responseClass: "accepted", detail: `drained ${r.evicted} pod(s)` } as const;
   }
-}
-
-/** Sends one eviction to every pod not yet accepted; returns a failure that ends the drain. */
-async function evictPending(
-  s: StepState,
-  toEvict: Map<string, PodRef>,
-  graceDeadline: Map<string, number>,
-  stall: StallWatch,
-): Promise<Sent<undefined> | undefined> {
-  const blocking = new Map<string, string[]>();
-  for (const [k, pod] of [...toEvict]) {
-    await drainFact(s, "intent", { evict: k });
-    const out = await s.deps.kube.evict(pod, callBound(s));
-    const now = s.deps.clock.now();
-    if (out.kind === "accepted" || out.kind === "gone") {
-      toEvict.delete(k);
-      const current = out.kind === "accepted"
-        ? await s.deps.kube.getPod(pod, callBound(s))
-        : undefined;
-      const grace = current?.terminationGracePeriodSeconds ?? 0;
-      graceDeadline.set(k, now + grace * 1000);
-      await drainFact(s, "fact", {
-        evict: k,
-        outcome: out.kind,
-        graceDeadlineMs: now + grace * 1000,
-      });
-    } else if (out.kind === "blocked") {
-      const pdb = pdbOfRefusal(pod.namespace, out.message) ??
-        `eviction of ${k} (HTTP ${out.httpStatus})`;
-      blocking.set(pdb, [...(blocking.get(pdb) ?? []), k]);
-      stall.blocked({
-        name: pdb,
-        holding: (blocking.get(pdb) ?? []).join(", "),
-        detail: out.message,
-      }, now);
-      await drainFact(s, "fact", {
-        evict: k,
-        outcome: "blocked",
-        httpStatus: out.httpStatus,
-        message: out.message,
-      });
-    } else {
-      await drainFact(s, "fact", {
-        evict: k,
-        outcome: "failed",
-        reason: out.reason,
-        message: out.message,
-      });
-      return {
-        responseClass: "target-error",
-        detail: `eviction of ${k} refused: ${out.reason}: ${out.message}`,
-      };
-    }
+  if (r.kind === "refused") {
+    return {
+      responseClass: "target-error",
+      detail: `eviction of ${r.pod} refused: ${r.reason}: ${r.message}`,
+    } as const;
   }
-  stall.keepOnly(new Set(blocking.keys()));
-  return undefined;
-}
-
-async function remainingPods(s: StepState, plan: DrainPlan): Promise<KubePod[]> {
-  const wanted = new Set(plan.evict.map(key));
-  const pods = (await s.deps.kube.listPods(s.node, callBound(s))).items;
-  return pods.filter((p) => wanted.has(key(p)));
+  return await boundReached(s, r.remaining, r.graceDeadlineMs);
 }
 
 async function boundReached(
   s: StepState,
-  remaining: KubePod[],
-  graceDeadline: Map<string, number>,
+  remaining: readonly KubePod[],
+  graceDeadline: ReadonlyMap<string, number>,
 ): Promise<Sent<undefined>> {
   const list = remaining.map((p) => ({
     pod: key(p),

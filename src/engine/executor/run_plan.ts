@@ -115,6 +115,8 @@ export interface ExecuteOptions {
   readonly owner: string;
   readonly callTimeoutMs: (remainingMs: number) => number;
   readonly pollIntervalMs: number;
+  /** How a drain waits between eviction passes (`events` on a real clock; default `poll`). */
+  readonly drainWake?: "events" | "poll";
   readonly roundIntervalMs: number;
   readonly signal?: AbortSignal;
   /** Told of each milestone (the reconcile loop's reports, metrics). */
@@ -254,6 +256,7 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     owner: o.owner,
     callTimeoutMs: o.callTimeoutMs,
     pollIntervalMs: o.pollIntervalMs,
+    ...(o.drainWake ? { drainWake: o.drainWake } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.selfHosting ? { selfHosting: o.selfHosting } : {}),
     ...(o.observer ? { observer: o.observer } : {}),

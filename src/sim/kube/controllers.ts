@@ -92,12 +92,17 @@ export class Controllers {
       const cur = this.store.get(this.pods, pod.metadata.namespace, pod.metadata.name);
       if (cur && cur.metadata.uid === uid) this.#removePod(cur);
     });
-    return this.store.put(this.pods, next);
+    const terminating = this.store.put(this.pods, next);
+    // A ReplicaSet no longer counts a terminating pod: its replacement is created now, while the
+    // old pod shuts down (as Kubernetes does), not once it is gone.
+    if (replicaSetOwned(pod)) this.#replace(terminating);
+    return terminating;
   }
 
   #removePod(pod: Obj): Obj | undefined {
     const gone = this.store.remove(this.pods, pod.metadata.namespace, pod.metadata.name);
-    if (gone) this.#replace(gone);
+    // A terminating ReplicaSet pod was replaced when its deletion began.
+    if (gone && !(gone.metadata.deletionTimestamp && replicaSetOwned(gone))) this.#replace(gone);
     return gone;
   }
 
@@ -445,6 +450,12 @@ function ownerName(o: Obj): string | undefined {
   return (o.metadata.ownerReferences ?? []).find((r) => r.controller === true)?.name as
     | string
     | undefined;
+}
+
+function replicaSetOwned(pod: Obj): boolean {
+  return (pod.metadata.ownerReferences ?? []).some((o) =>
+    o.controller === true && o.kind === "ReplicaSet"
+  );
 }
 
 export function nodeReady(node: Obj): boolean {
