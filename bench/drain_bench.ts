@@ -109,11 +109,11 @@ async function cairnDrain(file: string): Promise<Run> {
           callTimeoutMs: 30_000,
           wake: "events",
           record: (kind, detail) => {
-          if (TRACE && kind === "fact") {
-            console.log(((performance.now() - t0) / 1000).toFixed(2), JSON.stringify(detail));
-          }
-          return Promise.resolve();
-        },
+            if (TRACE && kind === "fact") {
+              console.log(((performance.now() - t0) / 1000).toFixed(2), JSON.stringify(detail));
+            }
+            return Promise.resolve();
+          },
         },
         plan,
         pods,
