@@ -13,7 +13,6 @@ import type { AuthorityInputs } from "../../src/engine/executor/run_plan.ts";
 import type { BoundPlan, ExecutionObserver } from "../../src/engine/executor/deps.ts";
 import type { OperatingSettings } from "../../src/engine/operating/hold.ts";
 import type { RolloutOutcome } from "../../src/engine/executor/rollout.ts";
-import type { SelfHosting } from "../../src/engine/leadership/self_hosting.ts";
 import type { Journal, OperationDetail } from "../../src/ports/journal.ts";
 import {
   type ClusterDescription,
