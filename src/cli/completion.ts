@@ -1,63 +1,103 @@
 /**
  * `cairn completion bash|zsh`: a completion script generated from the command registry, so it
- * can never name a command that does not exist. Flags are completed per command from the
- * options each command declares.
+ * can never name a command or flag that does not exist. Words complete as command, then
+ * subcommand (for groups such as `plan`), then flags once the word starts with `-`; anything
+ * else (a plan file, a flag's value) is left to the shell's own file completion (`-o default`).
+ * zsh runs the same function through its bash compatibility layer (`bashcompinit`).
  */
+import type { Command } from "./command.ts";
 import { COMMANDS } from "./registry.ts";
 
-async function flagsByCommand(): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  for (const entry of COMMANDS) {
-    const cmd = await entry.load();
-    out.set(cmd.path.join(" "), [...Object.keys(cmd.options), "help"].map((f) => `--${f}`));
-  }
-  return out;
+/** What one command path completes to: every flag, and the flags that take a value. */
+interface CommandFlags {
+  readonly path: string;
+  readonly flags: readonly string[];
+  readonly valueFlags: readonly string[];
 }
+
+function flagsOf(path: string, cmd: Command): CommandFlags {
+  const options = { ...cmd.options, help: { type: "boolean", short: "h" } } as Command["options"];
+  const flags: string[] = [];
+  const valueFlags: string[] = [];
+  for (const [name, opt] of Object.entries(options)) {
+    flags.push(`--${name}`);
+    // A string option's next word is its value: offering flags there would be wrong.
+    if (opt.type === "string") {
+      valueFlags.push(`--${name}`, ...(opt.short ? [`-${opt.short}`] : []));
+    }
+  }
+  return { path, flags, valueFlags };
+}
+
+/** A word list for compgen -W (command and flag names are [a-z0-9-], safe inside "..."). */
+const words = (ws: readonly string[]) => ws.join(" ");
 
 /** The script for `shell`, or undefined when the shell is not supported. */
 export async function completionScript(shell: string): Promise<string | undefined> {
   if (shell !== "bash" && shell !== "zsh") return undefined;
-  const flags = await flagsByCommand();
+  const perCommand: CommandFlags[] = [];
+  for (const entry of COMMANDS) perCommand.push(flagsOf(entry.path.join(" "), await entry.load()));
   const top = [...new Set([...COMMANDS.map((c) => c.path[0]!), "help", "completion"])];
-  const subs = new Map<string, string[]>();
+  const groups = new Map<string, string[]>();
   for (const c of COMMANDS) {
-    if (c.path.length > 1) subs.set(c.path[0]!, [...(subs.get(c.path[0]!) ?? []), c.path[1]!]);
+    if (c.path.length > 1) groups.set(c.path[0]!, [...(groups.get(c.path[0]!) ?? []), c.path[1]!]);
   }
-  const cases: string[] = [];
-  const singles: string[] = [];
-  for (const [path, fl] of flags) {
-    const line = `"${path}") flags="${fl.join(" ")}" ;;`;
-    (path.includes(" ") ? cases : singles).push(line);
-  }
-  const subCases: string[] = [];
-  for (const [g, s] of subs) subCases.push(`      ${g}) words_="${s.join(" ")}" ;;`);
-  const body = `_cairn() {
-  local cur words_ flags cmd
+  const groupNames = [...groups.keys()].join("|");
+  const subsOf = [...groups].map(([g, s]) => `    ${g}) subs="${words(s)}" ;;`).join("\n");
+  const flagCases = perCommand.map((c) =>
+    `    "${c.path}") flags="${words(c.flags)}" values="${words(c.valueFlags)}" ;;`
+  ).join("\n");
+  const body = `_cairn_subcommands() {
+  case "$1" in
+${subsOf}
+    *) subs="" ;;
+  esac
+}
+
+_cairn() {
+  local cur prev path subs="" flags="" values=""
   cur="\${COMP_WORDS[COMP_CWORD]}"
+  prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  COMPREPLY=()
   if [ "$COMP_CWORD" -eq 1 ]; then
-    words_="${top.join(" ")}"
-  elif [ "$COMP_CWORD" -eq 2 ] && [ "\${cur#-}" = "$cur" ]; then
-    case "\${COMP_WORDS[1]}" in
-${subCases.join("\n")}
-      completion) words_="bash zsh" ;;
-      help) words_="${top.join(" ")}" ;;
-    esac
+    COMPREPLY=( $(compgen -W "${words(top)}" -- "$cur") )
+    return 0
   fi
-  if [ -z "$words_" ]; then
-    cmd="\${COMP_WORDS[1]} \${COMP_WORDS[2]}"
-    case "$cmd" in
-      ${cases.join("\n      ")}
-      *) case "\${COMP_WORDS[1]}" in
-        ${singles.join("\n        ")}
-         esac ;;
-    esac
-    words_="$flags"
-  fi
-  COMPREPLY=( $(compgen -W "$words_" -- "$cur") )
+  case "\${COMP_WORDS[1]}" in
+    completion)
+      [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=( $(compgen -W "bash zsh" -- "$cur") )
+      return 0 ;;
+    help)
+      if [ "$COMP_CWORD" -eq 2 ]; then
+        COMPREPLY=( $(compgen -W "${words(top)}" -- "$cur") )
+      elif [ "$COMP_CWORD" -eq 3 ]; then
+        _cairn_subcommands "\${COMP_WORDS[2]}"
+        COMPREPLY=( $(compgen -W "$subs" -- "$cur") )
+      fi
+      return 0 ;;
+    ${groupNames})
+      if [ "$COMP_CWORD" -eq 2 ]; then
+        case "$cur" in
+          -*) COMPREPLY=( $(compgen -W "--help" -- "$cur") ) ;;
+          *) _cairn_subcommands "\${COMP_WORDS[1]}"; COMPREPLY=( $(compgen -W "$subs" -- "$cur") ) ;;
+        esac
+        return 0
+      fi
+      path="\${COMP_WORDS[1]} \${COMP_WORDS[2]}" ;;
+    *) path="\${COMP_WORDS[1]}" ;;
+  esac
+  case "$path" in
+${flagCases}
+  esac
+  # The word after a value-taking flag is its value: leave it to file completion.
+  case " $values " in *" $prev "*) return 0 ;; esac
+  case "$cur" in -*) COMPREPLY=( $(compgen -W "$flags" -- "$cur") ) ;; esac
+  return 0
 }
 `;
   return shell === "bash"
-    ? `# cairn bash completion: eval "$(cairn completion bash)"\n${body}complete -F _cairn cairn\n`
+    ? `# cairn bash completion: eval "$(cairn completion bash)"\n${body}` +
+      `complete -o default -F _cairn cairn\n`
     : `#compdef cairn\n# cairn zsh completion: eval "$(cairn completion zsh)"\n` +
-      `autoload -U +X bashcompinit && bashcompinit\n${body}complete -F _cairn cairn\n`;
+      `autoload -U +X bashcompinit && bashcompinit\n${body}complete -o default -F _cairn cairn\n`;
 }
