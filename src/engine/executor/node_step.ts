@@ -14,6 +14,7 @@ import { errorText } from "./mutation.ts";
 import { observeEvidence } from "./observe.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
+import { stallAfterMs, StallWatch } from "../operating/stall.ts";
 import { openNoiseLease } from "../operating/silences.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
@@ -182,9 +183,20 @@ const GATE_RETRY_MS = 30_000;
 async function gateUntilPass(deps: ExecutorDeps, bound: BoundPlan, node: string) {
   const window = bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000;
   const deadline = deps.clock.now() + window;
+  // A gate held by a failing or unreadable binding is reported while it waits, naming it.
+  const stall = new StallWatch({ deps, bound, node }, "gate");
+  const stallMs = stallAfterMs({ deps, bound, node }, window);
   while (true) {
     const r = await deps.health.round("gate", { target: { node, operationOwnedCordon: false } });
     if (r.verdict === "pass" || deps.clock.now() >= deadline || deps.signal?.aborted) return r;
+    const blocker = `binding ${r.message.split(":")[0]}`;
+    stall.blocked({
+      name: blocker,
+      holding: `commitment of ${node}`,
+      detail: `${r.reason}: ${r.message}`,
+    }, deps.clock.now());
+    stall.keepOnly(new Set([blocker]));
+    await stall.check(deps.clock.now(), stallMs);
     // A held gate is re-read every 30 s at most often: it waits for the cluster, not for a step.
     const wait = Math.min(
       Math.max(deps.pollIntervalMs, GATE_RETRY_MS),

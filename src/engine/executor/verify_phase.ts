@@ -7,6 +7,7 @@ import type { RoundPurpose, StepState } from "./deps.ts";
 import { digestOf, postconditionText } from "./digests.ts";
 import { failed, halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
 import { controllerActor } from "./observe.ts";
+import { StallWatch, stallAfterMs } from "../operating/stall.ts";
 
 /** Kubernetes node annotation where Talos publishes the running schematic id. */
 export const SCHEMATIC_ANNOTATION = "extensions.talos.dev/schematic";
@@ -52,11 +53,27 @@ export async function awaitBoot(
   const deadline = clock.now() +
     s.bound.plan.spec.phases.deadlines.reboot.verificationSeconds * 1000;
   let last: BootReading | undefined;
+  // A node that does not come back is reported while the step still waits for it.
+  const stall = new StallWatch(s, "reboot");
+  const stallMs = stallAfterMs(
+    s,
+    s.bound.plan.spec.phases.deadlines.reboot.verificationSeconds * 1000,
+  );
+  const waitingSince = clock.now();
   while (clock.now() < deadline) {
     await clock.sleep(Math.min(pollIntervalMs, deadline - clock.now()), s.deps.signal);
     last = await readBoot(s, Math.max(1, deadline - clock.now()));
     const rebooted = last.bootId !== undefined && last.bootId !== bootIdBefore;
-    if (!rebooted || !last.ready || last.version === undefined) continue;
+    if (!rebooted || !last.ready || last.version === undefined) {
+      stall.blocked({
+        name: `node ${s.node}`,
+        holding: `boot into ${hop.to}`,
+        detail: `not back: version=${last.version ?? "unreadable"}, bootId changed=${rebooted}, ` +
+          `ready=${last.ready}`,
+      }, waitingSince);
+      await stall.check(clock.now(), stallMs);
+      continue;
+    }
     await journal.recordPhase({
       operationId: s.operationId,
       token: s.token,

@@ -19,7 +19,7 @@ export interface Blocker {
 }
 
 /** How long a step may wait before it is reported stalled: the plan's, else half the bound. */
-export function stallAfterMs(s: StepState, waitBoundMs: number): number {
+export function stallAfterMs(s: StallScope, waitBoundMs: number): number {
   const declared = s.bound.plan.spec.stallAfterSeconds;
   return declared !== undefined ? declared * 1000 : Math.floor(waitBoundMs / 2);
 }
@@ -31,11 +31,14 @@ export function pdbOfRefusal(namespace: string, message: string): string | undef
 }
 
 /** Tracks blockers since when they started blocking; reports each one once past the limit. */
+/** What a stall report needs: the plan, the node and the ports (a step's state has them). */
+export type StallScope = Pick<StepState, "deps" | "bound" | "node">;
+
 export class StallWatch {
   readonly #since = new Map<string, { readonly at: number; blocker: Blocker }>();
   readonly #reported = new Set<string>();
 
-  constructor(private readonly s: StepState, private readonly phase: string) {}
+  constructor(private readonly s: StallScope, private readonly phase: string) {}
 
   /** `blocker` blocks now (its first sighting starts its clock). */
   blocked(blocker: Blocker, nowMs: number): void {
@@ -62,7 +65,7 @@ export class StallWatch {
 const STALLED: Reason = "StepStalled";
 
 async function reportStall(
-  s: StepState,
+  s: StallScope,
   phase: string,
   b: Blocker,
   waitedMs: number,

@@ -100,6 +100,10 @@ Deno.test("an unreachable Alertmanager is unreadable, never a pass: the gate hol
       .flatMap((r) => r.results).filter((x) => x.binding === "no-critical-alerts");
     assert(rows.length > 0 && rows.every((x) => x.outcome === "unreadable"));
     assertEquals(await w.journal.listOperations(), []);
+    // The held gate was reported stalled while it waited, naming the unreadable binding.
+    const stalls = (await w.journal.planHistory(w.bound.digest))!.rolloutEvents!
+      .filter((e) => e.kind === "stall").map((e) => [e.node, e.detail["blocker"]]);
+    assertEquals(stalls, [["worker-1", "binding no-critical-alerts"]]);
   } finally {
     await w.close();
   }

@@ -59,3 +59,28 @@ Deno.test("a drain stalled by a PDB is reported while it waits, naming the PDB",
     await w.close();
   }
 });
+
+Deno.test("a node that does not come back is reported stalled while the step waits for it", async () => {
+  const w = await startInprocWorld({
+    nodes: ["worker-1"],
+    faults: [{ kind: "no-return-from-reboot", point: "talos.boot", target: "worker-1" }],
+  });
+  try {
+    const stalls: string[] = [];
+    const out = await w.run({
+      observer: { onStall: (st) => stalls.push(`${st.phase} ${st.blocker}`) },
+    });
+    assertEquals(out.nodes.map((n) => [n.state, n.reason]), [["unresolved", "BootNotObserved"]]);
+    assertEquals(stalls, ["reboot node worker-1"]);
+    const [stall] = (await w.journal.planHistory(w.bound.digest))!.rolloutEvents!
+      .filter((e) => e.kind === "stall");
+    assert(
+      String(stall!.detail["detail"]).includes("not back: version=unreadable"),
+      JSON.stringify(stall),
+    );
+    // Half of the 900 s reboot bound, reported before the step gave up.
+    assert(Number(stall!.detail["waitedSeconds"]) >= 450);
+  } finally {
+    await w.close();
+  }
+});
