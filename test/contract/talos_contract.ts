@@ -183,6 +183,36 @@ export const TALOS_CONTRACT: Record<string, (env: TalosContractEnv) => Promise<v
     assertEquals((await env.admin.version("worker-2", O)).tag, "v1.14.2");
   },
 
+  async "MachineConfigs: only os:admin reads it (Sensitive); STAGED moves the persistent document only"(
+    env,
+  ) {
+    const ref = (id: string) => ({
+      namespace: "config",
+      type: "MachineConfigs.config.talos.dev",
+      id,
+    });
+    await rejects(env.reader.resource("worker-1", ref("v1alpha1"), O), "TalosPermissionDenied");
+    await rejects(env.operator.resource("worker-1", ref("persistent"), O), "TalosPermissionDenied");
+    const before = await env.admin.resource("worker-1", ref("v1alpha1"), O);
+    const data = new TextEncoder().encode("machine:\n  time:\n    servers: [pool.ntp.org]\n");
+    const r = await env.admin.applyConfiguration("worker-1", {
+      data,
+      mode: "STAGED",
+      dryRun: false,
+    }, O);
+    assert(r.outcome === "ok" && r.value.mode === "STAGED");
+    const active = await env.admin.resource("worker-1", ref("v1alpha1"), O);
+    const persistent = await env.admin.resource("worker-1", ref("persistent"), O);
+    assertEquals(active.yamlSpec, before.yamlSpec);
+    assert(persistent.yamlSpec.includes("pool.ntp.org"));
+    const time = await env.reader.resource(
+      "worker-1",
+      { namespace: "network", type: "TimeServerStatuses.net.talos.dev", id: "timeservers" },
+      O,
+    );
+    assert(!time.yamlSpec.includes("pool.ntp.org"), "a staged setting is not running");
+  },
+
   async "ApplyConfiguration follows 1.13 and 1.14 mode semantics"(env) {
     const data = new TextEncoder().encode("machine: {}\n# cairn-sim: requires-reboot\n");
     const r14 = await env.admin.applyConfiguration(

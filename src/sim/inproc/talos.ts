@@ -42,6 +42,7 @@ import {
 } from "../../adapters/talos/mutation_outcome.ts";
 import type { Fault, FaultSchedule } from "../faults.ts";
 import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "../talos/model.ts";
+import { cosiReadAllowed } from "../talos/machine_config.ts";
 import { type MethodSpec, TALOS_METHODS, TalosStats } from "../talos/methods.ts";
 import { RESET_MESSAGE, routeToNode, takeTransportFault } from "../talos/transport.ts";
 import type { VirtualTime } from "./time.ts";
@@ -328,8 +329,12 @@ export class InprocTalos implements Talos {
         const forType = f?.params?.["type"] === undefined || f.params["type"] === ref.type;
         const refusal = (f?.kind === "unavailable" || f?.kind === "deadline-exceeded") && forType;
         const { node: n } = this.#admit(COSI_GET, node, refusal);
-        n.assertReachable();
         const { namespace, type, id } = ref;
+        if (!cosiReadAllowed(type, this.#o.roles ?? ["os:admin"])) {
+          this.stats.denied++;
+          throw new TalosSimError(GRPC.PERMISSION_DENIED, "not authorized");
+        }
+        n.assertReachable();
         const r = this.#o.cluster.cosiGet(n, namespace, type, id);
         return { ok: true, value: { namespace, type, id, version: r.version, yamlSpec: r.yaml } };
       } catch (e) {

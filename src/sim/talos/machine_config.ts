@@ -15,6 +15,18 @@ import { parse, stringify } from "yaml";
 
 type Doc = Record<string, unknown>;
 
+/**
+ * COSI resource types Talos marks `Sensitive`: only `os:admin` may read them
+ * (`internal/app/resources/access.go` `AccessPolicy`; the machine configuration holds keys and
+ * tokens). Every other type the twin serves is non-sensitive.
+ */
+const SENSITIVE_TYPES: ReadonlySet<string> = new Set(["MachineConfigs.config.talos.dev"]);
+
+/** Whether a caller with `roles` may read a COSI resource of `type`. */
+export function cosiReadAllowed(type: string, roles: readonly string[]): boolean {
+  return !SENSITIVE_TYPES.has(type) || roles.includes("os:admin");
+}
+
 /** The configuration a description node boots with (a fixed, small v1alpha1 document). */
 export function initialMachineConfig(
   o: { readonly role: string; readonly talosVersion: string },

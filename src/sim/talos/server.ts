@@ -12,6 +12,7 @@ import * as loader from "@grpc/proto-loader";
 import type { SimClock } from "../clock.ts";
 import type { FaultSchedule } from "../faults.ts";
 import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "./model.ts";
+import { cosiReadAllowed } from "./machine_config.ts";
 import { type MethodSpec, TALOS_METHODS, TalosStats } from "./methods.ts";
 import { RESET_MESSAGE, routeToNode, takeTransportFault } from "./transport.ts";
 
@@ -390,8 +391,12 @@ class Handlers {
         if ((f?.kind === "unavailable" || f?.kind === "deadline-exceeded") && forType) {
           this.#transportFault(spec, node);
         }
-        node.assertReachable();
         const { namespace, type, id } = call.request;
+        if (!cosiReadAllowed(type, this.#roles(call))) {
+          this.stats.denied++;
+          throw new TalosSimError(GRPC.PERMISSION_DENIED, "not authorized");
+        }
+        node.assertReachable();
         const r = this.o.cluster.cosiGet(node, namespace, type, id);
         callback(null, {
           resource: {

@@ -21,12 +21,17 @@ import { onlyNodes, ROOT } from "../../_helpers/twin_world.ts";
 
 const PLAN_PATH = join(ROOT, "plans/config-apply-ntp.yaml");
 
-async function preview(o: { nodeTalos?: string; stagePending?: string } = {}) {
+async function preview(
+  o: { nodeTalos?: string; stagePending?: string; talosRoles?: string[] } = {},
+) {
   const desc: ClusterDescription = ClusterDescriptionSchema.parse(
     parse(await Deno.readTextFile(join(ROOT, "fixtures/clusters/home-ops.yaml"))),
   );
   if (o.nodeTalos) { for (const n of desc.spec.nodes) n.talosVersion = o.nodeTalos; }
-  const twin = startInprocTwin({ description: desc });
+  const twin = startInprocTwin({
+    description: desc,
+    ...(o.talosRoles ? { talosRoles: o.talosRoles } : {}),
+  });
   if (o.stagePending) twin.cluster.nodes.get(o.stagePending)!.machineConfig.stage("machine: {}\n");
   const text = onlyNodes("worker-1", "cp-1")(await Deno.readTextFile(PLAN_PATH));
   const bytes = new TextEncoder().encode(text);
@@ -146,6 +151,21 @@ Deno.test("cairn plan preview's model takes a ConfigApply (no PlanKindNotExecuta
       model.safeguards.find((s) => s.id === "ClientMatchesServer")?.verdict,
       "pass",
     );
+    assertEquals(twin.talos.stats.totalMutating, 0);
+  } finally {
+    twin.stop();
+  }
+});
+
+Deno.test("a reader-only Talos credential cannot read MachineConfigs (Sensitive): the preview holds", async () => {
+  const { twin, live } = await preview({ talosRoles: ["os:reader"] });
+  try {
+    assert(live.held, JSON.stringify(live.reasons));
+    const notes = live.reasons.filter((r) => r.reason === "ConfigUnreadable");
+    assertEquals(notes.map((r) => r.where), ["worker-1", "cp-1"]);
+    assert(notes[0]!.message.includes("TalosPermissionDenied"), notes[0]!.message);
+    // Unread is never a pass and never a refusal.
+    assertEquals(live.safeguards.find((s) => s.id === "ClientMatchesServer")?.verdict, "pass");
     assertEquals(twin.talos.stats.totalMutating, 0);
   } finally {
     twin.stop();
