@@ -167,7 +167,7 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
       callTimeoutMs: (ms: number) => ms,
       pollIntervalMs: 5_000,
       // A real clock: the drain reacts to pod and budget events (engine/drain_run.ts).
-      drainWake: "events",
+      drainWake: "events" as const,
       roundIntervalMs: 30_000,
       signal: o.signal,
     };
