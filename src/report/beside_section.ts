@@ -48,13 +48,33 @@ function describe(kind: string, d: Readonly<Record<string, unknown>>): string {
   return parts.join(", ");
 }
 
-/** The section; empty when nothing was recorded beside the steps. */
-export function besideSection(events: readonly BesideEvent[], lim: RenderLimits): string[] {
-  if (events.length === 0) return [];
+/** The plan's maintenance window as the report states it. */
+export type WindowLine =
+  | { readonly state: "open" | "next"; readonly opensAtMs: number; readonly closesAtMs: number }
+  | { readonly state: "none" };
+
+function windowSentence(w: WindowLine): string {
+  if (w.state === "none") {
+    return "**Maintenance window:** none of the plan's windows opens within a year.";
+  }
+  return w.state === "open"
+    ? `**Maintenance window:** open since ${iso(w.opensAtMs)}, closes ${iso(w.closesAtMs)}.`
+    : `**Maintenance window:** next opens ${iso(w.opensAtMs)}, closes ${iso(w.closesAtMs)}.`;
+}
+
+/** The section; empty when nothing was recorded beside the steps and the plan has no window. */
+export function besideSection(
+  events: readonly BesideEvent[],
+  lim: RenderLimits,
+  window?: WindowLine,
+): string[] {
+  if (events.length === 0 && !window) return [];
+  const head = ["## Holds and events beside the steps", ""];
+  if (window) head.push(windowSentence(window), "");
+  if (events.length === 0) return [...head, "_No hold, stall or silence was recorded._"];
   const p = pick(events, lim.tableRows, (e) => e.kind !== "resume");
   return [
-    "## Holds and events beside the steps",
-    "",
+    ...head,
     ...tableHead(["At", "Node", "Event", "Reason", "Detail"]),
     ...p.shown.map((e) =>
       tableRow([

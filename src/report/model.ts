@@ -3,7 +3,7 @@
  * renderers are pure functions of them (times are epoch-ms numbers, never read from a clock).
  * Every string field may come from the cluster, the plan or git and is escaped on output.
  */
-import type { BesideEvent, HookRow } from "./beside_section.ts";
+import type { BesideEvent, HookRow, WindowLine } from "./beside_section.ts";
 import type { OperationState, Phase, ResponseClass } from "../domain/operation.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { RowResult, RowVerdict } from "../domain/safeguards/result.ts";
@@ -212,6 +212,8 @@ export interface ExecutionReportModel extends ReportCommon {
   readonly beside?: readonly BesideEvent[];
   /** Node hooks' Jobs and their observed outcomes (docs/operating.md#node-hooks). */
   readonly hooks?: readonly HookRow[];
+  /** The plan's maintenance window in force or next, when it declares windows. */
+  readonly window?: WindowLine;
 }
 
 /** Size limits that keep a 500-node report readable and bounded. */

@@ -8,6 +8,8 @@
 import type { BranchReview } from "../domain/review/model.ts";
 import { renderReviewReport } from "./render_review.ts";
 import type { Plan } from "../domain/plan/schema.ts";
+import { nextWindow } from "../domain/ops/window.ts";
+import type { WindowLine } from "./beside_section.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type {
   ExecutionFacts,
@@ -151,10 +153,24 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
     components: components(f.facts.plan),
   });
   const evidence = boundEvidence(f.facts);
+  const window = windowOf(f.facts.plan, f.generatedAt);
   return {
     ...model,
     sourceChecks: evidence.sourceChecks,
     assertions: [...model.assertions, ...evidence.assertions],
+    ...(window ? { window } : {}),
+  };
+}
+
+/** The plan's maintenance window in force at `atMs`, or its next one (docs/operating.md). */
+function windowOf(plan: Plan | undefined, atMs: number): WindowLine | undefined {
+  if (plan?.kind !== "TalosUpgrade" || !plan.spec.windows) return undefined;
+  const w = nextWindow(plan.spec.windows, atMs);
+  if (!w) return { state: "none" };
+  return {
+    state: w.opensAtMs <= atMs ? "open" : "next",
+    opensAtMs: w.opensAtMs,
+    closesAtMs: w.closesAtMs,
   };
 }
 

@@ -74,7 +74,7 @@ export function renderExecutionReport(
     ...nodeTable(model.nodes, now, limits),
     ...nodeDetails(model.nodes, now, limits),
     "",
-    ...besideSection(model.beside ?? [], limits),
+    ...besideSection(model.beside ?? [], limits, model.window),
     "",
     ...hookSection(model.hooks ?? [], limits),
     "",

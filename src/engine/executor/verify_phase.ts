@@ -7,7 +7,7 @@ import type { RoundPurpose, StepState } from "./deps.ts";
 import { digestOf, postconditionText } from "./digests.ts";
 import { failed, halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
 import { controllerActor } from "./observe.ts";
-import { StallWatch, stallAfterMs } from "../operating/stall.ts";
+import { stallAfterMs, StallWatch } from "../operating/stall.ts";
 
 /** Kubernetes node annotation where Talos publishes the running schematic id. */
 export const SCHEMATIC_ANNOTATION = "extensions.talos.dev/schematic";

@@ -48,6 +48,11 @@ Deno.test("a rollout reaching a closing window holds before the next commitment 
     assertEquals((await w.journal.verifyChain()).ok, true);
     const report = await inprocReport(w, out);
     assert(report.includes("## Holds and events beside the steps"), report);
+    // The report states the plan's window as of its rendering (the twin's clock, after the run).
+    assert(
+      /\*\*Maintenance window:\*\* (open since|next opens) 2026-12-0\dT09:00:00Z/.test(report),
+      report,
+    );
     assert(
       /\| 2026-12-01T09:\d\d:\d\dZ \| `worker-2` \| \*\*hold\*\* \| `MaintenanceWindowTooShort` \| .*next window 2026-12-02T09:00:00\.000Z/
         .test(report),
