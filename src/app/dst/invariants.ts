@@ -61,7 +61,7 @@ const PHASE_OF: Record<Send["method"], Phase> = {
   cordon: "cordon",
   uncordon: "uncordon",
   evict: "drain",
-  apply: "install",
+  apply: "config-apply",
 };
 
 /** What the checker asks the world (the twin) about ground truth. */
