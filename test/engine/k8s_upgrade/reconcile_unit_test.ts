@@ -24,8 +24,11 @@ const PLAN_PATH = `plans/${PLAN}.yaml`;
 
 Deno.test("reconciler: a KubernetesUpgrade is previewed with 0 writes on its branch, then executed once merged", async () => {
   const twin = await k8sTwin();
+  // A journal file, as a controller has it: the loop's report reads run beside the executor's
+  // writes, which a single-connection `:memory:` database cannot serve.
+  const dir = await Deno.makeTempDir({ prefix: "cairn-k8s-loop-" });
   const journal = await openJournal({
-    url: ":memory:",
+    url: `file:${dir}/journal.db`,
     ids: counterIds("k"),
     nowMs: twin.clock.now(),
   });
@@ -88,7 +91,11 @@ Deno.test("reconciler: a KubernetesUpgrade is previewed with 0 writes on its bra
     await source.commit("main", { [PLAN_PATH]: text, [`${PLAN_PATH}.sig`]: sig });
     await r.cycle();
     await r.settled();
-    assertEquals(r.finished().map((x) => [x.plan, x.end.state]), [[PLAN, "completed"]]);
+    assertEquals(
+      r.finished().map((x) => [x.plan, x.end.state]),
+      [[PLAN, "completed"]],
+      JSON.stringify(r.finished().map((x) => x.end.reasons)),
+    );
     const execution = sink.files.get(`reports/${PLAN}/execution.md`) ?? "";
     assert(execution.includes("**Verdict: COMPLETED:"), execution.slice(0, 400));
     for (const n of [23, 24, 25, 26]) {
@@ -100,5 +107,6 @@ Deno.test("reconciler: a KubernetesUpgrade is previewed with 0 writes on its bra
     stopper.abort();
     twin.stop();
     await journal.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
