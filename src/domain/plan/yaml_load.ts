@@ -15,6 +15,7 @@ import {
 } from "yaml";
 import type { Problem } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
+import { fastLoadPlainYaml } from "./yaml_fast.ts";
 
 /** Default size limit: plans are small; a 500-node plan is well under 200 KiB. */
 export const MAX_YAML_BYTES = 1024 * 1024;
@@ -147,6 +148,10 @@ export function loadYaml(bytes: Uint8Array, options: LoadYamlOptions): LoadYamlR
   }
   const text = decodeStrict(bytes, file);
   if (typeof text !== "string") return { ok: false, problems: [text] };
+  // Plans are plain block YAML: read in one pass, and build the general parser's document (for
+  // locating problems) only when someone asks for it. Anything else goes the general way.
+  const fast = fastLoadPlainYaml(text);
+  if (fast !== undefined) return { ok: true, loaded: lazilyParsed(file, text, fast) };
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   const list = Array.isArray(docs) ? docs : [];
@@ -194,6 +199,34 @@ export function loadYaml(bytes: Uint8Array, options: LoadYamlOptions): LoadYamlR
     };
   }
   return { ok: true, loaded: { file, text, value, doc, lineCounter } };
+}
+
+/**
+ * A loaded document whose value came from the fast reader; `doc` and `lineCounter` come from the
+ * general parser on first use (once), for text the general parser reads without error.
+ */
+function lazilyParsed(file: string, text: string, value: unknown): LoadedYaml {
+  const full: { doc?: Document.Parsed; lineCounter?: LineCounter } = {};
+  const parse = () => {
+    if (full.doc === undefined) {
+      const lineCounter = new LineCounter();
+      const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
+      full.doc = (docs as Document.Parsed[])[0]!;
+      full.lineCounter = lineCounter;
+    }
+    return full as { doc: Document.Parsed; lineCounter: LineCounter };
+  };
+  return {
+    file,
+    text,
+    value,
+    get doc() {
+      return parse().doc;
+    },
+    get lineCounter() {
+      return parse().lineCounter;
+    },
+  };
 }
 
 /**
