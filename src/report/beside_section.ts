@@ -144,3 +144,30 @@ export function hookSection(rows: readonly HookRow[], lim: RenderLimits): string
     ...omittedLine(p, "hook runs"),
   ];
 }
+
+/** What a plan declares beside its node steps, for the reviewer (preview report). */
+export interface OperatingPlan {
+  readonly window?: WindowLine;
+  readonly breakpoints: readonly string[];
+  readonly hooks: readonly string[];
+  readonly noise: readonly string[];
+  readonly expectedStepMinutes?: number;
+}
+
+/** The preview's "Operating beside the cluster" section; empty when the plan declares nothing. */
+export function operatingSection(o: OperatingPlan | undefined): string[] {
+  if (!o) return [];
+  const list = (label: string, items: readonly string[]) =>
+    items.length ? [`- ${label}:`, ...items.map((i) => `  - ${text(i, 300)}`)] : [];
+  return [
+    "## Operating beside the cluster",
+    "",
+    ...(o.window ? [windowSentence(o.window), ""] : []),
+    ...(o.expectedStepMinutes !== undefined
+      ? [`- Expected node step: ${o.expectedStepMinutes} minutes (the window must have this left).`]
+      : []),
+    ...list("Breakpoints (the rollout holds until a signed continuation)", o.breakpoints),
+    ...list("Node hooks (Jobs before/after each node step)", o.hooks),
+    ...list("Expected noise (silenced on the node while its step runs)", o.noise),
+  ];
+}

@@ -3,7 +3,7 @@
  * renderers are pure functions of them (times are epoch-ms numbers, never read from a clock).
  * Every string field may come from the cluster, the plan or git and is escaped on output.
  */
-import type { BesideEvent, HookRow, WindowLine } from "./beside_section.ts";
+import type { BesideEvent, HookRow, OperatingPlan, WindowLine } from "./beside_section.ts";
 import type { OperationState, Phase, ResponseClass } from "../domain/operation.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { RowResult, RowVerdict } from "../domain/safeguards/result.ts";
@@ -178,6 +178,8 @@ export type PreviewVerdict = PreviewRowsVerdict;
 /** Input of `renderPreviewReport`. */
 export interface PreviewReportModel extends ReportCommon {
   readonly verdict: PreviewVerdict;
+  /** Windows, breakpoints, hooks and expected noise the plan declares (docs/operating.md). */
+  readonly operating?: OperatingPlan;
   /** The P-placed rows that did not pass (the headline names them). */
   readonly gaps: RowGaps;
   readonly rollout: readonly PlannedStep[];

@@ -9,7 +9,8 @@ import type { BranchReview } from "../domain/review/model.ts";
 import { renderReviewReport } from "./render_review.ts";
 import type { Plan } from "../domain/plan/schema.ts";
 import { nextWindow } from "../domain/ops/window.ts";
-import type { WindowLine } from "./beside_section.ts";
+import type { OperatingPlan, WindowLine } from "./beside_section.ts";
+import { expectedStepMs } from "../domain/ops/expected_step.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
 import type {
   ExecutionFacts,
@@ -102,7 +103,9 @@ export function previewModel(f: PreviewFacts): PreviewReportModel {
     }),
   );
   const { verdict, gaps } = previewVerdict(f.verdict, safeguards);
+  const operating = operatingOf(facts.plan, f.generatedAt);
   return {
+    ...(operating ? { operating } : {}),
     plan: identity(facts),
     generatedAt: f.generatedAt,
     verdict,
@@ -159,6 +162,30 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
     sourceChecks: evidence.sourceChecks,
     assertions: [...model.assertions, ...evidence.assertions],
     ...(window ? { window } : {}),
+  };
+}
+
+/** What a TalosUpgrade declares beside its steps, for the preview; undefined when nothing. */
+function operatingOf(plan: Plan | undefined, atMs: number): OperatingPlan | undefined {
+  if (plan?.kind !== "TalosUpgrade") return undefined;
+  const s = plan.spec;
+  if (!s.windows && !s.breakpoints && !s.hooks && !s.expectedNoise) return undefined;
+  const window = windowOf(plan, atMs);
+  return {
+    ...(window ? { window } : {}),
+    ...(s.windows ? { expectedStepMinutes: Math.round(expectedStepMs(plan) / 60_000) } : {}),
+    breakpoints: (s.breakpoints ?? []).map((b) => `${b.name}: after ${b.after}`),
+    hooks: (s.hooks ?? []).map((h) =>
+      `${h.name} in ${h.namespace} (${h.image}, ${h.timeoutSeconds}s)` +
+      (h.pre ? `; pre: ${h.pre.command.join(" ")}` : "") +
+      (h.post ? `; post: ${h.post.command.join(" ")}` : "")
+    ),
+    noise: (s.expectedNoise ?? []).map((n) =>
+      `${n.name}: ${
+        n.matchers.map((m) => `${m.name}${m.isEqual ? "" : "!"}${m.isRegex ? "=~" : "="}${m.value}`)
+          .join(", ")
+      }, ${n.nodeLabel}=<node>`
+    ),
   };
 }
 

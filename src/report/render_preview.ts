@@ -2,6 +2,7 @@
  * The preview report: what reviewers decide on before signing. Read-only evidence only; the
  * verdict says whether the plan can be approved as it stands, and why not.
  */
+import { operatingSection } from "./beside_section.ts";
 import { codeSpan, escapeText, tableHead, tableRow } from "./escape.ts";
 import { iso, omittedLine, pick } from "./format.ts";
 import {
@@ -69,6 +70,8 @@ export function renderPreviewReport(
     ...sourceSection(model.sourceChecks, model.assertions, limits),
     "",
     ...rolloutSection(model.rollout, limits),
+    "",
+    ...operatingSection(model.operating),
     "",
     ...healthSection(model.healthRounds, limits),
     "",

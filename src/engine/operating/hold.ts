@@ -15,7 +15,7 @@ import type { Reason } from "../../domain/reasons.ts";
 import { admitCommitment, type WindowSpec } from "../../domain/ops/window.ts";
 import type { BoundPlan, ExecutorDeps } from "../executor/deps.ts";
 import { controllerActor } from "../executor/observe.ts";
-import { expectedStepMs } from "./expected_step.ts";
+import { expectedStepMs } from "../../domain/ops/expected_step.ts";
 import { breakpointBefore, type BreakpointGate, signedContinuations } from "./breakpoint.ts";
 
 /** What the operator configured beside the plans (the reconciler's settings). */

@@ -13,7 +13,7 @@ import type { Alertmanager, AlertMatcher } from "../../ports/alertmanager.ts";
 import type { StepState } from "../executor/deps.ts";
 import { errorText } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
-import { expectedStepMs } from "./expected_step.ts";
+import { expectedStepMs } from "../../domain/ops/expected_step.ts";
 
 /** Bound on one Alertmanager call (wall-clock ms, through the executor's conversion). */
 const CALL_MS = 10_000;

@@ -5,7 +5,7 @@
  * and uncordon once). The sum is the step's worst case under its own deadlines, so a window that
  * admits it is never overrun by a step that keeps to them.
  */
-import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { TalosUpgradePlan } from "../plan/schema.ts";
 
 export function expectedStepMs(plan: TalosUpgradePlan): number {
   if (plan.spec.expectedStepMinutes !== undefined) return plan.spec.expectedStepMinutes * 60_000;
