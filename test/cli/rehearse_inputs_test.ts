@@ -48,7 +48,14 @@ Deno.test("cairn rehearse: a missing --cluster file is a FileUnreadable naming i
 Deno.test("cairn rehearse: a fault preset for another plan kind is a usage error before any twin starts", async () => {
   const dir = await makePlanRepo("cairn-cli-rehearse-kind-");
   try {
-    const argv = ["plans/talos-v1.14.2.yaml", "--fault", "gitops-field-manager"];
+    // A missing --cluster too: were the kind not checked first, that error would come instead.
+    const argv = [
+      "plans/talos-v1.14.2.yaml",
+      "--fault",
+      "gitops-field-manager",
+      "--cluster",
+      "nope.yaml",
+    ];
     await rejects(rehearse.run(parseCommandArgs(rehearse, argv), io(dir)), (e: unknown) => {
       assert(e instanceof Error && e.message.includes("rehearses a KubernetesUpgrade"), String(e));
       return true;
