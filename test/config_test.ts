@@ -262,3 +262,29 @@ Deno.test("reconcile takes --context / --talos-context like the other cluster co
   assertEquals([c.kubeContext, c.talosContext], ["admin@home", "home"]);
   assertEquals(loadConfig({ file: file(BASE) }).kubeContext, undefined);
 });
+
+Deno.test("operating settings: default windows, Alertmanager and notifications are checked where written", () => {
+  const ok = loadConfig({
+    file: file(
+      BASE + "maintenanceWindows:\n" +
+        '  - { start: "0 2 * * 6", durationMinutes: 240, timeZone: Europe/Berlin }\n' +
+        "alertmanagerUrl: http://alertmanager.monitoring:9093\n" +
+        "notifications:\n  - url: https://chat.example/hook\n",
+    ),
+  });
+  assertEquals(ok.maintenanceWindows?.[0]?.timeZone, "Europe/Berlin");
+  assertEquals(ok.notifications, [{ url: "https://chat.example/hook", format: "json" }]);
+  const bad = problems({
+    file: file(
+      BASE + "maintenanceWindows:\n" +
+        '  - { start: "0 2 * *", durationMinutes: 240, timeZone: Europe/Berlin }\n' +
+        "alertmanagerUrl: http://user:pw@am:9093\n",
+    ),
+  });
+  assertEquals(bad.length, 2, bad.join("\n"));
+  assert(
+    bad[0]!.includes("must have five fields") && bad[0]!.includes("maintenanceWindows[0]"),
+    bad[0],
+  );
+  assert(bad[1]!.includes("without credentials") && !bad[1]!.includes("pw"), bad[1]);
+});

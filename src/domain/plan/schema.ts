@@ -133,7 +133,7 @@ export const TalosHop = z.strictObject({
  * stays open. No node is committed outside one, nor when its expected step would overrun it.
  */
 export const MaintenanceWindow = z.strictObject({
-  start: z.string().min(9).max(120),
+  start: z.string().min(1).max(120),
   durationMinutes: z.number().int().positive().max(7 * 24 * 60),
   timeZone: z.string().min(1).max(64),
 }).superRefine((w, ctx) => {
