@@ -10,7 +10,7 @@ import {
 import type { CommandIO, ParsedArgs } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
 import { readPlanVerifyInputs } from "../app/plan_verify_run.ts";
-import { loadYaml } from "../domain/plan/yaml_load.ts";
+import { fastLoadPlainYamlBytes } from "../domain/plan/yaml_fast.ts";
 import { parseAllowedSigners } from "../domain/trust/allowed_signers.ts";
 import { evaluatePolicy, type PolicyVerdict } from "../domain/trust/policy.ts";
 
@@ -50,7 +50,7 @@ Options:
     // The plan and its .sig come from the repository: never through a link, capped.
     const { plan, signatures, signersText } = await readPlanVerifyInputs(file, signersFile);
     const signers = parseAllowedSigners(signersText, signersFile);
-    const author = readAuthor(plan, file);
+    const author = await readAuthor(plan, file);
     const verdict = await evaluatePolicy({
       plan,
       signatures,
@@ -88,11 +88,13 @@ function parseAt(v: unknown): number {
   return ms;
 }
 
-/** Reads only `metadata.author`; full plan validation is `cairn plan check`'s job. */
-function readAuthor(plan: Uint8Array, file: string): string {
-  const loaded = loadYaml(plan, { file });
-  if (!loaded.ok) throw new CairnError(loaded.problems[0]!);
-  const value = loaded.loaded.value;
+/**
+ * Reads only `metadata.author`; full plan validation is `cairn plan check`'s job. A plan in plain
+ * block YAML is read without loading the general YAML parser (a cold start's largest import);
+ * any other plan, and every YAML problem, goes through `loadYaml` as before.
+ */
+async function readAuthor(plan: Uint8Array, file: string): Promise<string> {
+  const value = fastLoadPlainYamlBytes(plan) ?? await loadWithGeneralParser(plan, file);
   const meta = isRecord(value) ? value["metadata"] : undefined;
   const author = isRecord(meta) ? meta["author"] : undefined;
   if (typeof author !== "string" || author === "") {
@@ -103,6 +105,13 @@ function readAuthor(plan: Uint8Array, file: string): string {
     });
   }
   return author;
+}
+
+async function loadWithGeneralParser(plan: Uint8Array, file: string): Promise<unknown> {
+  const { loadYaml } = await import("../domain/plan/yaml_load.ts");
+  const loaded = loadYaml(plan, { file });
+  if (!loaded.ok) throw new CairnError(loaded.problems[0]!);
+  return loaded.loaded.value;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -14,6 +14,13 @@
  * test/domain/plan/yaml_fast_test.ts checks that on seeded random documents and scalars.
  */
 
+/** Default size limit of YAML files: plans are small; a 500-node plan is well under 200 KiB. */
+export const MAX_YAML_BYTES = 1024 * 1024;
+
+/** Control characters refused in YAML files (PlanEncodingInvalid). */
+// deno-lint-ignore no-control-regex
+export const CONTROL_CHARACTER = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
 /** One significant line: its indentation and its text after the indentation. */
 interface Line {
   readonly indent: number;
@@ -205,4 +212,24 @@ export function fastLoadPlainYaml(text: string): Record<string, unknown> | undef
     if (e === OUTSIDE) return undefined;
     throw e;
   }
+}
+
+/**
+ * The value of a YAML file's exact bytes when `loadYaml` (yaml_load.ts) would load them without a
+ * problem and they are inside the plain block subset: at most `maxBytes`, strict UTF-8, no control
+ * character. `undefined` otherwise: then `loadYaml` must read them and report what it finds. For
+ * callers that need only the value and want to skip loading the general parser entirely.
+ */
+export function fastLoadPlainYamlBytes(
+  bytes: Uint8Array,
+  maxBytes = MAX_YAML_BYTES,
+): Record<string, unknown> | undefined {
+  if (bytes.length > maxBytes) return undefined;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+  return CONTROL_CHARACTER.test(text) ? undefined : fastLoadPlainYaml(text);
 }

@@ -15,10 +15,9 @@ import {
 } from "yaml";
 import type { Problem } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
-import { fastLoadPlainYaml } from "./yaml_fast.ts";
+import { CONTROL_CHARACTER, fastLoadPlainYaml, MAX_YAML_BYTES } from "./yaml_fast.ts";
 
-/** Default size limit: plans are small; a 500-node plan is well under 200 KiB. */
-export const MAX_YAML_BYTES = 1024 * 1024;
+export { MAX_YAML_BYTES };
 /** Default alias budget passed to the `yaml` package's expansion check. */
 export const MAX_ALIAS_COUNT = 16;
 
@@ -72,8 +71,7 @@ function decodeStrict(bytes: Uint8Array, file: string): string | Problem {
     const at = firstInvalidUtf8Line(bytes);
     return problem("PlanEncodingInvalid", "File is not valid UTF-8", { file, ...at });
   }
-  // deno-lint-ignore no-control-regex
-  const bad = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.exec(text);
+  const bad = CONTROL_CHARACTER.exec(text);
   if (bad) {
     const before = text.slice(0, bad.index).split("\n");
     return problem("PlanEncodingInvalid", "File contains a control character", {

@@ -7,7 +7,11 @@
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
-import { fastLoadPlainYaml, fastScalar } from "../../../src/domain/plan/yaml_fast.ts";
+import {
+  fastLoadPlainYaml,
+  fastLoadPlainYamlBytes,
+  fastScalar,
+} from "../../../src/domain/plan/yaml_fast.ts";
 import { loadYaml } from "../../../src/domain/plan/yaml_load.ts";
 import { buildTalosUpgradePlanYaml } from "../../../src/domain/plan/example.ts";
 import { Prng } from "../../../src/app/dst/prng.ts";
@@ -206,4 +210,20 @@ Deno.test("fastScalar reads quoted text verbatim and leaves what it cannot type 
   assertEquals(fastScalar("42"), 42);
   assertEquals(fastScalar("1e3"), undefined);
   assertEquals(fastScalar("a #b"), undefined);
+});
+
+Deno.test("from bytes, the fast reader steps aside wherever loadYaml reports a problem", () => {
+  const enc = (t: string) => new TextEncoder().encode(t);
+  const cases: [string, Uint8Array, number?][] = [
+    ["too large", enc("a: 1\nb: 2\n"), 8],
+    ["not UTF-8", new Uint8Array([...enc("a: "), 0xff, 0x0a])],
+    ["a control character", enc("a: x\u0007y\n")],
+    ["a NUL in a comment", enc("# \u0000\na: 1\n")],
+  ];
+  for (const [what, bytes, max] of cases) {
+    assertEquals(fastLoadPlainYamlBytes(bytes, max), undefined, what);
+    const r = loadYaml(bytes, { file: "p.yaml", ...(max ? { maxBytes: max } : {}) });
+    ok(!r.ok, `loadYaml reports ${what}`);
+  }
+  assertEquals(fastLoadPlainYamlBytes(enc("a: 1\n")), { a: 1 });
 });
