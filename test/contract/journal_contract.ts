@@ -378,6 +378,64 @@ export function journalContract(name: string, factory: Factory): void {
   accountingTests(test);
   guardTests(test);
   accountingGuardTests(test);
+
+  test("a cluster freeze refuses every commitment on that cluster until an approver lifts it", async (j) => {
+    const plan = (await approvedPlan(j)).digest;
+    await j.setClusterFrozen({
+      cluster: "home-ops",
+      frozen: true,
+      reason: "change freeze",
+      actor: APPROVER,
+      nowMs: T0 + 1500,
+    });
+    await rejects(
+      j.setClusterFrozen({
+        cluster: "home-ops",
+        frozen: true,
+        reason: "x",
+        actor: CONTROLLER,
+        nowMs: T0,
+      }),
+      CairnError,
+    );
+    assertEquals((await j.clusterFreeze("home-ops"))?.frozen, true);
+    assertEquals(await j.clusterFreeze("elsewhere"), undefined);
+    await rejects(committed(j, { plan }), /gate-frozen cluster home-ops is frozen: change freeze/);
+    await rejects(
+      j.setClusterFrozen({
+        cluster: "home-ops",
+        frozen: false,
+        reason: "",
+        actor: ADMIN,
+        nowMs: T0,
+      }),
+      CairnError,
+    );
+    await j.setClusterFrozen({
+      cluster: "home-ops",
+      frozen: false,
+      reason: "",
+      actor: APPROVER,
+      nowMs: T0 + 1600,
+    });
+    assertEquals((await committed(j, { plan })).op.state, "committed");
+    await j.recordRolloutEvent({
+      planDigest: plan,
+      node: "worker-2",
+      kind: "hold",
+      detail: { reason: "MaintenanceWindowClosed", nextOpensAtMs: T0 + HOUR },
+      actor: CONTROLLER,
+      nowMs: T0 + 2500,
+    });
+    const events = (await j.planHistory(plan))?.rolloutEvents ?? [];
+    assertEquals(
+      events.map((e) => [e.kind, e.node, e.detail["reason"], e.detail["nextOpensAtMs"]]),
+      [
+        ["hold", "worker-2", "MaintenanceWindowClosed", T0 + HOUR],
+      ],
+    );
+    assert((await j.verifyChain()).ok);
+  });
 }
 
 type T = (title: string, fn: (j: Journal, h: JournalHarness) => Promise<void>) => void;
