@@ -13,6 +13,7 @@ export const PLAN_REPO_FILES = [
   "plans/talos-v1.14.2.yaml",
   "catalogue/talos.yaml",
   "policies/home-ops.yaml",
+  "policies/home-ops-kubernetes.yaml",
   "evidence/upgrade-order.yaml",
   "fixtures/clusters/home-ops.yaml",
 ] as const;
