@@ -195,13 +195,13 @@ async function main() {
       const cpuText = cpu ? `   (cpu ${cpu[i]!.toFixed(0)} ms)` : "";
       console.log(`  ${c.label.padEnd(30)} ${m.toFixed(0).padStart(6)} ms   ${ratio}${cpuText}`);
     }
-    const f = (k: string) => `${stages[k]!.toFixed(0)} ms`;
+    const f = (k: string) => `${stages[k]!.toFixed(0)}/${stages[`${k}Cpu`]!.toFixed(0)}`;
     console.log(
-      `  where one cold check goes (median wall of fresh probe processes): ` +
+      `  where one cold check goes (median of fresh probe processes, wall/CPU ms): ` +
         `runtime start ${f("runtime")}, imports ${f("import")}, YAML load ${f("yaml")}, ` +
         `plan schema ${f("schema")}, rest of the check (bound files, rules) ${f("check")}; ` +
-        `verify pays the runtime, its own imports and the YAML load again (reading ` +
-        `metadata.author), then signatures ${f("verify")}`,
+        `verify pays the runtime and its own imports (no YAML parser for a plain block plan), ` +
+        `then the signature policy ${f("verify")}`,
     );
     const both = medians[3]!;
     console.log(
