@@ -294,7 +294,21 @@ Deno.test("kubectl rollout status, get -w and describe node behave as on a real 
     assertEquals(describe.code, 0, describe.err);
     assertMatch(describe.out, /Lease:\s*\n\s+HolderIdentity:\s+worker-1\n/);
     assertMatch(describe.out, /Kubelet Version:\s+v1\.35\.2/);
-    assertMatch(describe.out, /Non-terminated Pods:\s+\(6 in total\)/);
+    // The pod count is the node's, as a field-selected list of the same API sees it.
+    const onNode = await kubectl(
+      twin.kubeconfig,
+      "get",
+      "pods",
+      "-A",
+      "--field-selector",
+      "spec.nodeName=worker-1",
+      "-o",
+      "name",
+    );
+    assertEquals(onNode.code, 0, onNode.err);
+    const count = onNode.out.trim().split("\n").filter((l) => l.length > 0).length;
+    assert(count > 0, onNode.out);
+    assertMatch(describe.out, new RegExp(`Non-terminated Pods:\\s+\\(${count} in total\\)`));
 
     // get -w prints the table, then a row per change: a deleted pod terminates, a new one starts.
     const watcher = new Deno.Command(KUBECTL, {
