@@ -64,8 +64,14 @@ class LibsqlStore implements JournalStore {
       }));
   }
 
-  /** One connection and SQLite's transaction isolation: a transaction is one moment. */
-  readonly snapshot: JournalStore["snapshot"] = (fn) => this.db.transaction().execute(fn);
+  /**
+   * One connection and SQLite's transaction isolation: a transaction is one moment. Queued with
+   * the writers: while this read transaction is open, the attempt's single-call write batch on the
+   * same connection fails with libSQL's TRANSACTION_ACTIVE (seen when the loop's report reads met
+   * a rollout's attempts). Never called from inside a write (it would wait for itself).
+   */
+  readonly snapshot: JournalStore["snapshot"] = (fn) =>
+    serialise(this.#key, () => this.db.transaction().execute(fn));
 
   /**
    * The attempt transaction in two round trips when nothing contends (`attemptBatched`); a

@@ -14,6 +14,7 @@ import {
   clusterIdentity,
   type Findings,
   type LivePreviewDeps,
+  machineIdentities,
 } from "../preview/live_preview.ts";
 import { isWriteRefusal, readOnlyGuard } from "../preview/read_only_guard.ts";
 import { readPreflightEvidence } from "./read_evidence.ts";
@@ -51,6 +52,16 @@ export async function kubernetesPreview(
   try {
     // The facts below are the plan's only if they were read from the plan's cluster.
     await clusterIdentity(plan, guard, f);
+    await machineIdentities(plan, guard, f);
+    // A KubernetesUpgrade installs no OS image and boots nothing.
+    for (const id of ["SchematicPreserved", "InstallerDigestResolved", "InstallerImageExists"]) {
+      f.safeguards.push({
+        id,
+        verdict: "not-applicable",
+        evidence: "a KubernetesUpgrade installs no OS image and boots nothing: its components " +
+          "change through the machine configuration",
+      });
+    }
     const e = await readPreflightEvidence(
       { kube: guard.kube, talos: guard.talos, ...(d.journal ? { journal: d.journal } : {}) },
       { cluster: plan.metadata.cluster, nodes: plan.spec.nodes },

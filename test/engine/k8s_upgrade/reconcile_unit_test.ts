@@ -78,11 +78,12 @@ Deno.test("reconciler: a KubernetesUpgrade is previewed with 0 writes on its bra
     const text = await Deno.readTextFile(join(ROOT, PLAN_PATH));
     const bytes = new TextEncoder().encode(text);
     const sig = (await alice.sign(bytes)) + (await bob.sign(bytes));
-    await source.commit("plan/k8s", { [PLAN_PATH]: text, [`${PLAN_PATH}.sig`]: sig });
+    await source.commit("plan/k8s", { [PLAN_PATH]: text, [`${PLAN_PATH}.sig`]: sig }, "main");
     await r.cycle();
     await r.settled();
     const preview = sink.files.get(`reports/${PLAN}/preview/plan~k8s.md`) ?? "";
     assert(preview.length > 0, [...sink.files.keys()].join(", "));
+    assert(preview.includes("**Verdict: READY FOR APPROVAL"), preview.slice(0, 600));
     for (const n of [23, 24, 25, 26]) {
       const row = preview.split("\n").find((l) => l.startsWith(`| ${n} |`)) ?? "";
       assert(row.includes("| pass |"), row);
