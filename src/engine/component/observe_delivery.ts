@@ -49,6 +49,9 @@ const REFS: Readonly<Record<string, KubeResourceRef>> = {
     namespaced: true,
   },
 };
+/** Time kept for the last pass's reads before the deadline. */
+const READ_RESERVE_MS = 5_000;
+
 const PODS: KubeResourceRef = { group: "", version: "v1", plural: "pods", namespaced: true };
 
 export interface ObserveDeps {
@@ -103,7 +106,11 @@ export async function observeDelivery(
     }
     const state = deliveryState(checks);
     const now = deps.clock.now();
-    if (state === "landed" || now >= deadlineMs || deps.signal?.aborted) {
+    // Every pass starts with time left to read: a pass at the deadline would have none, and its
+    // timed-out reads would make the end unreadable rather than what the last reads showed.
+    const remaining = deadlineMs - now;
+    const reserve = Math.min(READ_RESERVE_MS, deps.pollIntervalMs);
+    if (state === "landed" || remaining <= reserve || deps.signal?.aborted) {
       return {
         state,
         checks,
@@ -115,7 +122,7 @@ export async function observeDelivery(
         last: reading,
       };
     }
-    await deps.clock.sleep(Math.min(deps.pollIntervalMs, deadlineMs - now), deps.signal);
+    await deps.clock.sleep(Math.min(deps.pollIntervalMs, remaining - reserve), deps.signal);
   }
 }
 

@@ -66,6 +66,9 @@ export async function bindComponentUpgrade(
   return { plan, digest: o.parsed.sha256 };
 }
 
+/** The shortest after-merge round worth starting before the deadline. */
+const MIN_ROUND_MS = 10_000;
+
 /** How a ComponentUpgrade ended. Only `completed` is success; every other end exits 1. */
 export type ComponentEnd =
   /** Delivered, every rendered workload on its image, the after-merge checks passed. */
@@ -172,10 +175,12 @@ async function afterMergeRounds(
   const clock = o.observe.clock;
   const rounds: AfterMergeRound[] = [];
   for (;;) {
+    // A round never outlives the deadline: its collection interval is the time left at most.
+    const intervalMs = Math.max(1, Math.min(o.roundIntervalMs, deadlineMs - clock.now()));
     const outcome = await collectRound(
       { clock: o.timeoutClock ?? clock, evidence: o.evidence },
       policy,
-      { intervalMs: o.roundIntervalMs, ...(o.signal ? { signal: o.signal } : {}) },
+      { intervalMs, ...(o.signal ? { signal: o.signal } : {}) },
     );
     const roundId = await o.journal.recordHealthRound({
       cluster: o.plan.metadata.cluster,
@@ -185,8 +190,10 @@ async function afterMergeRounds(
       results: journalRows(outcome),
     });
     rounds.push({ roundId, outcome });
-    if (outcome.verdict === "pass" || clock.now() >= deadlineMs || o.signal?.aborted) return rounds;
-    await clock.sleep(Math.min(o.roundIntervalMs, Math.max(0, deadlineMs - clock.now())), o.signal);
+    const remaining = deadlineMs - clock.now();
+    // Another round needs time to read; one squeezed against the deadline proves nothing more.
+    if (outcome.verdict === "pass" || remaining <= MIN_ROUND_MS || o.signal?.aborted) return rounds;
+    await clock.sleep(Math.min(o.roundIntervalMs, remaining - MIN_ROUND_MS), o.signal);
   }
 }
 
