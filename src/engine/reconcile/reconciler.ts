@@ -198,6 +198,11 @@ export class Reconciler {
     } catch (e) {
       const reason = reasonOf(e);
       this.#ready = { ready: false, why: `${reason}: ${messageOf(e)}` };
+      if (this.#d.signal.aborted) {
+        // Asked to stop (SIGTERM): a cycle cut short on the way out is not a failure.
+        this.#d.log.info("reconcile cycle stopped", { reason });
+        return;
+      }
       this.#d.metrics?.reconcileError(reason as Reason);
       this.#d.log.error("reconcile cycle failed", { reason, error: messageOf(e) });
     }
