@@ -112,9 +112,7 @@ export function describeFailure(f: Failure): string {
     ...(f.shrunk.length
       ? f.shrunk.map((e) => `    - ${describeEvent(e)}`)
       : ["    (none: the seed fails without faults)"]),
-    `  replay: deno task dst --seed ${r.seed}${
-      r.profile === "full" ? "" : ` --profile ${r.profile}`
-    }`,
+    `  replay: deno task dst --seed ${r.seed}${profile}`,
   ].join("\n");
 }
 
