@@ -14,14 +14,14 @@ import type { ConfigApplyPlan } from "../../domain/plan/schema.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
-import type { BoundPlan, ExecutorDeps } from "../executor/deps.ts";
+import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText, stepKey } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
-import { journalHealthGate } from "../executor/health_gate.ts";
 import type { RolloutEnd } from "../../domain/operation.ts";
 import {
   dispatchAuthority,
   type ExecuteOptions,
+  executionDeps,
   MAX_EVIDENCE_AGE_MS,
 } from "../executor/run_plan.ts";
 import {
@@ -174,37 +174,7 @@ export async function executeConfigApply(
       }],
     };
   }
-  const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
-  const evidence = new ClusterEvidence(
-    o.cluster.kube,
-    o.cluster.talos,
-    o.clock,
-    new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
-  );
-  const health = journalHealthGate({
-    clock: o.clock,
-    ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
-    journal: o.journal,
-    evidence,
-    policy: pre.policy,
-    cluster: plan.metadata.cluster,
-    intervalMs: o.roundIntervalMs,
-    ...(o.observer ? { observer: o.observer } : {}),
-  });
-  const deps: ExecutorDeps = {
-    clock: o.clock,
-    journal: o.journal,
-    kube: o.cluster.kube,
-    talos: o.cluster.talos,
-    health,
-    authority,
-    log: o.log,
-    owner: o.owner,
-    callTimeoutMs: o.callTimeoutMs,
-    pollIntervalMs: o.pollIntervalMs,
-    ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.observer ? { observer: o.observer } : {}),
-  };
+  const { deps, evidence } = await executionDeps(o, plan, { policy: pre.policy, authority });
   const bound: ConfigBound = { plan, digest: o.bound.digest, patch: patch.patch };
   try {
     const ops = (await o.journal.listOperations()).filter((x) => x.planDigest === bound.digest);

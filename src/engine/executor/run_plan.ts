@@ -13,7 +13,9 @@ import type {
   KubernetesUpgradePlan,
   TalosUpgradePlan,
 } from "../../domain/plan/schema.ts";
+import type { Alertmanager } from "../../ports/alertmanager.ts";
 import type { Clock } from "../../ports/clock.ts";
+import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import type { Actor, Journal } from "../../ports/journal.ts";
 import type { Logger } from "../../ports/logger.ts";
 import type {
@@ -227,21 +229,56 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     });
     return stoppedBeforeStart(o.bound.plan, pre.stop);
   }
+  const { deps: base, evidence } = await executionDeps(
+    o,
+    o.bound.plan,
+    { policy: pre.policy, authority },
+    o.operating?.alertmanager,
+  );
+  const deps: ExecutorDeps = {
+    ...base,
+    ...(o.drainWake ? { drainWake: o.drainWake } : {}),
+    ...(o.selfHosting ? { selfHosting: o.selfHosting } : {}),
+    ...(o.operating ? { operating: o.operating } : {}),
+  };
+  try {
+    return await runRollout(o.variant ? o.variant(deps) : deps, o.bound);
+  } finally {
+    evidence.stop();
+  }
+}
+
+/**
+ * What every plan kind's executor runs on once the dispatch check passed: fresh cluster evidence
+ * over the plan's nodes (Talos read at their declared addresses), health rounds judged by the
+ * bound policy and recorded, and the ports. The caller stops `evidence` when the run ends.
+ */
+export async function executionDeps(
+  o: Omit<ExecuteOptions, "bound">,
+  plan: {
+    readonly metadata: { readonly cluster: string };
+    readonly spec: {
+      readonly nodes: readonly { readonly name: string; readonly address: string }[];
+    };
+  },
+  authorized: { readonly policy: HealthPolicy; readonly authority: DispatchAuthority },
+  alertmanager?: Alertmanager,
+): Promise<{ readonly deps: ExecutorDeps; readonly evidence: { stop(): void } }> {
   const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
   const evidence = new ClusterEvidence(
     o.cluster.kube,
     o.cluster.talos,
     o.clock,
-    new Map(o.bound.plan.spec.nodes.map((n) => [n.name, n.address])),
-    o.operating?.alertmanager,
+    new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
+    alertmanager,
   );
   const health = journalHealthGate({
     clock: o.clock,
     ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
     journal: o.journal,
     evidence,
-    policy: pre.policy,
-    cluster: o.bound.plan.metadata.cluster,
+    policy: authorized.policy,
+    cluster: plan.metadata.cluster,
     intervalMs: o.roundIntervalMs,
     ...(o.observer ? { observer: o.observer } : {}),
   });
@@ -251,20 +288,13 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     kube: o.cluster.kube,
     talos: o.cluster.talos,
     health,
-    authority,
+    authority: authorized.authority,
     log: o.log,
     owner: o.owner,
     callTimeoutMs: o.callTimeoutMs,
     pollIntervalMs: o.pollIntervalMs,
-    ...(o.drainWake ? { drainWake: o.drainWake } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.selfHosting ? { selfHosting: o.selfHosting } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
-    ...(o.operating ? { operating: o.operating } : {}),
   };
-  try {
-    return await runRollout(o.variant ? o.variant(deps) : deps, o.bound);
-  } finally {
-    evidence.stop();
-  }
+  return { deps, evidence };
 }

@@ -9,15 +9,15 @@ import { CairnError } from "../../domain/errors.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { KubernetesUpgradePlan } from "../../domain/plan/schema.ts";
 import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
-import type { BoundPlan, ExecutorDeps } from "../executor/deps.ts";
+import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
-import { journalHealthGate } from "../executor/health_gate.ts";
 import type { NodeOutcome } from "../executor/node_step.ts";
 import { type RolloutOutcome, takeOverStale } from "../executor/rollout.ts";
 import {
   dispatchAuthority,
   type ExecuteOptions,
+  executionDeps,
   MAX_EVIDENCE_AGE_MS,
 } from "../executor/run_plan.ts";
 import { checkKubernetes } from "./preflight_check.ts";
@@ -126,37 +126,7 @@ export async function executeKubernetesUpgrade(
     o.log.warn("kubernetes check did not pass", { reason: k8s.stop.reason });
     return stoppedBefore(plan, k8s.stop);
   }
-  const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
-  const evidence = new ClusterEvidence(
-    o.cluster.kube,
-    o.cluster.talos,
-    o.clock,
-    new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
-  );
-  const health = journalHealthGate({
-    clock: o.clock,
-    ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
-    journal: o.journal,
-    evidence,
-    policy: pre.policy,
-    cluster: plan.metadata.cluster,
-    intervalMs: o.roundIntervalMs,
-    ...(o.observer ? { observer: o.observer } : {}),
-  });
-  const deps: ExecutorDeps = {
-    clock: o.clock,
-    journal: o.journal,
-    kube: o.cluster.kube,
-    talos: o.cluster.talos,
-    health,
-    authority,
-    log: o.log,
-    owner: o.owner,
-    callTimeoutMs: o.callTimeoutMs,
-    pollIntervalMs: o.pollIntervalMs,
-    ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.observer ? { observer: o.observer } : {}),
-  };
+  const { deps, evidence } = await executionDeps(o, plan, { policy: pre.policy, authority });
   try {
     // A crashed controller's live operations are taken over (unresolved), never rerun.
     await takeOverStale(deps, o.bound);
