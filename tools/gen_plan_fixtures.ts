@@ -171,10 +171,20 @@ const INVALID: Record<string, Case> = {
       "    - action: partialDrain\n      reviewedBy: bob@example.com\n      justification: reviewed\n",
     at: "action: partialDrain",
   },
-  "PlanSchemaInvalid--component-unknown": {
+  "ComponentUnknown--component-unknown": {
     base: U,
     edit: (t) => rep(t, "component: cilium", "component: istio"),
     at: "istio",
+  },
+  "ComponentUnknown--component-short-name": {
+    base: U,
+    edit: (t) => rep(t, "component: cilium", "component: cnpg"),
+    at: "cnpg",
+  },
+  "ComponentUnknown--component-own-kind": {
+    base: U,
+    edit: (t) => rep(t, "component: cilium", "component: talos"),
+    at: "talos",
   },
   "PlanSchemaInvalid--not-a-mapping": { base: T, edit: () => "- just\n- a list\n", at: "- just" },
   "DuplicateKey--spec-platform": {

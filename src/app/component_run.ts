@@ -122,8 +122,7 @@ async function controlPlaneAddress(kube: Kube): Promise<string> {
 
 /** `playbooks/<component>.yaml` parsed; absent or invalid: no playbook (the report says so). */
 export async function readPlaybook(root: string, component: string): Promise<Playbook | undefined> {
-  const name = component === "cnpg" ? "cloudnative-pg" : component;
-  const file = `playbooks/${name}.yaml`;
+  const file = `playbooks/${component}.yaml`;
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(join(root, file));

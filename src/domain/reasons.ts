@@ -302,6 +302,13 @@ export const REASONS = [
       "A pin file a ComponentUpgrade binds (the bump's files as reviewed at the branch head) is missing or has another SHA-256 on the watched branch now; the plan is refused and nothing is observed as its delivery.",
   },
   {
+    code: "ComponentUnknown",
+    area: "plan",
+    retry: "never",
+    meaning:
+      "A ComponentUpgrade names a component no playbook describes (the playbook's id, `playbooks/<id>.yaml`, is the one name of a component; the message lists the known ids), or one upgraded by a plan kind of its own (talos, kubernetes).",
+  },
+  {
     code: "ConfigPatchDigestMismatch",
     area: "plan",
     retry: "never",

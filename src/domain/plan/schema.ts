@@ -8,6 +8,7 @@ import { z } from "zod";
 import { tryParseVersion } from "../version.ts";
 import { boundPathProblem } from "./bound_path.ts";
 import { windowProblem } from "../ops/window.ts";
+import { componentIdProblem } from "../playbook/ids.ts";
 
 /** The only plan API version cairn reads. */
 export const PLAN_API_VERSION = "cairn.dev/v1alpha1";
@@ -289,23 +290,13 @@ export const ComponentUpgradeSchema = z.strictObject({
     catalogue: BoundFile.optional(),
     healthPolicy: BoundFile,
     retry: RetryPolicy,
-    component: z.enum([
-      "cilium",
-      "rook-ceph",
-      "flux",
-      "cert-manager",
-      "cnpg",
-      "cloudnative-pg",
-      "external-secrets",
-      "coredns",
-      "spegel",
-      "gpu-operator",
-      "envoy-gateway",
-      "tuppr",
-      "volsync",
-      "litellm-operator",
-      "miroir",
-    ]),
+    /** A playbook's id (`playbooks/<id>.yaml`): one name per component, the playbook's. */
+    component: z.string().superRefine((id, ctx) => {
+      const why = componentIdProblem(id);
+      if (why) {
+        ctx.addIssue({ code: "custom", message: why, params: { reason: "ComponentUnknown" } });
+      }
+    }),
     flux: z.strictObject({
       kind: z.enum(["HelmRelease", "Kustomization"]),
       namespace: Name,
