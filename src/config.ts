@@ -110,8 +110,12 @@ export const ConfigSchema = z.strictObject({
    * state lives in one place; an empty cache shows every tuple as unreadable, never as passing.
    */
   evidenceCacheDir: AbsolutePath.optional(),
-  /** kubeconfig for the cluster, by path (it holds credentials). */
-  kubeconfigPath: z.string().min(1),
+  /**
+   * kubeconfig for the cluster, by path (it holds credentials); a list is merged as kubectl merges
+   * `KUBECONFIG` (the first file to name an entry wins, missing files skipped), which is what an
+   * unset `CAIRN_KUBECONFIG` with a `KUBECONFIG` of several files gives.
+   */
+  kubeconfigPath: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
   /** talosconfig for the cluster, by path (it holds the client key). */
   talosconfigPath: z.string().min(1),
   /** kubeconfig context to use instead of the file's current one (kubectl's --context). */
@@ -388,38 +392,53 @@ function overlay(
 ): Problem[] {
   const problems: Problem[] = [];
   for (const s of SETTINGS) {
-    const fromEnv = input.env?.[s.env] || envFallback(s, input.env);
+    const fromEnv: string | readonly string[] | undefined = input.env?.[s.env] ||
+      envFallback(s, input.env);
     const fromFlag = input.flags?.[s.flag];
-    const pick: [string, Origin] | undefined = typeof fromFlag === "string"
+    const pick: [string | readonly string[], Origin] | undefined = typeof fromFlag === "string"
       ? [fromFlag, { kind: "flag", name: s.flag }]
-      : fromEnv !== undefined && fromEnv !== ""
+      : fromEnv !== undefined && fromEnv !== "" && fromEnv.length > 0
       ? [fromEnv, { kind: "env", name: input.env?.[s.env] ? s.env : s.fallbackEnv ?? s.env }]
       : undefined;
     if (!pick) continue;
     const [text, origin] = pick;
+    if (typeof text !== "string") {
+      setAt(raw, s.path, [...text]); // a KUBECONFIG list, merged where it is read
+      origins.set(s.path.join("."), origin);
+      continue;
+    }
     if (s.int && !/^\d{1,9}$/.test(text.trim())) {
       problems.push(invalid(`${originLabel(origin)}: expected a whole number, got "${text}"`));
       continue;
     }
-    const value = s.int ? Number(text.trim()) : text;
-    const [head, sub] = s.path;
-    if (sub === undefined) raw[head] = value;
-    else {
-      const parent = raw[head];
-      raw[head] = { ...(isRecord(parent) ? parent : {}), [sub]: value };
-    }
+    setAt(raw, s.path, s.int ? Number(text.trim()) : text);
     origins.set(s.path.join("."), origin);
   }
   return problems;
 }
 
-/** KUBECONFIG may list several files (kubectl merges them); cairn reads the first. */
+function setAt(raw: Record<string, unknown>, path: Setting["path"], value: unknown): void {
+  const [head, sub] = path;
+  if (sub === undefined) raw[head] = value;
+  else {
+    const parent = raw[head];
+    raw[head] = { ...(isRecord(parent) ? parent : {}), [sub]: value };
+  }
+}
+
+/**
+ * The ecosystem's variable: KUBECONFIG is a list of files (merged as kubectl merges them, where
+ * the kubeconfig is read), TALOSCONFIG one file (talosctl reads a single path).
+ */
 function envFallback(
   s: Setting,
   env: Readonly<Record<string, string | undefined>> | undefined,
-): string | undefined {
+): string | readonly string[] | undefined {
   if (!s.fallbackEnv) return undefined;
-  return (env?.[s.fallbackEnv] ?? "").split(":").find((p) => p !== "");
+  const value = env?.[s.fallbackEnv] ?? "";
+  if (s.fallbackEnv !== "KUBECONFIG") return value || undefined;
+  const files = value.split(":").filter((p) => p !== "");
+  return files.length > 0 ? files : undefined;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

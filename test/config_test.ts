@@ -241,7 +241,7 @@ Deno.test("KUBECONFIG and TALOSCONFIG fill in for CAIRN_KUBECONFIG / CAIRN_TALOS
     env: { KUBECONFIG: "/k/one:/k/two", TALOSCONFIG: "/t/cfg", CAIRN_JOURNAL: "file:/j.db" },
   });
   assertEquals([c.kubeconfigPath, c.talosconfigPath, c.journalUrl], [
-    "/k/one",
+    ["/k/one", "/k/two"], // merged where it is read, as kubectl merges KUBECONFIG
     "/t/cfg",
     "file:/j.db",
   ]);

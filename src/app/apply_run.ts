@@ -5,6 +5,7 @@
  * the engine's dispatch check, `bindPlan` and `executePlan` (`engine/executor/run_plan.ts`). The
  * command only turns flags into this request and prints the result.
  */
+import type { KubeconfigFiles } from "../adapters/kube/kubeconfig_files.ts";
 import type { Clock } from "../ports/clock.ts";
 import { type PhaseEvent, watchPhases } from "./phase_watch.ts";
 import type { PolicyVerdict } from "../domain/trust/policy.ts";
@@ -13,7 +14,7 @@ import type { RolloutOutcome } from "../engine/executor/rollout.ts";
 /** One `cairn apply`, with every path already resolved. */
 export interface ApplyRequest {
   readonly file: string;
-  readonly kubeconfig: string;
+  readonly kubeconfig: KubeconfigFiles;
   readonly talosconfig: string;
   readonly kubeContext?: string;
   readonly talosContext?: string;

@@ -5,6 +5,7 @@
  * zero-write preview (docs/safeguards.md#preview-writes-nothing) and the preview report model the
  * reconcile loop renders too. The command only turns flags into this request and renders.
  */
+import type { KubeconfigFiles } from "../adapters/kube/kubeconfig_files.ts";
 import { resolve } from "node:path";
 import { CairnError, formatLocation, type Problem } from "../domain/errors.ts";
 import type { ParsedPlan } from "../domain/plan/parse.ts";
@@ -19,7 +20,7 @@ export interface PreviewRequest {
   /** The plan file as named to the user (resolved against `cwd`). */
   readonly file: string;
   readonly cwd: string;
-  readonly kubeconfig: string;
+  readonly kubeconfig: KubeconfigFiles;
   readonly talosconfig: string;
   readonly kubeContext?: string;
   readonly talosContext?: string;

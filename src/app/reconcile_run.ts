@@ -4,6 +4,7 @@
  * (`app/reconcile_wiring.ts`) and the ops server, then runs the loop until the signal stops it.
  * The command only turns config, env and flags into a `Config` and maps failures to exit codes.
  */
+import type { KubeconfigFiles } from "../adapters/kube/kubeconfig_files.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../ports/clock.ts";
@@ -28,7 +29,7 @@ export interface ReconcileSettings {
   readonly journalUrl: string;
   readonly stateDir: string;
   readonly evidenceCacheDir: string;
-  readonly kubeconfigPath: string;
+  readonly kubeconfigPath: KubeconfigFiles;
   readonly talosconfigPath: string;
   readonly kubeContext?: string | undefined;
   readonly talosContext?: string | undefined;

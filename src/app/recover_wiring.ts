@@ -4,6 +4,7 @@
  * health evidence a classification reads under the operation's own bound policy. The decisions
  * themselves are the engine's (`engine/recovery/`); the command only turns flags into values.
  */
+import type { KubeconfigFiles } from "../adapters/kube/kubeconfig_files.ts";
 import type { Clock } from "../ports/clock.ts";
 import type { Journal } from "../ports/journal.ts";
 import type { Talos } from "../ports/talos.ts";
@@ -36,7 +37,7 @@ export async function recoveryRuntime(twinControl?: string): Promise<RecoveryRun
 
 /** Where the cluster is; without a talosconfig only Kubernetes is reachable (an uncordon). */
 export interface RecoveryTarget {
-  readonly kubeconfig: string;
+  readonly kubeconfig: KubeconfigFiles;
   readonly talosconfig?: string;
   readonly talosContext?: string;
   readonly kubeContext?: string;

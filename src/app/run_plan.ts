@@ -4,6 +4,7 @@
  * Binding and running the plan is the engine's (`engine/executor/run_plan.ts`). Heavy adapters
  * are imported lazily.
  */
+import type { KubeconfigFiles } from "../adapters/kube/kubeconfig_files.ts";
 import { CairnError } from "../domain/errors.ts";
 import { parseHealthPolicy } from "../domain/health/policy_parse.ts";
 import type { HealthPolicy } from "../domain/health/policy_parse.ts";
@@ -45,7 +46,8 @@ export async function loadHealthPolicy(path: string): Promise<HealthPolicy> {
 
 /** Where the cluster is. */
 export interface ClusterTarget {
-  readonly kubeconfigPath: string;
+  /** One file, or a KUBECONFIG list merged as kubectl merges it. */
+  readonly kubeconfigPath: KubeconfigFiles;
   readonly talosconfigPath: string;
   readonly talosContext?: string;
   /** The kubeconfig context to use instead of the file's current one. */

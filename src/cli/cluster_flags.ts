@@ -3,6 +3,12 @@
  * `KUBECONFIG`, `--talosconfig` or `TALOSCONFIG`, `--context` / `--talos-context` for a context
  * other than the file's current one. Flags win over the environment. There is deliberately no
  * fallback to ~/.kube/config: an upgrade tool names its cluster (or its environment does).
+ *
+ * `KUBECONFIG` is a list of files, merged as kubectl merges them (the first file to name a
+ * cluster, user or context wins; `current-context` from the first file that sets it; missing files
+ * skipped; relative paths inside a file against that file's directory); `--kubeconfig` is one
+ * file, which must exist. `TALOSCONFIG` is one file, as talosctl reads it (talosctl does not merge
+ * talosconfigs; a `:` in it is part of the path).
  */
 import { resolve } from "node:path";
 import { type CommandIO, type ParsedArgs, UsageError } from "./command.ts";
@@ -17,14 +23,15 @@ export const CLUSTER_OPTIONS = {
 
 /** Help lines for the flags. */
 export const CLUSTER_HELP =
-  "  --kubeconfig K        kubeconfig (default: $KUBECONFIG, its first file if a list)\n" +
+  "  --kubeconfig K        kubeconfig (default: $KUBECONFIG; a list is merged as kubectl does)\n" +
   "  --talosconfig T       talosconfig (default: $TALOSCONFIG)\n" +
   "  --context NAME        kubeconfig context (default: the file's current context)\n" +
   "  --talos-context NAME  talosconfig context (default: the file's current context)";
 
 /** Where the cluster is, paths resolved against the working directory. */
 export interface ClusterFlags {
-  readonly kubeconfig?: string;
+  /** One file (`--kubeconfig`), or the `KUBECONFIG` list in order (merged where it is read). */
+  readonly kubeconfig?: string | readonly string[];
   readonly talosconfig?: string;
   readonly kubeContext?: string;
   readonly talosContext?: string;
@@ -37,14 +44,19 @@ function flag(args: ParsedArgs, name: string): string | undefined {
 
 /** The cluster flags with the environment filled in; nothing is required here. */
 export function clusterFlags(args: ParsedArgs, io: CommandIO): ClusterFlags {
-  // KUBECONFIG may list several files (kubectl merges them); cairn reads the first.
-  const kubeEnv = (io.env["KUBECONFIG"] ?? "").split(":").find((p) => p !== "");
-  const kubeconfig = flag(args, "kubeconfig") ?? kubeEnv;
+  const kubeFlag = flag(args, "kubeconfig");
+  const kubeEnv = (io.env["KUBECONFIG"] ?? "").split(":").filter((p) => p !== "")
+    .map((p) => resolve(io.cwd, p));
+  const kubeconfig = kubeFlag !== undefined
+    ? resolve(io.cwd, kubeFlag)
+    : kubeEnv.length > 0
+    ? kubeEnv
+    : undefined;
   const talosconfig = flag(args, "talosconfig") ?? (io.env["TALOSCONFIG"] || undefined);
   const kubeContext = flag(args, "context");
   const talosContext = flag(args, "talos-context");
   return {
-    ...(kubeconfig ? { kubeconfig: resolve(io.cwd, kubeconfig) } : {}),
+    ...(kubeconfig ? { kubeconfig } : {}),
     ...(talosconfig ? { talosconfig: resolve(io.cwd, talosconfig) } : {}),
     ...(kubeContext ? { kubeContext } : {}),
     ...(talosContext ? { talosContext } : {}),
@@ -52,7 +64,7 @@ export function clusterFlags(args: ParsedArgs, io: CommandIO): ClusterFlags {
 }
 
 /** The kubeconfig path, or a usage error naming both ways to give it. */
-export function requireKubeconfig(f: ClusterFlags): string {
+export function requireKubeconfig(f: ClusterFlags): string | readonly string[] {
   if (f.kubeconfig) return f.kubeconfig;
   throw new UsageError("--kubeconfig K is required (or set KUBECONFIG)");
 }

@@ -23,7 +23,7 @@ const args = (values: Record<string, string>) => ({ values, positionals: [] });
 
 Deno.test("KUBECONFIG and TALOSCONFIG are read when no flag is given", () => {
   assertEquals(clusterFlags(args({}), io({ KUBECONFIG: "kc:other", TALOSCONFIG: "/t/tc" })), {
-    kubeconfig: "/srv/repo/kc",
+    kubeconfig: ["/srv/repo/kc", "/srv/repo/other"],
     talosconfig: "/t/tc",
   });
 });
@@ -78,6 +78,31 @@ Deno.test("KUBECONFIG reaches the Kubernetes client, with no dependency deprecat
     assertEquals(out.code, 1, stderr);
     assert(stderr.startsWith(`KubeconfigInvalid: cannot load kubeconfig ${missing}`), stderr);
     assert(!stderr.includes("DeprecationWarning"), stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a KUBECONFIG list reaches the client whole: a missing first file is skipped", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const bad = `${dir}/second`;
+    // The second file is the one read; its YAML error must be reported by path and line only.
+    await Deno.writeTextFile(bad, "users:\n- name: u\n  user: {token: FAKETOKEN-x}\n\t oops: 1\n");
+    const out = await new Deno.Command("./cairn", {
+      args: ["plan", "preview", "plans/cilium-1.18.2.yaml", "--talosconfig", `${dir}/tc`],
+      cwd: new URL("../../", import.meta.url),
+      env: { KUBECONFIG: `${dir}/first-missing:${bad}` },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 1, stderr);
+    assert(
+      stderr.startsWith(`KubeconfigInvalid: cannot load kubeconfig ${bad}: not valid YAML`),
+      stderr,
+    );
+    assert(!stderr.includes("FAKETOKEN"), stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -44,6 +44,7 @@ import {
 import { classifyEviction } from "./eviction_outcome.ts";
 import { NODES, readNode, readNodeList, readPdbList, readPod, readPodList } from "./typed_reads.ts";
 import { watchResource } from "./watch.ts";
+import { type KubeconfigFiles, readKubeconfigFiles } from "./kubeconfig_files.ts";
 import { CairnError } from "../../domain/errors.ts";
 import { parseDeprecatedApiMetrics } from "../../domain/k8s_upgrade/deprecated_apis.ts";
 import type { DeprecatedApiUse } from "../../domain/k8s_upgrade/preflight.ts";
@@ -60,8 +61,11 @@ type R = Record<string, unknown>;
 const rec = (v: unknown): R => (v !== null && typeof v === "object" ? v as R : {});
 
 export interface ClientNodeKubeOptions {
-  /** Kubeconfig file; ignored when `kubeconfigYaml` is given; neither = the library's default lookup. */
-  readonly kubeconfigPath?: string;
+  /**
+   * One kubeconfig file, or a `KUBECONFIG` list merged by kubectl's rules (`kubeconfig_files.ts`);
+   * ignored when `kubeconfigYaml` is given; neither = the library's default lookup.
+   */
+  readonly kubeconfigPath?: KubeconfigFiles;
   readonly kubeconfigYaml?: string;
   readonly context?: string;
   /** Field manager for writes (default `cairn`, which cordon ownership depends on). */
@@ -97,18 +101,35 @@ export async function loadKubeConfig(
 ): Promise<{ lib: Lib; kc: K8s.KubeConfig; server: string }> {
   const lib: Lib = await import("@kubernetes/client-node");
   const kc = new lib.KubeConfig();
+  // Read (and merged, for a KUBECONFIG list) before the library sees it; errors name the file.
+  const text = opts.kubeconfigYaml ??
+    (opts.kubeconfigPath !== undefined
+      ? await readKubeconfigFiles(opts.kubeconfigPath)
+      : undefined);
+  const where = typeof opts.kubeconfigPath === "string"
+    ? ` ${opts.kubeconfigPath}`
+    : opts.kubeconfigPath !== undefined
+    ? ` ${opts.kubeconfigPath.join(":")}`
+    : "";
   try {
-    if (opts.kubeconfigYaml !== undefined) kc.loadFromString(opts.kubeconfigYaml);
-    else if (opts.kubeconfigPath !== undefined) kc.loadFromFile(opts.kubeconfigPath);
+    if (text !== undefined) kc.loadFromString(text);
     else kc.loadFromDefault();
-    if (opts.context !== undefined) kc.setCurrentContext(opts.context);
   } catch (e) {
     throw new CairnError({
       reason: "KubeconfigInvalid",
-      message: `cannot load kubeconfig${opts.kubeconfigPath ? ` ${opts.kubeconfigPath}` : ""}: ${
-        yamlErrorSummary(e)
-      }`,
+      message: `cannot load kubeconfig${where}: ${yamlErrorSummary(e)}`,
     }, { cause: e });
+  }
+  if (opts.context !== undefined) {
+    // client-node takes any name here; kubectl refuses one the file does not define.
+    if (!kc.getContexts().some((c) => c.name === opts.context)) {
+      const known = kc.getContexts().map((c) => c.name).join(", ") || "none";
+      throw new CairnError({
+        reason: "KubeconfigInvalid",
+        message: `kubeconfig${where} has no context named ${opts.context} (contexts: ${known})`,
+      });
+    }
+    kc.setCurrentContext(opts.context);
   }
   const server = kc.getCurrentCluster()?.server;
   if (!server) {
