@@ -25,6 +25,8 @@ export interface ApplyRequest {
   readonly policyPath?: string;
   /** Registry host → URL for installer resolution. */
   readonly mirrors: Readonly<Record<string, string>>;
+  /** A ComponentUpgrade's merge commit (default: what introduced the plan in its repository). */
+  readonly mergedCommit?: string;
   /** Where the executor's log lines go (one JSON line each). */
   readonly writeLog: (line: string) => void;
   readonly signal: AbortSignal;
@@ -120,6 +122,7 @@ export async function applyPlan(o: ApplyRequest): Promise<ApplyResult> {
         owner,
         approver: verdict.approvers.join(",") || "policy",
         firstSeenCommit: "apply",
+        ...(await c.planMerge(o.file, o.mergedCommit)),
         root: fileURLToPath(new URL("../..", import.meta.url)),
         clock,
         callTimeoutMs: (ms) => ms,

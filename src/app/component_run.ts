@@ -5,7 +5,9 @@
  * (`engine/component/run_component.ts`) and the report (`report/render_component.ts`) with the
  * component's playbook read from `playbooks/<component>.yaml`.
  */
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { gitCommitHistory } from "../adapters/git/commit_history.ts";
+import { runGit } from "../adapters/git/run_git.ts";
 import { parsePlaybook } from "../domain/playbook/load.ts";
 import type { Playbook } from "../domain/playbook/schema.ts";
 import type { ParsedPlan } from "../domain/plan/parse.ts";
@@ -21,6 +23,7 @@ import {
   type ComponentOutcome,
   runComponentUpgrade,
 } from "../engine/component/run_component.ts";
+import type { ObserveDeps } from "../engine/component/observe_delivery.ts";
 import { ClusterEvidence } from "../engine/health/cluster_evidence.ts";
 import { renderComponentReport } from "../report/render_component.ts";
 
@@ -36,6 +39,11 @@ export interface ComponentRunOptions {
   readonly owner: string;
   readonly approver: string;
   readonly firstSeenCommit: string;
+  /**
+   * The merge commit of the reviewed branch and the history that says whether a later revision
+   * contains it (absent: a plan binding a reviewed branch cannot be seen delivered).
+   */
+  readonly merged?: ObserveDeps["merged"];
   /** cairn's own root (where `playbooks/` is). */
   readonly root: string;
   readonly clock: Clock;
@@ -92,6 +100,7 @@ export async function runComponentPlan(o: ComponentRunOptions): Promise<Componen
         clock: o.clock,
         callTimeoutMs: o.callTimeoutMs,
         pollIntervalMs: o.pollIntervalMs,
+        ...(o.merged ? { merged: o.merged } : {}),
       },
       evidence,
       ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
@@ -131,6 +140,34 @@ export async function readPlaybook(root: string, component: string): Promise<Pla
   }
   const r = parsePlaybook(bytes, file);
   return r.ok ? r.playbook : undefined;
+}
+
+/**
+ * The merge a ComponentUpgrade run by `cairn apply` is tied to: the commit given, else the commit
+ * that introduced the plan file on the first-parent history of its repository's HEAD (the merge
+ * of its pull request, as the reconciler finds it on the watched branch); none outside git.
+ */
+export async function planMerge(
+  planFile: string,
+  given: string | undefined,
+): Promise<{ merged?: NonNullable<ObserveDeps["merged"]> }> {
+  const dir = dirname(planFile);
+  const history = gitCommitHistory(dir);
+  if (given) return { merged: { commit: given, history } };
+  const out = await runGit([
+    "log",
+    "--first-parent",
+    "--diff-merges=first-parent",
+    "--diff-filter=A",
+    "--format=%H",
+    "HEAD",
+    "--",
+    basename(planFile),
+  ], { cwd: dir });
+  const commit = out.code === 0
+    ? new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)
+    : undefined;
+  return commit && /^[0-9a-f]{40}$/.test(commit) ? { merged: { commit, history } } : {};
 }
 
 /** Exit code of a run: 0 only when it completed (a bump that did not land is never success). */

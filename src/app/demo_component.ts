@@ -11,6 +11,7 @@
  */
 import { join } from "node:path";
 import { parse } from "yaml";
+import { gitCommitHistory } from "../adapters/git/commit_history.ts";
 import { gitText } from "../adapters/git/run_git.ts";
 import { openJournal } from "../adapters/journal/libsql_journal.ts";
 import { workingTreeBoundFiles } from "../adapters/repo/bound_file_reader.ts";
@@ -205,6 +206,7 @@ export async function runComponentDemo(o: ComponentDemoOptions): Promise<Compone
       owner: "ctl_demo",
       approver: approval.approvers.join(","),
       firstSeenCommit: merge,
+      merged: { commit: merge, history: gitCommitHistory(repo) },
       root: o.root,
       clock: twin.clock,
       timeoutClock: twin.timeoutClock,

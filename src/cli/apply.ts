@@ -48,6 +48,9 @@ classification of each node step.
 ${CLUSTER_HELP}
   --health-policy P       optional; refused unless P is byte for byte the policy the plan binds
   --registry-mirror H=URL resolve installer references naming registry host H at URL (repeatable)
+  --merged-commit SHA     a ComponentUpgrade's merge into the watched branch (default: the commit
+                          that introduced FILE on the first-parent history of its repository's HEAD);
+                          Flux must report it, or a later commit containing it, as applied
 
 Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
   options: {
@@ -57,6 +60,7 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     approvals: { type: "string", default: "1" },
     "health-policy": { type: "string" },
     "registry-mirror": { type: "string", multiple: true },
+    "merged-commit": { type: "string" },
     ...OUTPUT_OPTION,
   },
   positionals: { min: 1, max: 1 },
@@ -87,6 +91,10 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       throw new UsageError("--approvals must be a non-negative integer");
     }
     const policyPath = args.values["health-policy"];
+    const merged = args.values["merged-commit"];
+    if (merged !== undefined && (typeof merged !== "string" || !/^[0-9a-f]{40}$/.test(merged))) {
+      throw new UsageError("--merged-commit must be a full commit id (40 lower-case hex)");
+    }
     const { applyDisplayClock, applyPlan } = await import("../app/apply_run.ts");
     // On a terminal: one status line (node, phase, elapsed) with log lines kept above it.
     // Elsewhere: the JSON log lines and one JSON line per phase, for CI and log collectors.
@@ -102,6 +110,7 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       approvals,
       ...(typeof policyPath === "string" ? { policyPath: resolve(io.cwd, policyPath) } : {}),
       mirrors: parseRegistryMirrors(args.values["registry-mirror"]),
+      ...(typeof merged === "string" ? { mergedCommit: merged } : {}),
       writeLog: (l) => progress.log(l),
       signal: io.signal,
       onPhase: (e) => progress.onPhase(e),

@@ -87,7 +87,8 @@ export function afterMergeRows(input: ComponentReportInput): AfterMergeRow[] {
           ? d.id.startsWith("images:")
           : c.reader === "flux-source"
           ? d.id === "source"
-          : d.id === "release"
+          // The release at the target, and the Kustomization that applied it at the merge.
+          : d.id === "release" || d.id === "applied"
       );
       if (mine.length === 0) {
         return {

@@ -14,6 +14,7 @@ import { sha256Hex } from "../../src/domain/plan/digest.ts";
 import { TwinControl } from "../../src/sim/twin_control.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
 
+const TWIN_APPLIED = "0123456789abcdef0123456789abcdef01234567";
 const PIN = "kubernetes/apps/rook-ceph/rook-ceph/app/ocirepository.yaml";
 const PIN_TEXT = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\n" +
   "metadata: {name: rook-ceph}\nspec: {url: oci://ghcr.io/rook/rook-ceph, ref: {tag: v1.20.2}}\n";
@@ -101,6 +102,9 @@ Deno.test("cairn apply observes a ComponentUpgrade over the socket twin: COMPLET
         `file:${join(dir, "journal.db")}`,
         "--allowed-signers",
         join(dir, "allowed_signers"),
+        // The twin's Flux applied this commit (fixtures/clusters/home-ops.yaml): the merge.
+        "--merged-commit",
+        TWIN_APPLIED,
       ]);
     };
     const landed = await run("quay.io/cephcsi/cephcsi:v3.17.1", 120);

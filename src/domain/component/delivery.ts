@@ -2,9 +2,11 @@
  * Did a merged component bump land? Judged from what the cluster says, never from what was
  * merged: the Flux source reached the target (`<to>@sha256:…` at its current generation, Ready),
  * the release was upgraded to it (HelmRelease `history[0]` deployed at the target chart version,
- * Ready at the current generation), and every operator-rendered workload the plan names runs the
- * image it must (a chart bump the operator does not re-render rolls nothing: the running image is
- * the evidence). Pure: the engine reads, this decides.
+ * Ready at the current generation), the Kustomization that applies it from Git applied the merge
+ * (its `lastAppliedRevision` is the merge commit or a later commit containing it, Ready at its
+ * current generation: one Ready at an older revision never counts), and every operator-rendered
+ * workload the plan names runs the image it must (a chart bump the operator does not re-render
+ * rolls nothing: the running image is the evidence). Pure: the engine reads, this decides.
  */
 import type { ComponentUpgradePlan } from "../plan/schema.ts";
 import type { Reason } from "../reasons.ts";
@@ -30,6 +32,22 @@ export interface FluxObjectReading {
   readonly releaseStatus?: string;
   /** HelmRelease `lastAttemptedRevision` / Kustomization `lastAppliedRevision`. */
   readonly lastRevision?: string;
+  /**
+   * The Kustomization that applied this object, from the labels kustomize-controller sets on
+   * everything it applies (`kustomize.toolkit.fluxcd.io/name` and `/namespace`).
+   */
+  readonly appliedBy?: { readonly namespace: string; readonly name: string };
+  /**
+   * Whether the commit of this object's Git revision contains the merge commit (git's answer),
+   * undefined when it was not asked (the revision is the merge itself, names no commit) or git
+   * does not know that commit (not fetched yet).
+   */
+  readonly containsMerge?: boolean;
+}
+
+/** The commit a Flux Git revision names (`main@sha1:<40 hex>`, `sha1:<hex>`, `main/<hex>`). */
+export function revisionCommit(revision: string | undefined): string | undefined {
+  return /(?:^|[@:/])([0-9a-f]{40})$/.exec(revision ?? "")?.[1];
 }
 
 /** One pod selected by an image expectation, with the image its container runs. */
@@ -43,8 +61,19 @@ export interface PodImageReading {
 /** Everything one observation pass read. Any read that failed makes the pass unreadable. */
 export interface DeliveryReading {
   readonly atMs: number;
+  /**
+   * The merge commit of the reviewed branch into the watched branch (the commit that introduced
+   * the plan there); undefined when it is not known.
+   */
+  readonly merge?: string;
   readonly source?: FluxObjectReading;
   readonly release?: FluxObjectReading;
+  /**
+   * The Kustomization that applies the release from Git (the release itself when it is one);
+   * `appliedUnknown` says why none was read.
+   */
+  readonly applied?: FluxObjectReading;
+  readonly appliedUnknown?: string;
   readonly images: readonly {
     readonly want: ImageExpectation;
     readonly pods: readonly PodImageReading[];
@@ -56,7 +85,7 @@ export type CheckVerdict = "pass" | "fail" | "pending" | "unreadable";
 
 /** One judged part of the delivery. */
 export interface DeliveryCheck {
-  readonly id: "source" | "release" | `images:${number}`;
+  readonly id: "source" | "release" | "applied" | `images:${number}`;
   readonly verdict: CheckVerdict;
   readonly detail: string;
 }
@@ -67,6 +96,7 @@ const bare = (v: string) => v.replace(/^v/, "");
 export function judgeSource(
   plan: ComponentUpgradePlan,
   r: FluxObjectReading | undefined,
+  merge?: string,
 ): DeliveryCheck {
   const id = "source" as const;
   if (!r) return { id, verdict: "unreadable", detail: "the source was not read" };
@@ -80,6 +110,10 @@ export function judgeSource(
       verdict: "pending",
       detail: `${what} not Ready (${r.ready?.reason ?? "no condition"})`,
     };
+  }
+  if (r.kind === "GitRepository" && plan.spec.change) {
+    const tie = tiedToMerge(`${what} serves`, r.revision, r.containsMerge, merge);
+    if (tie) return { id, ...tie };
   }
   if (r.kind === "OCIRepository") {
     const tag = (r.revision ?? "").split("@")[0] ?? "";
@@ -150,6 +184,86 @@ export function judgeRelease(
   };
 }
 
+/**
+ * The Kustomization that applies the release from Git applied the merge: its
+ * `lastAppliedRevision` names the merge commit, or a later commit git says contains it, and it
+ * is Ready at its current generation. A Kustomization Ready at an older revision is the state
+ * before the merge arrived, never a delivery. Judged only for a plan that binds a reviewed branch
+ * (`spec.change`): without one there is no merge to tie to.
+ */
+export function judgeApplied(
+  plan: ComponentUpgradePlan,
+  reading: DeliveryReading,
+): DeliveryCheck | undefined {
+  if (!plan.spec.change) return undefined;
+  const id = "applied" as const;
+  const r = reading.applied;
+  if (!reading.merge) {
+    return {
+      id,
+      verdict: "pending",
+      detail: "the merge commit of the reviewed branch is not known: nothing ties what Flux " +
+        "applied to the merge",
+    };
+  }
+  if (!r) {
+    return {
+      id,
+      verdict: "fail",
+      detail: reading.appliedUnknown ?? "no Kustomization is known to apply the release",
+    };
+  }
+  const what = `${r.kind} ${r.namespace}/${r.name}`;
+  if (!r.found) return { id, verdict: "fail", detail: `${what} does not exist` };
+  const stale = current(r);
+  if (stale) return { id, verdict: "pending", detail: `${what}: ${stale}` };
+  if (r.ready?.status !== "True") {
+    return {
+      id,
+      verdict: "pending",
+      detail: `${what} not Ready (${r.ready?.reason ?? "no condition"})`,
+    };
+  }
+  const tie = tiedToMerge(`${what} applied`, r.lastRevision, r.containsMerge, reading.merge);
+  if (tie) return { id, ...tie };
+  return {
+    id,
+    verdict: "pass",
+    detail: `${what} applied ${r.lastRevision}, which contains the merge ${
+      reading.merge.slice(0, 12)
+    }, Ready at generation ${r.generation ?? "?"}`,
+  };
+}
+
+/**
+ * A Git revision held to the merge: undefined when it is the merge or contains it, else why not
+ * (pending: Flux may still get there by the deadline).
+ */
+function tiedToMerge(
+  what: string,
+  revision: string | undefined,
+  contains: boolean | undefined,
+  merge: string | undefined,
+): { verdict: CheckVerdict; detail: string } | undefined {
+  if (!merge) {
+    return {
+      verdict: "pending",
+      detail: `${what} ${revision ?? "no revision"}; the merge commit is not known`,
+    };
+  }
+  const commit = revisionCommit(revision);
+  if (commit === merge || (commit !== undefined && contains === true)) return undefined;
+  const short = merge.slice(0, 12);
+  return {
+    verdict: "pending",
+    detail: commit === undefined
+      ? `${what} ${revision ?? "no revision"}, which names no commit (merge ${short})`
+      : contains === false
+      ? `${what} ${revision}, an older revision without the merge ${short}`
+      : `${what} ${revision}, not known to contain the merge ${short}`,
+  };
+}
+
 /** Every selected pod runs the expected image; none selected is never a pass. */
 export function judgeImages(
   k: number,
@@ -193,9 +307,11 @@ export function judgeDelivery(plan: ComponentUpgradePlan, r: DeliveryReading): D
       detail: `${r.unreadable.reason}: ${r.unreadable.message}`,
     }];
   }
+  const applied = judgeApplied(plan, r);
   return [
-    judgeSource(plan, r.source),
+    judgeSource(plan, r.source, r.merge),
     judgeRelease(plan, r.release),
+    ...(applied ? [applied] : []),
     ...r.images.map((e, k) => judgeImages(k, e)),
   ];
 }
@@ -210,7 +326,7 @@ export type DeliveryState = "landed" | "not-landed" | "not-delivered" | "unreada
 
 export function deliveryState(checks: readonly DeliveryCheck[]): DeliveryState {
   if (checks.some((c) => c.verdict === "unreadable")) return "unreadable";
-  const flux = checks.filter((c) => c.id === "source" || c.id === "release");
+  const flux = checks.filter((c) => c.id === "source" || c.id === "release" || c.id === "applied");
   if (flux.some((c) => c.verdict !== "pass")) return "not-delivered";
   return checks.every((c) => c.verdict === "pass") ? "landed" : "not-landed";
 }

@@ -12,10 +12,12 @@ import {
   type FluxObjectReading,
   judgeDelivery,
   type PodImageReading,
+  revisionCommit,
 } from "../../domain/component/delivery.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
 import type { Clock } from "../../ports/clock.ts";
+import type { CommitHistory } from "../../ports/commit_history.ts";
 import type { Kube, KubeObject, KubeResourceRef } from "../../ports/kube.ts";
 
 type R = Record<string, unknown>;
@@ -62,6 +64,11 @@ export interface ObserveDeps {
   readonly callTimeoutMs: (remainingMs: number) => number;
   readonly pollIntervalMs: number;
   readonly signal?: AbortSignal;
+  /**
+   * The merge commit of the reviewed branch into the watched branch, and the history that says
+   * whether a later revision contains it (absent: only the merge itself counts).
+   */
+  readonly merged?: { readonly commit: string; readonly history?: CommitHistory };
 }
 
 /** A part's judgement from a moment on (the report's observations). */
@@ -136,10 +143,24 @@ export async function readDelivery(
   const timeoutMs = deps.callTimeoutMs(Math.max(0, deadlineMs - atMs));
   const spec = plan.spec;
   try {
+    const merge = deps.merged?.commit;
     const source = spec.delivery
-      ? await readFlux(deps, spec.delivery.source, timeoutMs)
+      ? await tied(deps, await readFlux(deps, spec.delivery.source, timeoutMs), "revision")
       : undefined;
     const release = await readFlux(deps, spec.flux, timeoutMs);
+    // The Kustomization that applies the release from Git: the release itself when it is one,
+    // else the one kustomize-controller's labels on the release name.
+    const by = spec.flux.kind === "Kustomization"
+      ? undefined
+      : release.appliedBy && { kind: "Kustomization", ...release.appliedBy };
+    const applied = spec.flux.kind === "Kustomization"
+      ? release
+      : by
+      ? await readFlux(deps, by, timeoutMs)
+      : undefined;
+    const appliedTied = spec.change && applied
+      ? await tied(deps, applied, "lastRevision")
+      : applied;
     const images = [];
     for (const want of spec.delivery?.images ?? []) {
       const list = await deps.kube.listObjects(PODS, {
@@ -149,7 +170,20 @@ export async function readDelivery(
       });
       images.push({ want, pods: list.items.map((p) => podImage(p, want.container)) });
     }
-    return { atMs, ...(source ? { source } : {}), release, images };
+    return {
+      atMs,
+      ...(merge ? { merge } : {}),
+      ...(source ? { source } : {}),
+      release,
+      ...(appliedTied ? { applied: appliedTied } : {}),
+      ...(!applied && release.found
+        ? {
+          appliedUnknown: `${release.kind} ${release.namespace}/${release.name} carries no ` +
+            "kustomize.toolkit.fluxcd.io/name label: no Kustomization is known to have applied it",
+        }
+        : {}),
+      images,
+    };
   } catch (e) {
     const reason = e instanceof CairnError ? e.reason : "HealthReadFailed";
     return {
@@ -158,6 +192,22 @@ export async function readDelivery(
       unreadable: { reason, message: e instanceof Error ? e.message : String(e) },
     };
   }
+}
+
+/**
+ * The reading with git's answer to whether its revision's commit contains the merge (asked only
+ * when it is another commit; a revision git does not know yet stays unanswered).
+ */
+async function tied(
+  deps: ObserveDeps,
+  r: FluxObjectReading,
+  field: "revision" | "lastRevision",
+): Promise<FluxObjectReading> {
+  const merge = deps.merged?.commit;
+  const commit = revisionCommit(r[field]);
+  if (!merge || !commit || commit === merge || !deps.merged?.history) return r;
+  const contains = await deps.merged.history.contains(commit, merge);
+  return contains === undefined ? r : { ...r, containsMerge: contains };
 }
 
 async function readFlux(
@@ -184,6 +234,9 @@ function fluxStatus(
   const chartVersion = str(history[0]?.chartVersion);
   const releaseStatus = str(history[0]?.status);
   const lastRevision = str(s.lastAppliedRevision) ?? str(s.lastAttemptedRevision);
+  const labels = rec(o.metadata?.labels);
+  const byName = str(labels["kustomize.toolkit.fluxcd.io/name"]);
+  const byNamespace = str(labels["kustomize.toolkit.fluxcd.io/namespace"]);
   return {
     ...(generation !== undefined ? { generation } : {}),
     ...(observed !== undefined ? { observedGeneration: observed } : {}),
@@ -200,6 +253,7 @@ function fluxStatus(
     ...(chartVersion ? { chartVersion } : {}),
     ...(releaseStatus ? { releaseStatus } : {}),
     ...(lastRevision ? { lastRevision } : {}),
+    ...(byName && byNamespace ? { appliedBy: { namespace: byNamespace, name: byName } } : {}),
   };
 }
 

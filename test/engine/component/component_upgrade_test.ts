@@ -12,6 +12,7 @@ import { counterIdSource } from "../../../src/app/inproc_rollout.ts";
 import { componentExitCode, runComponentPlan } from "../../../src/app/component_run.ts";
 import { sha256Hex } from "../../../src/domain/plan/digest.ts";
 import { parsePlan } from "../../../src/domain/plan/parse.ts";
+import type { CommitHistory } from "../../../src/ports/commit_history.ts";
 import type { BoundFileSource } from "../../../src/ports/dispatch.ts";
 import { startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
 import { homeOps } from "../../_helpers/inproc_world.ts";
@@ -72,6 +73,7 @@ async function run(
   rerenders: boolean,
   pinBytes = new TextEncoder().encode(PIN_TEXT),
   prepare: (twin: ReturnType<typeof startInprocTwin>) => void = () => {},
+  flux: { applies?: string; history?: CommitHistory } = {},
 ) {
   const twin = startInprocTwin({
     description: await homeOps(),
@@ -102,7 +104,7 @@ async function run(
   };
   // The merge Flux will deliver: both Rook charts to v1.21.0.
   twin.gitops.merge({
-    commit: MERGE,
+    commit: flux.applies ?? MERGE,
     ociTags: { "rook-ceph/rook-ceph": "v1.21.0", "rook-ceph/rook-ceph-cluster": "v1.21.0" },
   });
   try {
@@ -117,6 +119,7 @@ async function run(
       owner: "ctl_test",
       approver: "bob@example.com",
       firstSeenCommit: MERGE,
+      merged: { commit: MERGE, ...(flux.history ? { history: flux.history } : {}) },
       root: ROOT,
       clock: twin.clock,
       timeoutClock: twin.timeoutClock,
@@ -143,7 +146,12 @@ Deno.test("an operator that does not re-render: Flux delivered, plugins on the o
     assert(verdict.includes("quay.io/cephcsi/cephcsi:v3.17.1"), verdict);
     const checks = Object.fromEntries(r.outcome.delivery!.checks.map((c) => [c.id, c.verdict]));
     // Flux did its part: the source and the release are at the target.
-    assertEquals(checks, { source: "pass", release: "pass", "images:0": "pending" });
+    assertEquals(checks, {
+      source: "pass",
+      release: "pass",
+      applied: "pass",
+      "images:0": "pending",
+    });
     // It waited the whole verification deadline for a re-render that never came.
     assert(r.outcome.delivery!.endedAtMs - r.outcome.delivery!.startedAtMs >= 1_190_000);
     assertEquals(
@@ -219,5 +227,52 @@ Deno.test("landed but a NATS server lagging in every after-merge round: AFTER-ME
     );
   } finally {
     await r.journal.close();
+  }
+});
+
+/** What git would answer: `later` contains the merge, `older` does not. */
+const OLDER = "0a".repeat(20);
+const LATER = "1b".repeat(20);
+const history: CommitHistory = {
+  contains: (d, a) => Promise.resolve(a === MERGE ? d === LATER || d === MERGE : undefined),
+};
+
+Deno.test("a Kustomization Ready at a revision without the merge never counts: NOT DELIVERED, naming it", async () => {
+  // Flux delivered the charts, but from a commit that does not contain the merge the plan was
+  // approved for (the Kustomization is Ready, at its generation, at an older revision).
+  const r = await run(true, undefined, undefined, { applies: OLDER, history });
+  try {
+    assertEquals(r.outcome.end, "not-delivered");
+    assertEquals(componentExitCode(r.outcome.end), 1);
+    const applied = r.outcome.delivery!.checks.find((c) => c.id === "applied")!;
+    assertEquals(applied.verdict, "pending");
+    assert(
+      applied.detail.includes(`Kustomization flux-system/rook-ceph applied main@sha1:${OLDER}`),
+    );
+    assert(applied.detail.includes("an older revision without the merge"), applied.detail);
+    assert(verdictOf(r.report).startsWith("**Verdict: NOT DELIVERED"), verdictOf(r.report));
+    assertEquals(r.outcome.rounds.length, 0, "no after-merge round counts before the merge");
+  } finally {
+    await r.journal.close();
+  }
+});
+
+Deno.test("a later commit that contains the merge is a delivery of it; one git does not know is not", async () => {
+  const later = await run(true, undefined, undefined, { applies: LATER, history });
+  try {
+    assertEquals(later.outcome.end, "completed");
+    const applied = later.outcome.delivery!.checks.find((c) => c.id === "applied")!;
+    assert(applied.detail.includes("which contains the merge"), applied.detail);
+  } finally {
+    await later.journal.close();
+  }
+  // No history to ask: only the merge itself would do.
+  const unknown = await run(true, undefined, undefined, { applies: LATER });
+  try {
+    assertEquals(unknown.outcome.end, "not-delivered");
+    const applied = unknown.outcome.delivery!.checks.find((c) => c.id === "applied")!;
+    assert(applied.detail.includes("not known to contain the merge"), applied.detail);
+  } finally {
+    await unknown.journal.close();
   }
 });
