@@ -15,10 +15,16 @@ import type { Reason } from "../../domain/reasons.ts";
 import { type Assessed, assessNode } from "./assess.ts";
 import type { ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf, stepKey } from "../executor/digests.ts";
-import { checkAndRecord, dispatchStop } from "../executor/dispatch_gate.ts";
+import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
-import type { NodeOutcome } from "../executor/node_step.ts";
-import { controllerActor, observeEvidence } from "../executor/observe.ts";
+import { controllerActor } from "../executor/observe.ts";
+import {
+  haltUnresolved,
+  type NodeOutcome,
+  notCommitted,
+  outcome,
+  transition,
+} from "../executor/step_outcome.ts";
 import {
   activationReading,
   readActivation,
@@ -46,22 +52,6 @@ export function configPostText(cluster: string, node: string, patchSha: string, 
 }
 
 type Step = StepState<ConfigApplyPlan>;
-
-function notCommitted(
-  node: string,
-  reason: Reason,
-  detail: string,
-  refused = false,
-): ConfigNodeOutcome {
-  return {
-    node,
-    operationId: undefined,
-    state: "not-committed",
-    reason,
-    detail,
-    ...(refused ? { refused } : {}),
-  };
-}
 
 /**
  * The node read and judged before any write (`assess.ts`): a refusal or hold creates no operation.
@@ -104,71 +94,23 @@ export async function runConfigNode(
       `${gate.reason}: ${gate.message}`,
     );
   }
-  const auth = await checkAndRecord(deps.journal, deps.owner, bound.digest, deps.authority, {
-    name: node.name,
-    perNode: true,
-  });
-  const stop = dispatchStop(auth);
-  if (stop) return notCommitted(node.name, stop.reason, stop.detail, stop.verdict === "refused");
   const boundPlan = { plan: bound.plan, digest: bound.digest };
-  const evidence = await observeEvidence({
-    deps,
-    bound: boundPlan,
-    node: node.name,
-    address: node.address,
-  });
-  if (!evidence.verdict.ok) {
-    return notCommitted(
-      node.name,
-      evidence.verdict.reason,
-      evidence.verdict.detail,
-      evidence.verdict.reason === "MachineIdentityMismatch",
-    );
-  }
-  const { epoch } = await deps.journal.installation();
-  const committed = await deps.journal.commit({
-    planDigest: bound.digest,
-    step: stepKey(node.name),
-    evidenceId: evidence.id,
-    owner: deps.owner,
-    epoch,
-    nowMs: deps.clock.now(),
-  });
-  if (!committed.ok) {
-    return notCommitted(node.name, "CommitmentRefused", `${committed.cause}: ${committed.detail}`);
-  }
-  const op = committed.operation;
-  deps.observer?.onOperationState?.({ operationId: op.id, node: node.name, state: op.state });
-  const s: Step = {
-    deps,
-    bound: boundPlan,
-    node: node.name,
-    address: node.address,
-    committed: evidence.verdict.identity,
-    step: op.step,
-    operationId: op.id,
-    token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
-  };
+  const stop = await dispatchCheckBefore(deps, boundPlan, node);
+  if (stop) return stop;
+  const committed = await commitStep(deps, boundPlan, node, stepKey(node.name));
+  if (!committed.ok) return committed.outcome;
+  const s = committed.state;
   try {
     return { ...await applyAndActivate(s, bound, target, classification), classification };
   } catch (e) {
     if (deps.signal?.aborted) {
       return {
-        ...outcomeOf(s, "stopped", "Stopped", "the controller was asked to stop"),
+        ...outcome(s, "stopped", "Stopped", "the controller was asked to stop"),
         classification,
       };
     }
-    return { ...await halted(s, "ExecutorError", errorText(e)), classification };
+    return { ...await haltUnresolved(s, "ExecutorError", errorText(e)), classification };
   }
-}
-
-function outcomeOf(
-  s: Step,
-  state: NodeOutcome["state"],
-  reason: Reason,
-  detail: string,
-): ConfigNodeOutcome {
-  return { node: s.node, operationId: s.operationId, state, reason, detail };
 }
 
 async function applyAndActivate(
@@ -189,7 +131,7 @@ async function applyAndActivate(
     try {
       bootBefore = await s.deps.talos.bootId(s.address, { timeoutMs });
     } catch (e) {
-      return await halted(s, "BootIdUnreadable", errorText(e));
+      return await haltUnresolved(s, "BootIdUnreadable", errorText(e));
     }
   }
   const applied = await mutate(s, {
@@ -215,7 +157,7 @@ async function applyAndActivate(
         }, { timeoutMs: ms }),
       ),
   });
-  if (applied.kind === "refused") return await halted(s, applied.reason, applied.detail);
+  if (applied.kind === "refused") return await haltUnresolved(s, applied.reason, applied.detail);
   if (applied.sent.responseClass !== "accepted") {
     return await notAccepted(s, "config-apply", applied.sent.responseClass, applied.sent.detail);
   }
@@ -251,7 +193,9 @@ async function applyAndActivate(
       send: async (ms) =>
         talosSent(await s.deps.talos.reboot(s.address, "DEFAULT", { timeoutMs: ms })),
     });
-    if (rebooted.kind === "refused") return await halted(s, rebooted.reason, rebooted.detail);
+    if (rebooted.kind === "refused") {
+      return await haltUnresolved(s, rebooted.reason, rebooted.detail);
+    }
     if (rebooted.sent.responseClass !== "accepted") {
       return await notAccepted(s, "reboot", rebooted.sent.responseClass, rebooted.sent.detail);
     }
@@ -356,7 +300,7 @@ async function settle(
     actor,
   });
   const out = (state: NodeOutcome["state"], reason: Reason) => ({
-    ...outcomeOf(s, state, reason, summary),
+    ...outcome(s, state, reason, summary),
     settings,
   });
   if (reading === "established") {
@@ -403,47 +347,17 @@ async function notAccepted(
     // A validation refusal before any mutation: every attempt of the step was rejected.
     try {
       await transition(s, "rejected", "ConfigApplyRejected", why);
-      return outcomeOf(s, "rejected", "ConfigApplyRejected", why);
+      return outcome(s, "rejected", "ConfigApplyRejected", why);
     } catch {
       // Another attempt was accepted earlier (the reboot after a stored apply): unresolved.
     }
   }
   const lost = responseClass === "lost" || responseClass === "transport-failure";
-  return await halted(
+  return await haltUnresolved(
     s,
     phase === "reboot"
       ? (lost ? "RebootResponseLost" : "RebootRefused")
       : (lost ? "ConfigApplyResponseLost" : "ConfigApplyRefused"),
     why,
   );
-}
-
-async function halted(s: Step, reason: Reason, detail: string): Promise<ConfigNodeOutcome> {
-  const op = await s.deps.journal.getOperation(s.operationId);
-  if (op && (op.state === "committed" || op.state === "sending" || op.state === "verifying")) {
-    await transition(s, "unresolved", reason, detail);
-  }
-  return outcomeOf(s, "unresolved", reason, detail);
-}
-
-async function transition(
-  s: Step,
-  to: "verifying" | "completed" | "failed" | "unresolved" | "rejected",
-  reason: Reason,
-  detail: string,
-  observationId?: string,
-): Promise<void> {
-  const after = await s.deps.journal.transition({
-    operationId: s.operationId,
-    token: s.token,
-    to,
-    reason: `${reason}: ${detail}`.slice(0, 1000),
-    ...(observationId ? { observationId } : {}),
-    nowMs: s.deps.clock.now(),
-  });
-  s.deps.observer?.onOperationState?.({
-    operationId: s.operationId,
-    node: s.node,
-    state: after.state,
-  });
 }

@@ -17,7 +17,7 @@ import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText, stepKey } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
-import type { RolloutEnd } from "../../domain/operation.ts";
+import { runSteps, type StepsOutcome } from "../executor/step_loop.ts";
 import {
   dispatchAuthority,
   type ExecuteOptions,
@@ -89,10 +89,7 @@ export async function bindConfigApply(
 }
 
 /** How a ConfigApply rollout ended, with each node's activation. */
-export interface ConfigRolloutOutcome {
-  readonly state: RolloutEnd;
-  readonly nodes: readonly ConfigNodeOutcome[];
-}
+export type ConfigRolloutOutcome = StepsOutcome<ConfigNodeOutcome>;
 
 /** The bound patch as the repository has it now: refused unless it is the bound bytes. */
 export async function readBoundPatch(
@@ -177,35 +174,11 @@ export async function executeConfigApply(
   const { deps, evidence } = await executionDeps(o, plan, { policy: pre.policy, authority });
   const bound: ConfigBound = { plan, digest: o.bound.digest, patch: patch.patch };
   try {
-    const ops = (await o.journal.listOperations()).filter((x) => x.planDigest === bound.digest);
-    const nodes: ConfigNodeOutcome[] = [];
-    for (const node of plan.spec.nodes) {
-      if (o.signal?.aborted) return { state: "stopped", nodes };
-      const existing = ops.find((x) => x.step === stepKey(node.name));
-      if (existing) {
-        // Resume is not rerun: a completed node is skipped, any other operation holds.
-        nodes.push({
-          node: node.name,
-          operationId: existing.id,
-          state: existing.state,
-          reason: existing.state === "completed" ? "AlreadyCompleted" : "OperationExists",
-          detail: `operation ${existing.id} is ${existing.state}`,
-        });
-        if (existing.state === "completed") continue;
-        return { state: "halted", nodes };
-      }
-      const r = await runConfigNode(deps, bound, node);
-      nodes.push(r);
-      o.log.info("config apply node finished", {
-        node: node.name,
-        reason: r.reason,
-        verdict: r.state,
-      });
-      if (r.state === "stopped") return { state: "stopped", nodes };
-      if (r.refused) return { state: "refused", nodes };
-      if (r.state !== "completed") return { state: "halted", nodes };
-    }
-    return { state: "completed", nodes };
+    // A crashed controller's live operations are taken over (unresolved), never rerun.
+    return await runSteps(deps, bound, {
+      steps: plan.spec.nodes.map((node) => ({ key: stepKey(node.name), node })),
+      run: (step) => runConfigNode(deps, bound, step.node),
+    });
   } finally {
     evidence.stop();
   }

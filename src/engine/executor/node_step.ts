@@ -1,33 +1,24 @@
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
-import { isInFlight, type OperationState } from "../../domain/operation.ts";
+import { isInFlight } from "../../domain/operation.ts";
 import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
 import { stepKey } from "./digests.ts";
-import { checkAndRecord, dispatchStop } from "./dispatch_gate.ts";
+import { commitStep, dispatchCheckBefore } from "./commit_step.ts";
 import { drainPhase } from "./drain_phase.ts";
 import type { Halt, PhaseResult } from "./halt.ts";
 import { unresolved } from "./halt.ts";
 import { cordonPhase, uncordonPhase } from "./kube_phases.ts";
 import { errorText } from "./mutation.ts";
-import { observeEvidence } from "./observe.ts";
+import { type NodeOutcome, notCommitted, outcome, transition } from "./step_outcome.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
 import { stallAfterMs, StallWatch } from "../operating/stall.ts";
 import { openNoiseLease } from "../operating/silences.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
-/** How one node step ended. `not-committed` means no operation exists (nothing was sent). */
-export interface NodeOutcome {
-  readonly node: string;
-  readonly operationId: string | undefined;
-  readonly state: OperationState | "not-committed" | "stopped";
-  readonly reason: Reason;
-  readonly detail: string;
-  /** Set when the dispatch check refused (contrary evidence) rather than held. */
-  readonly refused?: boolean;
-}
+export type { NodeOutcome } from "./step_outcome.ts";
 
 /**
  * One node of a TalosUpgrade (docs/operation-model.md#the-node-step): gate, commitment, then per
@@ -43,57 +34,11 @@ export async function runNodeStep(
   const pre = await preflight(deps, bound, node);
   if (pre) return pre;
   // Last, right before the commitment: the gate may have waited, and authority may have changed.
-  const auth = await checkAndRecord(deps.journal, deps.owner, bound.digest, deps.authority, {
-    name: node.name,
-    perNode: true,
-  });
-  const stop = dispatchStop(auth);
-  if (stop) {
-    deps.log.warn("dispatch check did not pass", { node: node.name, reason: stop.reason });
-    return {
-      ...notCommitted(node.name, stop.reason, stop.detail),
-      refused: stop.verdict === "refused",
-    };
-  }
-  // The commitment binds the machine observed on both sides at the plan's address; a machine
-  // that cannot be identified, or that the two sides disagree about, gets no operation.
-  const evidence = await observeEvidence({ deps, bound, node: node.name, address: node.address });
-  if (!evidence.verdict.ok) {
-    return {
-      ...notCommitted(node.name, evidence.verdict.reason, evidence.verdict.detail),
-      // Contrary evidence (another machine) refuses; an unreadable identity holds.
-      refused: evidence.verdict.reason === "MachineIdentityMismatch",
-    };
-  }
-  const { epoch } = await deps.journal.installation();
-  const committed = await deps.journal.commit({
-    planDigest: bound.digest,
-    step: stepKey(node.name),
-    evidenceId: evidence.id,
-    owner: deps.owner,
-    epoch,
-    nowMs: deps.clock.now(),
-  });
-  if (!committed.ok) {
-    return notCommitted(node.name, "CommitmentRefused", `${committed.cause}: ${committed.detail}`);
-  }
-  const op = committed.operation;
-  deps.observer?.onOperationState?.({ operationId: op.id, node: node.name, state: op.state });
-  const s: StepState = {
-    deps,
-    bound,
-    node: node.name,
-    address: node.address,
-    committed: evidence.verdict.identity,
-    step: op.step,
-    operationId: op.id,
-    token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
-  };
-  deps.log.info("operation committed", {
-    operationId: op.id,
-    node: node.name,
-    planDigest: bound.digest,
-  });
+  const stop = await dispatchCheckBefore(deps, bound, node);
+  if (stop) return stop;
+  const committed = await commitStep(deps, bound, node, stepKey(node.name));
+  if (!committed.ok) return committed.outcome;
+  const s = committed.state;
   // Expected-noise silences live exactly as long as the step: opened now, expired at its end.
   const lease = await openNoiseLease(s, deps.operating?.alertmanager);
   try {
@@ -365,39 +310,4 @@ async function finish(s: StepState, h: Halt, hop: TalosHop): Promise<NodeOutcome
     reason: h.reason,
   });
   return outcome(s, "unresolved", h.reason, h.detail);
-}
-
-async function transition(
-  s: StepState,
-  to: "verifying" | "completed" | "failed" | "unresolved",
-  reason: Reason,
-  detail: string,
-  observationId?: string,
-): Promise<void> {
-  const after = await s.deps.journal.transition({
-    operationId: s.operationId,
-    token: s.token,
-    to,
-    reason: `${reason}: ${detail}`.slice(0, 1000),
-    ...(observationId ? { observationId } : {}),
-    nowMs: s.deps.clock.now(),
-  });
-  s.deps.observer?.onOperationState?.({
-    operationId: s.operationId,
-    node: s.node,
-    state: after.state,
-  });
-}
-
-function outcome(
-  s: StepState,
-  state: NodeOutcome["state"],
-  reason: Reason,
-  detail: string,
-): NodeOutcome {
-  return { node: s.node, operationId: s.operationId, state, reason, detail };
-}
-
-function notCommitted(node: string, reason: Reason, detail: string): NodeOutcome {
-  return { node, operationId: undefined, state: "not-committed", reason, detail };
 }

@@ -13,7 +13,8 @@ import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
 import type { NodeOutcome } from "../executor/node_step.ts";
-import { type RolloutOutcome, takeOverStale } from "../executor/rollout.ts";
+import type { RolloutOutcome } from "../executor/rollout.ts";
+import { runSteps } from "../executor/step_loop.ts";
 import {
   dispatchAuthority,
   type ExecuteOptions,
@@ -129,36 +130,11 @@ export async function executeKubernetesUpgrade(
   const { deps, evidence } = await executionDeps(o, plan, { policy: pre.policy, authority });
   try {
     // A crashed controller's live operations are taken over (unresolved), never rerun.
-    await takeOverStale(deps, o.bound);
-    const ops = (await o.journal.listOperations()).filter((x) => x.planDigest === o.bound.digest);
-    const nodes: NodeOutcome[] = [];
-    for (const step of componentSteps(plan)) {
-      if (o.signal?.aborted) return { state: "stopped", nodes };
-      const existing = ops.find((x) => x.step === step.key);
-      if (existing) {
-        // Resume is not rerun: a completed step is skipped, any other operation holds.
-        nodes.push({
-          node: step.node.name,
-          operationId: existing.id,
-          state: existing.state,
-          reason: existing.state === "completed" ? "AlreadyCompleted" : "OperationExists",
-          detail: `operation ${existing.id} (${step.component}) is ${existing.state}`,
-        });
-        if (existing.state === "completed") continue;
-        return { state: "halted", nodes };
-      }
-      const r = await runComponentStep(deps, o.bound, step);
-      nodes.push(r);
-      o.log.info(`kubernetes ${step.component} step finished`, {
-        node: step.node.name,
-        reason: r.reason,
-        verdict: r.state,
-      });
-      if (r.state === "stopped") return { state: "stopped", nodes };
-      if (r.refused) return { state: "refused", nodes };
-      if (r.state !== "completed") return { state: "halted", nodes };
-    }
-    return { state: "completed", nodes };
+    return await runSteps(deps, o.bound, {
+      steps: componentSteps(plan),
+      label: (step) => step.component,
+      run: (step) => runComponentStep(deps, o.bound, step),
+    });
   } finally {
     evidence.stop();
   }

@@ -21,10 +21,16 @@ import type { KubernetesUpgradePlan, PlanNode } from "../../domain/plan/schema.t
 import type { Reason } from "../../domain/reasons.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
-import { checkAndRecord, dispatchStop } from "../executor/dispatch_gate.ts";
+import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
-import type { NodeOutcome } from "../executor/node_step.ts";
-import { controllerActor, observeEvidence } from "../executor/observe.ts";
+import { controllerActor } from "../executor/observe.ts";
+import {
+  haltUnresolved,
+  type NodeOutcome,
+  notCommitted,
+  outcome,
+  transition,
+} from "../executor/step_outcome.ts";
 import { checkKubernetes } from "./preflight_check.ts";
 import { imageTag, readStaticPod, type StaticPod } from "./read_evidence.ts";
 
@@ -93,17 +99,6 @@ function deadlineOf(plan: KubernetesUpgradePlan, c: UpgradeComponent) {
     : plan.spec.phases.deadlines.controlPlane;
 }
 
-function notCommitted(node: string, reason: Reason, detail: string, refused = false): NodeOutcome {
-  return {
-    node,
-    operationId: undefined,
-    state: "not-committed",
-    reason,
-    detail,
-    ...(refused ? { refused } : {}),
-  };
-}
-
 /** Runs one component step; see the module comment. */
 export async function runComponentStep(
   deps: ExecutorDeps,
@@ -122,12 +117,8 @@ export async function runComponentStep(
       `${gate.reason}: ${gate.message}`,
     );
   }
-  const auth = await checkAndRecord(deps.journal, deps.owner, bound.digest, deps.authority, {
-    name: node.name,
-    perNode: true,
-  });
-  const stop = dispatchStop(auth);
-  if (stop) return notCommitted(node.name, stop.reason, stop.detail, stop.verdict === "refused");
+  const stop = await dispatchCheckBefore(deps, bound, node);
+  if (stop) return stop;
   // Rows 23–25 again, now: a GitOps manager may have appeared, a node may have moved.
   const k8s = await checkKubernetes({
     journal: deps.journal,
@@ -161,46 +152,16 @@ export async function runComponentStep(
       `${node.name}'s configuration already names ${image}`,
     );
   }
-  const evidence = await observeEvidence({ deps, bound, node: node.name, address: node.address });
-  if (!evidence.verdict.ok) {
-    return notCommitted(
-      node.name,
-      evidence.verdict.reason,
-      evidence.verdict.detail,
-      evidence.verdict.reason === "MachineIdentityMismatch",
-    );
-  }
-  const { epoch } = await deps.journal.installation();
-  const committed = await deps.journal.commit({
-    planDigest: bound.digest,
-    step: step.key,
-    evidenceId: evidence.id,
-    owner: deps.owner,
-    epoch,
-    nowMs: deps.clock.now(),
-  });
-  if (!committed.ok) {
-    return notCommitted(node.name, "CommitmentRefused", `${committed.cause}: ${committed.detail}`);
-  }
-  const op = committed.operation;
-  deps.observer?.onOperationState?.({ operationId: op.id, node: node.name, state: op.state });
-  const s: Step = {
-    deps,
-    bound,
-    node: node.name,
-    address: node.address,
-    committed: evidence.verdict.identity,
-    step: op.step,
-    operationId: op.id,
-    token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
-  };
+  const committed = await commitStep(deps, bound, node, step.key);
+  if (!committed.ok) return committed.outcome;
+  const s = committed.state;
   try {
     return await upgrade(s, component, retag(image, plan.spec.to));
   } catch (e) {
     if (deps.signal?.aborted) {
       return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
     }
-    return await halted(s, "ExecutorError", errorText(e));
+    return await haltUnresolved(s, "ExecutorError", errorText(e));
   }
 }
 
@@ -259,11 +220,11 @@ async function upgrade(s: Step, component: UpgradeComponent, target: string): Pr
     send: async (ms) =>
       talosSent(await s.deps.talos.pull(s.address, target, containerd, { timeoutMs: ms })),
   });
-  if (pulled.kind === "refused") return await halted(s, pulled.reason, pulled.detail);
+  if (pulled.kind === "refused") return await haltUnresolved(s, pulled.reason, pulled.detail);
   if (pulled.sent.responseClass !== "accepted") {
     const lost = pulled.sent.responseClass === "lost" ||
       pulled.sent.responseClass === "transport-failure";
-    return await halted(s, lost ? "PullResponseLost" : "PullRefused", pulled.sent.detail);
+    return await haltUnresolved(s, lost ? "PullResponseLost" : "PullRefused", pulled.sent.detail);
   }
   // The configuration is re-read right before the change: the apply replaces the whole document.
   const fresh = await readConfig(
@@ -273,7 +234,7 @@ async function upgrade(s: Step, component: UpgradeComponent, target: string): Pr
   );
   const next = fresh.ok ? withComponentImage(fresh.config, component, target) : undefined;
   if (!next) {
-    return await halted(
+    return await haltUnresolved(
       s,
       "ComponentConfigUnreadable",
       fresh.ok ? `the configuration no longer names ${imagePath(component)}` : fresh.error,
@@ -308,11 +269,11 @@ async function upgrade(s: Step, component: UpgradeComponent, target: string): Pr
         ),
       ),
   });
-  if (applied.kind === "refused") return await halted(s, applied.reason, applied.detail);
+  if (applied.kind === "refused") return await haltUnresolved(s, applied.reason, applied.detail);
   if (applied.sent.responseClass !== "accepted") {
     const lost = applied.sent.responseClass === "lost" ||
       applied.sent.responseClass === "transport-failure";
-    return await halted(
+    return await haltUnresolved(
       s,
       lost ? "ConfigApplyResponseLost" : "ConfigApplyRefused",
       applied.sent.detail,
@@ -494,43 +455,4 @@ async function observeAndSettle(s: Step, component: UpgradeComponent): Promise<N
   }
   await transition(s, "unresolved", "CompletionUnreadable", summary);
   return outcome(s, "unresolved", "CompletionUnreadable", summary);
-}
-
-function outcome(
-  s: Step,
-  state: NodeOutcome["state"],
-  reason: Reason,
-  detail: string,
-): NodeOutcome {
-  return { node: s.node, operationId: s.operationId, state, reason, detail };
-}
-
-async function halted(s: Step, reason: Reason, detail: string): Promise<NodeOutcome> {
-  const op = await s.deps.journal.getOperation(s.operationId);
-  if (op && (op.state === "committed" || op.state === "sending" || op.state === "verifying")) {
-    await transition(s, "unresolved", reason, detail);
-  }
-  return outcome(s, "unresolved", reason, detail);
-}
-
-async function transition(
-  s: Step,
-  to: "verifying" | "completed" | "failed" | "unresolved",
-  reason: Reason,
-  detail: string,
-  observationId?: string,
-): Promise<void> {
-  const after = await s.deps.journal.transition({
-    operationId: s.operationId,
-    token: s.token,
-    to,
-    reason: `${reason}: ${detail}`.slice(0, 1000),
-    ...(observationId ? { observationId } : {}),
-    nowMs: s.deps.clock.now(),
-  });
-  s.deps.observer?.onOperationState?.({
-    operationId: s.operationId,
-    node: s.node,
-    state: after.state,
-  });
 }

@@ -1,0 +1,135 @@
+/**
+ * The step loop every executing kind shares: resume is not rerun. At start every live operation of
+ * the plan owned by another controller instance is taken over (its in-flight work becomes
+ * `unresolved`); then the plan's steps run in order, one at a time. A step whose operation already
+ * completed is skipped; a step with any other operation holds the rollout (it is recovery's, never
+ * re-executed from the top); the first step that does not complete stops the rollout, because
+ * progression needs every mutation accounted and the post-gate passing. A stop request ends the
+ * loop cleanly between steps.
+ */
+import { isTerminal, type RolloutEnd } from "../../domain/operation.ts";
+import type { ExecutorDeps } from "./deps.ts";
+import { controllerActor } from "./observe.ts";
+import type { StepTarget } from "./commit_step.ts";
+import type { NodeOutcome } from "./step_outcome.ts";
+
+/** One step of a plan: the journal's step key and the node its commitment reaches. */
+export interface PlannedStep {
+  readonly key: string;
+  readonly node: StepTarget;
+}
+
+/** How a rollout ended: every step completed, or the first step that did not. */
+export interface StepsOutcome<O extends NodeOutcome = NodeOutcome> {
+  /** `refused`: a dispatch check found contrary evidence before a commitment; nothing was sent. */
+  readonly state: RolloutEnd;
+  readonly nodes: readonly O[];
+}
+
+/** What a kind gives the loop. */
+export interface StepLoop<S extends PlannedStep, O extends NodeOutcome> {
+  readonly steps: readonly S[];
+  /** Names a step in the detail of an operation found already there (the component). */
+  readonly label?: (step: S) => string;
+  /** Before each new commitment: `stopped` ends the rollout cleanly (nothing committed). */
+  readonly beforeCommitment?: (step: S, index: number) => Promise<"admitted" | "stopped">;
+  /** Runs one step from its gate to its classification. */
+  readonly run: (step: S, index: number) => Promise<O>;
+}
+
+/** Runs the steps; see the module comment. */
+export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
+  deps: ExecutorDeps,
+  bound: { readonly digest: string },
+  loop: StepLoop<S, O>,
+): Promise<StepsOutcome<O>> {
+  await takeOverStale(deps, bound);
+  const ops = (await deps.journal.listOperations()).filter((o) => o.planDigest === bound.digest);
+  const nodes: O[] = [];
+  for (const [index, step] of loop.steps.entries()) {
+    const node = step.node.name;
+    if (deps.signal?.aborted) return { state: "stopped", nodes };
+    const existing = ops.find((o) => o.step === step.key);
+    if (existing) {
+      const label = loop.label ? ` (${loop.label(step)})` : "";
+      const o = asOutcome<O>({
+        node,
+        operationId: existing.id,
+        state: existing.state,
+        reason: existing.state === "completed" ? "AlreadyCompleted" : "OperationExists",
+        detail: `operation ${existing.id}${label} is ${existing.state}`,
+      });
+      nodes.push(o);
+      if (existing.state === "completed") continue;
+      return { state: "halted", nodes };
+    }
+    if (loop.beforeCommitment && await loop.beforeCommitment(step, index) === "stopped") {
+      return { state: "stopped", nodes };
+    }
+    // The node hosts this replica: hand over before its step (no commitment, no cordon yet).
+    const self = await deps.selfHosting?.beforeNode(node);
+    if (self && self.kind !== "proceed") {
+      nodes.push(asOutcome<O>({
+        node,
+        operationId: undefined,
+        state: self.kind === "handed-over" ? "stopped" : "not-committed",
+        reason: self.reason,
+        detail: self.detail,
+      }));
+      return { state: self.kind === "handed-over" ? "stopped" : "halted", nodes };
+    }
+    const o = await loop.run(step, index);
+    nodes.push(o);
+    deps.log.info("node step finished", { node, reason: o.reason, verdict: o.state });
+    if (o.state === "stopped") return { state: "stopped", nodes };
+    if (o.refused) return { state: "refused", nodes };
+    if (o.state !== "completed") return { state: "halted", nodes };
+  }
+  return { state: "completed", nodes };
+}
+
+/**
+ * A kind's outcome only adds optional fields to `NodeOutcome` (a ConfigApply's activation
+ * readings), so an outcome the loop itself decides is one of the kind's, with none of them.
+ */
+function asOutcome<O extends NodeOutcome>(o: NodeOutcome): O {
+  return o as O;
+}
+
+/**
+ * At start, every live operation of the plan owned by another controller instance (a crashed or
+ * replaced one) is taken over: its generation moves on, in-flight work becomes `unresolved`, and
+ * the old owner's token can no longer pass an attempt transaction. Resume is not rerun: the
+ * taken-over operation is then left for recovery, never re-executed from the top.
+ */
+export async function takeOverStale(
+  deps: ExecutorDeps,
+  bound: { readonly digest: string },
+): Promise<void> {
+  const { epoch } = await deps.journal.installation();
+  const live = (await deps.journal.listOperations()).filter((o) =>
+    o.planDigest === bound.digest && !isTerminal(o.state) && o.owner !== deps.owner
+  );
+  for (const op of live) {
+    const r = await deps.journal.takeOver({
+      operationId: op.id,
+      newOwner: deps.owner,
+      seenGen: op.ownerGen,
+      epoch,
+      actor: controllerActor(deps.owner),
+      nowMs: deps.clock.now(),
+    });
+    if (r.ok) {
+      deps.observer?.onOperationState?.({
+        operationId: op.id,
+        node: op.machine,
+        state: r.operation.state,
+      });
+    }
+    deps.log.warn(r.ok ? "operation taken over" : "takeover lost to another controller", {
+      operationId: op.id,
+      node: op.machine,
+      ...(r.ok ? { state: r.operation.state } : {}),
+    });
+  }
+}
