@@ -41,6 +41,16 @@ function silenceDependencyDeprecation(): void {
   }) as typeof process.emitWarning;
 }
 
+/** The terminal's width, when the terminal tells it. */
+function terminalColumns(): { columns?: number } {
+  try {
+    const { columns } = Deno.consoleSize();
+    return columns > 0 ? { columns } : {};
+  } catch {
+    return {};
+  }
+}
+
 function makeIO(signal: AbortSignal): CommandIO {
   const tty = Deno.stdout.isTerminal();
   return {
@@ -50,6 +60,7 @@ function makeIO(signal: AbortSignal): CommandIO {
     cwd: Deno.cwd(),
     color: tty && !Deno.env.get("NO_COLOR"),
     tty,
+    ...(tty ? terminalColumns() : {}),
     signal,
   };
 }

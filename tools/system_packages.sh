@@ -17,6 +17,8 @@ test,bench  unzip            unzip            extracts the pinned kubectl from i
 bench       hyperfine        hyperfine        plan_check timings (the bench falls back to its own loop)
 test,bench  /usr/lib/postgresql/*/bin/initdb  postgresql  PostgreSQL journal tests and bench (a server on loopback)
 test        prometheus-alertmanager  prometheus-alertmanager  a real Alertmanager on loopback (alert veto, silences)
+test        zsh              zsh              zsh -n and a real completion run of `cairn completion zsh`
+test        script           bsdutils         a pseudo-terminal for the live progress display of `cairn demo`
 '
 
 cairn_system_packages() {

@@ -24,6 +24,15 @@ import {
 } from "./twin_cluster.ts";
 import { TEST_PKI_CACHE } from "./twin_process.ts";
 import type { TalosUpgradePlan } from "../domain/plan/schema.ts";
+import type { Clock } from "../ports/clock.ts";
+import { type PhaseEvent, watchPhases } from "./phase_watch.ts";
+
+/** A live display of the execution (the CLI's status line or JSON lines). */
+export interface DemoProgress {
+  onPhase(e: PhaseEvent): void;
+  /** Ends the display with a final line. */
+  done(summary: string): void;
+}
 
 export interface DemoOptions {
   readonly dir: string;
@@ -34,6 +43,8 @@ export interface DemoOptions {
   /** The journal (default: a libSQL file under `dir/state`). */
   readonly journalUrl?: string;
   readonly say: (line: string) => void;
+  /** Starts the display once the twin's clock exists (elapsed is the twin's virtual time). */
+  readonly progress?: (clock: Clock) => Promise<DemoProgress>;
 }
 
 const AUTHOR = "alice@example.com";
@@ -189,7 +200,16 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
     write: (line) => void logFile.writeSync(enc.encode(line)),
     clock: p.tc.clock,
   });
-  const journal = o.fault ? await armFault(o, p) : p.journal;
+  const armed = o.fault ? await armFault(o, p) : p.journal;
+  const progress = await o.progress?.(p.tc.clock);
+  // Each phase the executor records is also shown live: node, phase, what it waits for.
+  const journal = progress
+    ? watchPhases(
+      armed,
+      (await readPlan(o)).spec.nodes.map((n) => n.name),
+      (e) => progress.onPhase(e),
+    )
+    : armed;
   const reconciler = await createReconciler({
     git: {
       remote: p.remote,
@@ -230,7 +250,9 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
     o.say(`Merged ${o.planBranch} into main; the reconciler executes it on the twin`);
     await reconciler.cycle();
     await reconciler.settled();
-    return await summarise(o, p, reconciler.finished()[0]?.outcome ?? "not-run", {
+    const outcome = reconciler.finished()[0]?.outcome ?? "not-run";
+    progress?.done(`rollout ${outcome}`);
+    return await summarise(o, p, outcome, {
       previewVerdict,
       started,
     });

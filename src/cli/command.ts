@@ -24,6 +24,8 @@ export interface CommandIO {
   readonly color: boolean;
   /** True when stdout is a terminal (progress displays). */
   readonly tty: boolean;
+  /** The terminal's width when `tty` (a status line is cut to it); absent when unknown. */
+  readonly columns?: number;
   /** Aborted on SIGINT/SIGTERM so long-running commands stop between steps. */
   readonly signal: AbortSignal;
 }

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, EXIT, OUTPUT_OPTION, UsageError } from "./command.ts";
 import type { DemoResult } from "../app/demo_run.ts";
+import { type PhaseOutput, phaseOutput } from "./phase_output.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const PLAN = "talos-v1.14.2";
@@ -68,8 +69,14 @@ not-landed with --stale-operator);
     const json = args.values["output"] === "json";
     const dir = (args.values["dir"] as string | undefined) ??
       await Deno.makeTempDir({ prefix: "cairn-demo-" });
+    // The execution's phases are shown live: on a terminal a status line (node, phase, the
+    // twin's elapsed time, what it waits for) with the demo's lines kept above it; elsewhere one
+    // JSON line per phase on stderr.
+    const display: { out?: PhaseOutput } = {};
     const say = (line: string) => {
-      if (!json) io.stdout(`${line}\n`);
+      if (json) return;
+      if (display.out && io.tty) display.out.log(line);
+      else io.stdout(`${line}\n`);
     };
     const { runDemo } = await import("../app/demo_run.ts");
     const r = await runDemo({
@@ -78,6 +85,7 @@ not-landed with --stale-operator);
       plan: PLAN,
       planBranch: PLAN_BRANCH,
       say,
+      progress: async (clock) => (display.out = await phaseOutput(io, clock)),
       ...(fault ? { fault } : {}),
       ...(typeof args.values["journal"] === "string" ? { journalUrl: args.values["journal"] } : {}),
     });

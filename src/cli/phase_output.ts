@@ -27,7 +27,13 @@ export async function phaseOutput(io: CommandIO, clock: Clock): Promise<PhaseOut
     };
   }
   const { createProgress } = await import("../adapters/terminal/progress.ts");
-  const p = createProgress({ tty: true, color: io.color, write: io.stderr, clock });
+  const p = createProgress({
+    tty: true,
+    color: io.color,
+    write: io.stderr,
+    clock,
+    ...(io.columns !== undefined ? { columns: io.columns } : {}),
+  });
   return {
     onPhase: (e) => p.update(e),
     log: (line) => p.note(line.trimEnd()),

@@ -413,6 +413,17 @@ Deno.test("./cairn demo completes and prints the report path; the report renders
     }
     assert(stdout.includes(`Execution report: ${EXECUTION}`), stdout);
     assert(stdout.includes("Nodes completed:  7 of 7"), stdout);
+    // Off a terminal the execution's progress is one JSON line per phase on stderr: every node,
+    // what it waits for, in the twin's (virtual) elapsed time, never decreasing.
+    const phases = new TextDecoder().decode(out.stderr).split("\n")
+      .filter((l) => l.startsWith('{"event":"phase"')).map((l) => JSON.parse(l));
+    assertEquals(new Set(phases.map((p) => p.node)).size, 7);
+    assert(phases.every((p) => p.total === 7 && Number.isFinite(p.elapsedMs)));
+    assert(phases.every((p, i) => i === 0 || p.elapsedMs >= phases[i - 1].elapsedMs));
+    assert(
+      phases.some((p) => p.node === "worker-1" && p.phase === "drain" && p.waiting),
+      JSON.stringify(phases.slice(0, 10)),
+    );
     // Every applicable row passed, rows 17 and 18 by their readers: COMPLETED, not "NOT VERIFIED".
     assert(stdout.includes("Report verdict:   COMPLETED\n"), stdout);
     assert(stdout.includes("(verdict READY FOR APPROVAL)"), stdout);

@@ -1,6 +1,7 @@
 /**
  * A progress display for commands run by a person: on a terminal one status line redrawn in
- * place (`[3/7] worker-2 drain 00:12:30`), elsewhere one plain line per change so CI logs stay
+ * place (`[3/7] worker-2 drain 00:12:30 · waiting for the node's pods evicted …`), cut to the
+ * terminal's width so a redraw never leaves a wrapped remnant behind; elsewhere one plain line per change so CI logs stay
  * readable. Elapsed time is the injected clock's, so rehearsals show virtual time. Colour only on
  * a terminal and only when the caller allows it (NO_COLOR is folded into `color` by the caller).
  */
@@ -14,6 +15,8 @@ export interface ProgressOptions {
   readonly color: boolean;
   readonly write: (text: string) => void;
   readonly clock: Clock;
+  /** The terminal's width: the status line is cut to fit (a wrapped line cannot be redrawn). */
+  readonly columns?: number;
 }
 
 /** Where the run is. `index` is 1-based. */
@@ -22,6 +25,8 @@ export interface ProgressState {
   readonly index: number;
   readonly total: number;
   readonly phase: string;
+  /** What the run waits for now, in words. */
+  readonly waiting?: string;
 }
 
 /** A progress display. */
@@ -56,10 +61,19 @@ export function createProgress(opts: ProgressOptions): Progress {
   let current: ProgressState | undefined;
   let lastPlain = "";
   let drawn = false;
-  const render = (st: ProgressState) =>
-    `[${st.index}/${st.total}] ${paint("1", printable(st.node))} ${
+  const render = (st: ProgressState) => {
+    const elapsed = formatElapsed(opts.clock.now() - start);
+    const head = `[${st.index}/${st.total}] ${printable(st.node)} ${
+      printable(st.phase)
+    } ${elapsed}`;
+    let waiting = st.waiting ? ` · waiting for ${printable(st.waiting)}` : "";
+    // Cut before colouring, by visible characters; one column is left for the cursor.
+    const room = opts.tty && opts.columns ? opts.columns - 1 - head.length : Infinity;
+    if (waiting.length > room) waiting = room > 1 ? `${waiting.slice(0, room - 1)}…` : "";
+    return `[${st.index}/${st.total}] ${paint("1", printable(st.node))} ${
       paint("36", printable(st.phase))
-    } ${paint("2", formatElapsed(opts.clock.now() - start))}`;
+    } ${paint("2", elapsed)}${paint("2", waiting)}`;
+  };
   const clear = () => {
     if (drawn) opts.write(CLEAR_LINE);
     drawn = false;
@@ -72,7 +86,7 @@ export function createProgress(opts: ProgressOptions): Progress {
         drawn = true;
         return;
       }
-      const key = `${st.index}/${st.total} ${st.node} ${st.phase}`;
+      const key = `${st.index}/${st.total} ${st.node} ${st.phase} ${st.waiting ?? ""}`;
       if (key === lastPlain) return;
       lastPlain = key;
       opts.write(render(st) + "\n");

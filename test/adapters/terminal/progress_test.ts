@@ -59,3 +59,27 @@ Deno.test("formatElapsed() renders hh:mm:ss and lets hours grow", () => {
   assertEquals(formatElapsed(59_999), "00:00:59");
   assertEquals(formatElapsed(100 * 3600_000), "100:00:00");
 });
+
+Deno.test("on a terminal the status line says what the run waits for, cut to the terminal's width", () => {
+  const out: string[] = [];
+  const clock = new SimClock(Date.UTC(2026, 0, 1));
+  const p = createProgress({
+    tty: true,
+    color: true,
+    write: (t) => out.push(t),
+    clock,
+    columns: 60,
+  });
+  const state = { node: "worker-1", index: 1, total: 7, phase: "drain" };
+  p.update({ ...state, waiting: "the node's pods evicted (default/web-1: asked)" });
+  // deno-lint-ignore no-control-regex
+  const visible = out[0]!.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").replace("\r", "");
+  assertEquals(visible, "[1/7] worker-1 drain 00:00:00 · waiting for the node's pod…");
+  assertEquals([...visible].length, 59); // one column left: a full line would wrap on redraw
+  const wide = createProgress({ tty: true, color: false, write: (t) => out.push(t), clock });
+  wide.update({ ...state, waiting: "the node marked\x1b[31m unschedulable" });
+  assertEquals(
+    out[1],
+    "\r\x1b[2K[1/7] worker-1 drain 00:00:00 · waiting for the node marked?[31m unschedulable",
+  );
+});

@@ -1,0 +1,55 @@
+/**
+ * `cairn demo` on a terminal shows the execution live, as apply and rehearse do: one status line
+ * redrawn in place (node i/n, phase, the twin's elapsed time, what it waits for), the demo's own
+ * lines kept above it, then the summary. Run in a real pseudo-terminal (`script`, util-linux);
+ * the fault halts the rollout at its first node so the run stays short. Off a terminal the same
+ * phases are JSON lines (asserted on the full demo in test/e2e/reconcile_test.ts).
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT } from "../_helpers/cli_run.ts";
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+Deno.test("cairn demo on a terminal redraws a status line per phase and keeps its lines above it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-demo-tty-" });
+  try {
+    const demo = [Deno.execPath(), "run", "--quiet", "-A", join(ROOT, "src/main.ts"), "demo"]
+      .concat(["--fault", "reboot-response-lost", "--dir", dir]).map(quote).join(" ");
+    // `script` gives the command a pseudo-terminal 90 columns wide; -e returns its exit code.
+    const out = await new Deno.Command("script", {
+      args: ["-qec", `stty cols 90 rows 40; exec ${demo}`, "/dev/null"],
+      cwd: ROOT,
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const screen = new TextDecoder().decode(out.stdout);
+    assertEquals(out.code, 0, screen.slice(-2000));
+    // Each redraw clears the line first; split on it to see the successive status lines.
+    const frames = screen.split("\r\x1b[2K").map((f) => f.replace(/\r?\n$/, ""));
+    const status = frames.filter((f) => /^\[\d\/7\] /.test(f));
+    assert(
+      status.some((f) =>
+        /^\[1\/7\] worker-1 drain \d\d:\d\d:\d\d · waiting for the node's pods evicted/.test(f)
+      ),
+      status.slice(0, 12).join("\n"),
+    );
+    assert(
+      status.some((f) =>
+        /^\[1\/7\] worker-1 reboot \d\d:\d\d:\d\d · waiting for the node to/.test(f)
+      ),
+      status.join("\n"),
+    );
+    // A status line never wraps: it is cut to the 90 columns (one kept for the cursor).
+    assert(status.every((f) => [...f.split("\n")[0]!].length <= 89), status.join("\n"));
+    // The demo's own lines are printed above the status line, never glued to it.
+    assert(/\nMerged plan\/talos-v1\.14\.2 into main/.test(screen.replaceAll("\r\n", "\n")));
+    assert(/rollout unresolved \(\d\d:\d\d:\d\d\)\r?\n/.test(screen), screen.slice(-1500));
+    assert(screen.includes("Outcome:          unresolved (fault: reboot-response-lost)"));
+    assert(!screen.includes('{"event":"phase"'), "no JSON lines on a terminal");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
