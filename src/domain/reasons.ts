@@ -1807,6 +1807,27 @@ export const REASONS = [
       "Alertmanager did not confirm the expected-noise silence of a node step; the step proceeds unsilenced (the alerts may page) and the report says so.",
   },
   {
+    code: "SilenceNotRenewed",
+    area: "operating",
+    retry: "backoff",
+    meaning:
+      "Alertmanager did not confirm the renewal of an expected-noise silence; the step goes on, the next renewal tries again, and if none succeeds the silence lapses at its lease's end (the alerts page again).",
+  },
+  {
+    code: "SilenceLapsed",
+    area: "operating",
+    retry: "never",
+    meaning:
+      "An expected-noise silence was found expired or gone before its step ended (its lease lapsed, or someone expired it); it is never revived, so the step's alerts page for the rest of the step.",
+  },
+  {
+    code: "SilenceLeaseReleased",
+    area: "operating",
+    retry: "never",
+    meaning:
+      "The step that held an expected-noise silence is no longer run by this controller (taken over, or found after a restart): the silence is expired rather than renewed, so a held node's alerts page.",
+  },
+  {
     code: "StepStalled",
     area: "operating",
     retry: "wait",

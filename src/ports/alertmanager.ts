@@ -53,6 +53,15 @@ export interface Alertmanager {
   ): Promise<FiringAlert[]>;
   /** Creates a silence; returns its id. Throws when it cannot be confirmed. */
   createSilence(s: SilenceSpec, opts?: AlertmanagerCallOptions): Promise<string>;
+  /**
+   * Renews a silence in place: Alertmanager's update by id (`POST /api/v2/silences` carrying the
+   * id). Alertmanager keeps the id when only the end moves and the matchers and start are the ones
+   * it holds; otherwise it expires the old silence and answers a new id, so one silence is live
+   * either way. Returns the id it answered. Throws when unconfirmed or when the id is unknown.
+   */
+  updateSilence(id: string, s: SilenceSpec, opts?: AlertmanagerCallOptions): Promise<string>;
+  /** One silence by id; undefined when Alertmanager does not know it. Throws when unreadable. */
+  getSilence(id: string, opts?: AlertmanagerCallOptions): Promise<SilenceRecord | undefined>;
   /** Expires a silence now (a silence already expired is fine). */
   expireSilence(id: string, opts?: AlertmanagerCallOptions): Promise<void>;
   /** Every silence Alertmanager holds (any state). */

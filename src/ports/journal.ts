@@ -334,6 +334,7 @@ export type RolloutEventKind =
   | "resume"
   | "stall"
   | "silence-created"
+  | "silence-renewed"
   | "silence-expired"
   | "notification";
 

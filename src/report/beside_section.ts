@@ -7,13 +7,13 @@
 import { codeSpan, tableHead, tableRow } from "./escape.ts";
 import { iso, omittedLine, pick, text } from "./format.ts";
 import type { RenderLimits } from "./model.ts";
-import type { PlanHistory } from "../ports/journal_history.ts";
+import type { PlanHistory, RolloutEventEntry } from "../ports/journal_history.ts";
 
 /** One recorded event beside the node steps. */
 export interface BesideEvent {
   readonly at: number;
   readonly node: string | null;
-  /** `hold`, `resume`, `stall`, `silence-created`, `silence-expired`, `notification`. */
+  /** `hold`, `resume`, `stall`, `silence-created`, `silence-renewed`, `silence-expired`, `notification`. */
   readonly kind: string;
   readonly reason: string | null;
   readonly detail: string;
@@ -22,22 +22,37 @@ export interface BesideEvent {
 
 /** The plan's rollout events as report rows. */
 export function besideEvents(h: PlanHistory | undefined): BesideEvent[] {
-  return (h?.rolloutEvents ?? []).map((e) => {
-    const d = e.detail;
-    const reason = typeof d["reason"] === "string"
-      ? d["reason"]
-      : typeof d["after"] === "string"
-      ? d["after"]
-      : null;
-    return {
-      at: e.atMs,
-      node: e.node,
-      kind: e.kind,
-      reason,
-      detail: describe(e.kind, d),
-      actor: e.actor,
-    };
-  });
+  // A silence's routine renewals (one every few minutes of a step) are folded into the row that
+  // ends it as a count; a renewal that went wrong keeps its own row.
+  const renewals = new Map<string, number>();
+  const out: BesideEvent[] = [];
+  for (const e of h?.rolloutEvents ?? []) {
+    const key = `${e.node}\u0000${String(e.detail["silence"])}`;
+    if (e.kind === "silence-renewed" && e.detail["reason"] === undefined) {
+      renewals.set(key, (renewals.get(key) ?? 0) + 1);
+      continue;
+    }
+    const n = e.kind === "silence-expired" ? renewals.get(key) : undefined;
+    out.push(row(n ? { ...e, detail: { ...e.detail, renewals: n } } : e));
+  }
+  return out;
+}
+
+function row(e: RolloutEventEntry): BesideEvent {
+  const d = e.detail;
+  const reason = typeof d["reason"] === "string"
+    ? d["reason"]
+    : typeof d["after"] === "string"
+    ? d["after"]
+    : null;
+  return {
+    at: e.atMs,
+    node: e.node,
+    kind: e.kind,
+    reason,
+    detail: describe(e.kind, d),
+    actor: e.actor,
+  };
 }
 
 function describe(kind: string, d: Readonly<Record<string, unknown>>): string {

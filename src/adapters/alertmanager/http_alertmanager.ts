@@ -15,6 +15,8 @@ import type {
 } from "../../ports/alertmanager.ts";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** What `#call` answers for a 404 when the caller reads by id. */
+const ABSENT: unique symbol = Symbol("absent");
 
 function unreadable(what: string, why: string): CairnError {
   return new CairnError({ reason: "AlertmanagerUnreadable", message: `${what}: ${why}` });
@@ -46,6 +48,7 @@ export class HttpAlertmanager implements Alertmanager {
     path: string,
     opts: AlertmanagerCallOptions | undefined,
     body?: unknown,
+    absent?: typeof ABSENT,
   ): Promise<unknown> {
     const what = `${method} ${path}`;
     let res: Response;
@@ -60,6 +63,9 @@ export class HttpAlertmanager implements Alertmanager {
       throw unreadable(what, e instanceof Error ? `${e.name}: ${e.message}` : String(e));
     }
     const text = await res.text().catch(() => "");
+    // Alertmanager answers 404 for a silence id it does not hold (never created, or dropped after
+    // its retention): for a read by id that is an answer, not an unreadable Alertmanager.
+    if (res.status === 404 && absent) return absent;
     if (!res.ok) throw unreadable(what, `HTTP ${res.status} ${text.slice(0, 200)}`);
     if (text === "") return undefined;
     try {
@@ -90,18 +96,49 @@ export class HttpAlertmanager implements Alertmanager {
   }
 
   async createSilence(s: SilenceSpec, opts?: AlertmanagerCallOptions): Promise<string> {
+    return await this.#postSilence("POST /api/v2/silences", s, opts);
+  }
+
+  async updateSilence(
+    id: string,
+    s: SilenceSpec,
+    opts?: AlertmanagerCallOptions,
+  ): Promise<string> {
+    return await this.#postSilence(`POST /api/v2/silences (id ${id})`, s, opts, id);
+  }
+
+  async #postSilence(
+    what: string,
+    s: SilenceSpec,
+    opts: AlertmanagerCallOptions | undefined,
+    id?: string,
+  ): Promise<string> {
     const v = await this.#call("POST", "/api/v2/silences", opts, {
+      ...(id === undefined ? {} : { id }),
       matchers: s.matchers,
       startsAt: new Date(s.startsAtMs).toISOString(),
       endsAt: new Date(s.endsAtMs).toISOString(),
       createdBy: s.createdBy,
       comment: s.comment,
     }) as Record<string, unknown> | undefined;
-    const id = v?.["silenceID"];
-    if (typeof id !== "string" || id === "") {
-      throw unreadable("POST /api/v2/silences", "no silenceID in the answer");
+    const answered = v?.["silenceID"];
+    if (typeof answered !== "string" || answered === "") {
+      throw unreadable(what, "no silenceID in the answer");
     }
-    return id;
+    return answered;
+  }
+
+  async getSilence(
+    id: string,
+    opts?: AlertmanagerCallOptions,
+  ): Promise<SilenceRecord | undefined> {
+    const path = `/api/v2/silence/${encodeURIComponent(id)}`;
+    const v = await this.#call("GET", path, opts, undefined, ABSENT);
+    if (v === ABSENT) return undefined;
+    if (!v || typeof v !== "object" || Array.isArray(v)) {
+      throw unreadable(`GET ${path}`, "the answer is not a silence");
+    }
+    return silenceRecord(v as Record<string, unknown>);
   }
 
   async expireSilence(id: string, opts?: AlertmanagerCallOptions): Promise<void> {
@@ -111,17 +148,18 @@ export class HttpAlertmanager implements Alertmanager {
   async silences(opts?: AlertmanagerCallOptions): Promise<SilenceRecord[]> {
     const v = await this.#call("GET", "/api/v2/silences", opts);
     if (!Array.isArray(v)) throw unreadable("GET /api/v2/silences", "the answer is not a list");
-    return v.map((x) => {
-      const r = x as Record<string, unknown>;
-      return {
-        id: String(r["id"] ?? ""),
-        matchers: (r["matchers"] ?? []) as AlertMatcher[],
-        startsAtMs: Date.parse(String(r["startsAt"] ?? "")),
-        endsAtMs: Date.parse(String(r["endsAt"] ?? "")),
-        createdBy: String(r["createdBy"] ?? ""),
-        comment: String(r["comment"] ?? ""),
-        state: String(((r["status"] ?? {}) as Record<string, unknown>)["state"] ?? "unknown"),
-      };
-    });
+    return v.map((x) => silenceRecord(x as Record<string, unknown>));
   }
+}
+
+function silenceRecord(r: Record<string, unknown>): SilenceRecord {
+  return {
+    id: String(r["id"] ?? ""),
+    matchers: (r["matchers"] ?? []) as AlertMatcher[],
+    startsAtMs: Date.parse(String(r["startsAt"] ?? "")),
+    endsAtMs: Date.parse(String(r["endsAt"] ?? "")),
+    createdBy: String(r["createdBy"] ?? ""),
+    comment: String(r["comment"] ?? ""),
+    state: String(((r["status"] ?? {}) as Record<string, unknown>)["state"] ?? "unknown"),
+  };
 }

@@ -15,7 +15,7 @@ import { type NodeOutcome, notCommitted, outcome, transition } from "./step_outc
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
 import { stallAfterMs, StallWatch } from "../operating/stall.ts";
-import { openNoiseLease } from "../operating/silences.ts";
+import { leasedClock, openNoiseLease } from "../operating/silences.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
 export type { NodeOutcome } from "./step_outcome.ts";
@@ -39,10 +39,14 @@ export async function runNodeStep(
   const committed = await commitStep(deps, bound, node, stepKey(node.name));
   if (!committed.ok) return committed.outcome;
   const s = committed.state;
-  // Expected-noise silences live exactly as long as the step: opened now, expired at its end.
+  // Expected-noise silences live exactly as long as the step: opened now, renewed whenever the
+  // step waits (its clock carries the lease), expired at its end.
   const lease = await openNoiseLease(s, deps.operating?.alertmanager);
   try {
-    return await committedStep(s, bound);
+    return await committedStep(
+      { ...s, deps: { ...deps, clock: leasedClock(deps.clock, lease) } },
+      bound,
+    );
   } finally {
     await lease.close();
   }

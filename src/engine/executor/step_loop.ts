@@ -12,6 +12,7 @@ import type { ExecutorDeps } from "./deps.ts";
 import { controllerActor } from "./observe.ts";
 import type { StepTarget } from "./commit_step.ts";
 import type { NodeOutcome } from "./step_outcome.ts";
+import { releaseOrphanSilences } from "../operating/silences.ts";
 
 /** One step of a plan: the journal's step key and the node its commitment reaches. */
 export interface PlannedStep {
@@ -44,6 +45,9 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
   loop: StepLoop<S, O>,
 ): Promise<StepsOutcome<O>> {
   await takeOverStale(deps, bound);
+  // No step runs yet in this process and none is resumed mid-way: a silence an earlier process
+  // left open is expired by its journaled id (never created again); the held node's alerts page.
+  await releaseOrphanSilences(deps, bound.digest, deps.operating?.alertmanager);
   const ops = (await deps.journal.listOperations()).filter((o) => o.planDigest === bound.digest);
   const nodes: O[] = [];
   for (const [index, step] of loop.steps.entries()) {

@@ -126,6 +126,8 @@ Deno.test("the expected-noise silence exists only during its node step, scoped t
       describe: () => real.describe(),
       firingAlerts: (m, o) => real.firingAlerts(m, o),
       silences: (o) => real.silences(o),
+      getSilence: (id, o) => real.getSilence(id, o),
+      updateSilence: (id, spec, o) => real.updateSilence(id, spec, o),
       async createSilence(spec, o) {
         const id = await real.createSilence(spec, o);
         seen.push({ when: "after create", silences: await real.silences() });
