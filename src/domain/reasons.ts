@@ -836,6 +836,13 @@ export const REASONS = [
       "The watch cache behind this reader is disconnected or not yet synced; the reading is unreadable until it resyncs.",
   },
   {
+    code: "HealthListStale",
+    area: "health",
+    retry: "backoff",
+    meaning:
+      "A fresh list (a round that decides a terminal state) came back at an older resourceVersion than this reader had already seen: a stale read, unreadable, never a classification.",
+  },
+  {
     code: "HealthObservationTooOld",
     area: "health",
     retry: "backoff",

@@ -9,6 +9,7 @@ import { evaluateRound, type RoundOutcome } from "../domain/health/round.ts";
 import type {
   AlertView,
   BindingResult,
+  EvidenceRead,
   HealthEvidence,
   HealthTarget,
 } from "../domain/health/types.ts";
@@ -23,6 +24,11 @@ export interface RoundOptions {
   readonly intervalMs: number;
   readonly target?: HealthTarget;
   readonly signal?: AbortSignal;
+  /**
+   * The round decides a terminal state (verification, post-gate): it reads fresh lists, never a
+   * watch cache that may have skipped events (`EvidenceRead`).
+   */
+  readonly fresh?: boolean;
 }
 
 /**
@@ -37,8 +43,10 @@ export async function collectRound(
 ): Promise<RoundOutcome> {
   const startedAtMs = deps.clock.now();
   const window = { startedAtMs, deadlineMs: startedAtMs + opts.intervalMs };
+  // One identity per round: bindings reading the same resource share one fresh list.
+  const read: EvidenceRead = { fresh: opts.fresh === true, round: {} };
   const results = await Promise.all(
-    policy.bindings.map((b) => collectBinding(deps, b, window.deadlineMs, opts)),
+    policy.bindings.map((b) => collectBinding(deps, b, window.deadlineMs, opts, read)),
   );
   return evaluateRound(policy, window, results);
 }
@@ -48,6 +56,7 @@ async function collectBinding(
   b: Binding,
   deadlineMs: number,
   opts: RoundOptions,
+  read: EvidenceRead,
 ): Promise<BindingResult> {
   const { clock, evidence } = deps;
   const startedAtMs = clock.now();
@@ -66,7 +75,7 @@ async function collectBinding(
   opts.signal?.addEventListener("abort", stop, { once: true });
   try {
     const outcome = await Promise.race([
-      evidence.prepare(b, startedAtMs + budget, ac.signal).then(() => "ready" as const),
+      evidence.prepare(b, startedAtMs + budget, ac.signal, read).then(() => "ready" as const),
       clock.sleep(budget, ac.signal).then(() => "timeout" as const),
     ]);
     if (outcome === "timeout") {

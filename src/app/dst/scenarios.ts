@@ -437,4 +437,45 @@ export const SCENARIOS: readonly Scenario[] = [
     events: () => [{ kind: "partition", api: "talos", fromMs: 120_000, forMs: 600_000 }],
     expect: { state: "completed", end: "completed", installs: 1, reboots: 1, cordoned: false },
   },
+  // Stale reads (docs/dst.md, Findings): a watch that skips events leaves the health cache behind
+  // the rounds lagging. The rounds that decide a terminal state read fresh lists; before they did,
+  // these seeds ended an upgraded node `failed`.
+  {
+    name: "watch-skipping-cache-never-fails-the-post-gate",
+    incidents: ["home-operations/tuppr#213", "argoproj/argo-cd#14442"],
+    summary: "three in ten watch events are lost: the cache behind the post-gate still shows the " +
+      "nodes cordoned after the uncordon (NodeCordoned); the post-gate reads fresh lists and both " +
+      "nodes complete (from the cache: PostconditionContradicted on a node at the target version)",
+    seed: 1020,
+    planNodes: 2,
+    events: () => [{ kind: "stale", read: "watch-skip", p: 0.3 }],
+    expect: { state: "completed", end: "completed", cordoned: false, next: "completed" },
+  },
+  {
+    name: "watch-skipping-cache-never-fails-the-verification",
+    incidents: ["home-operations/tuppr#213", "argoproj/argo-cd#14442"],
+    summary:
+      "six in ten watch events are lost: the cache behind the verification still shows the " +
+      "nodes NotReady after the reboot (NodeNotReady); the verification rounds read fresh lists " +
+      "and both nodes complete (from the cache: VerificationHealthFailed at the deadline)",
+    seed: 1020,
+    planNodes: 2,
+    events: () => [{ kind: "stale", read: "watch-skip", p: 0.6 }],
+    expect: { state: "completed", end: "completed", cordoned: false, next: "completed" },
+  },
+  {
+    name: "watch-skipping-cache-after-a-partition-never-fails",
+    incidents: ["home-operations/tuppr#213", "argoproj/argo-cd#14442"],
+    summary:
+      "the Kubernetes API is unreachable for ten minutes mid-rollout while six in ten watch " +
+      "events are lost (ci seed 1048 as drawn): the post-gate reads fresh lists once the API is " +
+      "back, the node completes (from the cache: PostconditionContradicted)",
+    seed: 1048,
+    planNodes: 2,
+    events: () => [
+      { kind: "partition", api: "kube", fromMs: 1_586_208, forMs: 600_000 },
+      { kind: "stale", read: "watch-skip", p: 0.6 },
+    ],
+    expect: { state: "completed", end: "completed", cordoned: false, next: "completed" },
+  },
 ];

@@ -188,6 +188,17 @@ export interface BindingResult {
 }
 
 /**
+ * How a round reads its evidence. A `fresh` round (one that decides a terminal state: verification
+ * and post-gate) must not judge from a watch cache, which may have missed events: every cache it
+ * reads is listed again, once per round (`round` is the round's identity, shared by its bindings),
+ * and a list that cannot be had leaves the binding unreadable.
+ */
+export interface EvidenceRead {
+  readonly fresh: boolean;
+  readonly round: object;
+}
+
+/**
  * Where a round's evidence comes from (implemented by `src/engine/health/`). `prepare` makes
  * the evidence a binding needs current (sync caches, call Talos) and may be aborted when the
  * binding's time is up; `inputs` then exposes what is held.
@@ -197,6 +208,7 @@ export interface HealthEvidence {
     binding: import("./policy_schema.ts").Binding,
     deadlineMs: number,
     signal: AbortSignal,
+    read?: EvidenceRead,
   ): Promise<void>;
   kubeView(): KubeView;
   talosView(): TalosView;

@@ -4,7 +4,7 @@ import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import { journalRows } from "../../domain/health/round.ts";
 import type { HealthEvidence } from "../../domain/health/types.ts";
 import { collectRound } from "../health_round.ts";
-import type { ExecutionObserver, HealthGate } from "./deps.ts";
+import type { ExecutionObserver, HealthGate, RoundPurpose } from "./deps.ts";
 
 export interface JournalHealthGateOptions {
   readonly clock: Clock;
@@ -20,6 +20,14 @@ export interface JournalHealthGateOptions {
   readonly observer?: ExecutionObserver;
 }
 
+/**
+ * The rounds that decide a terminal state: a verification round failing at its deadline fails the
+ * node, a post-gate round decides completed or failed. They read fresh lists, never a watch cache
+ * that may have skipped events (a lagging cache turned an upgraded node `failed`: docs/dst.md).
+ * Gate and preview rounds only hold or show; they read the caches.
+ */
+const DECIDES_TERMINAL_STATE: ReadonlySet<RoundPurpose> = new Set(["verify", "post-gate"]);
+
 /** A HealthGate that collects fresh bounded rounds and records every one in the journal. */
 export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
   return {
@@ -33,7 +41,11 @@ export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
       const outcome = await collectRound(
         { clock: o.timeoutClock ?? o.clock, evidence: o.evidence },
         policy,
-        { intervalMs: o.intervalMs, ...(opts.target ? { target: opts.target } : {}) },
+        {
+          intervalMs: o.intervalMs,
+          fresh: DECIDES_TERMINAL_STATE.has(purpose),
+          ...(opts.target ? { target: opts.target } : {}),
+        },
       );
       const roundId = await o.journal.recordHealthRound({
         cluster: o.cluster,

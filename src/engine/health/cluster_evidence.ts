@@ -4,6 +4,7 @@ import type { Binding } from "../../domain/health/policy_schema.ts";
 import { selectNodes } from "../../domain/health/readers/common.ts";
 import type {
   AlertView,
+  EvidenceRead,
   HealthEvidence,
   KubeView,
   RouteView,
@@ -50,8 +51,13 @@ export class ClusterEvidence implements HealthEvidence {
       : undefined;
   }
 
-  async prepare(b: Binding, deadlineMs: number, signal: AbortSignal): Promise<void> {
-    await this.kube.prepare(b);
+  async prepare(
+    b: Binding,
+    deadlineMs: number,
+    signal: AbortSignal,
+    read?: EvidenceRead,
+  ): Promise<void> {
+    await this.kube.prepare(b, read);
     if (signal.aborted) return;
     await this.talos?.prepare(b, deadlineMs, signal);
     if (signal.aborted) return;

@@ -1,7 +1,7 @@
 import type { Clock } from "../../ports/clock.ts";
 import type { Binding } from "../../domain/health/policy_schema.ts";
 import { type ResourceNeed, resourcesFor } from "../../domain/health/resources.ts";
-import type { KubeView, ResourceSnapshot } from "../../domain/health/types.ts";
+import type { EvidenceRead, KubeView, ResourceSnapshot } from "../../domain/health/types.ts";
 import { type ListWatch, WatchCache, type WatchCacheStats } from "./watch_cache.ts";
 
 /**
@@ -14,9 +14,16 @@ export class KubeEvidence {
 
   constructor(private readonly kube: ListWatch, private readonly clock: Clock) {}
 
-  /** Syncs every cache `b` needs (no request at all when they are live). */
-  async prepare(b: Binding): Promise<void> {
-    await Promise.all(resourcesFor(b).map((need) => this.cache(need).sync()));
+  /**
+   * Syncs every cache `b` needs (no request at all when they are live); a fresh read lists each
+   * of them again, once per round, whatever its watch says.
+   */
+  async prepare(b: Binding, read?: EvidenceRead): Promise<void> {
+    await Promise.all(
+      resourcesFor(b).map((need) =>
+        read?.fresh ? this.cache(need).refresh(read.round) : this.cache(need).sync()
+      ),
+    );
   }
 
   cache(need: ResourceNeed): WatchCache {

@@ -6,6 +6,7 @@ import type {
   KubeWatchEvent,
 } from "../../ports/kube.ts";
 import type { Clock } from "../../ports/clock.ts";
+import { CairnError } from "../../domain/errors.ts";
 import type { CacheFreshness, ResourceSnapshot } from "../../domain/health/types.ts";
 
 /** The two Kube port calls a cache needs. */
@@ -39,6 +40,8 @@ export class WatchCache {
   #abort: AbortController | undefined;
   #syncing: Promise<void> | undefined;
   #lastEnd: KubeWatchEnd | undefined;
+  #listGeneration = 0;
+  #refreshed: { round: object; done: Promise<void> } | undefined;
 
   constructor(
     private readonly kube: ListWatch,
@@ -80,6 +83,19 @@ export class WatchCache {
     return this.#syncing;
   }
 
+  /**
+   * Lists again whatever the watch says, once per `round` (the bindings of one round share the
+   * list): a round that decides a terminal state judges what the server holds now, not what a
+   * watch that may have skipped events delivered. A list older than a version this cache has
+   * already seen is a stale read: refused (`HealthListStale`), the cache left stale, never judged.
+   */
+  refresh(round: object): Promise<void> {
+    if (this.#refreshed?.round === round) return this.#refreshed.done;
+    const done = this.#relist(true);
+    this.#refreshed = { round, done };
+    return done;
+  }
+
   /** Stops the watch; the cache keeps its content but is no longer live. */
   stop(): void {
     this.#abort?.abort();
@@ -87,10 +103,28 @@ export class WatchCache {
     this.#markStale();
   }
 
-  async #relist(): Promise<void> {
+  async #relist(fresh = false): Promise<void> {
     this.#abort?.abort();
+    const generation = ++this.#listGeneration;
     this.stats.lists++;
-    const list = await this.kube.listObjects(this.ref);
+    let list: Awaited<ReturnType<ListWatch["listObjects"]>>;
+    try {
+      list = await this.kube.listObjects(this.ref);
+    } catch (e) {
+      // The watch is gone: until a list succeeds the cache is stale, not live.
+      if (generation === this.#listGeneration) this.#markStale();
+      throw e;
+    }
+    // A later list (a fresh round's) supersedes this one: its answer is not older.
+    if (generation !== this.#listGeneration) return;
+    if (fresh && olderVersion(list.resourceVersion, this.#rv)) {
+      this.#markStale();
+      throw new CairnError({
+        reason: "HealthListStale",
+        message: `${this.ref.plural}: list at resourceVersion ${list.resourceVersion} is older ` +
+          `than ${this.#rv}, already seen`,
+      });
+    }
     this.#objects = new Map(list.items.map((o) => [key(o), o]));
     this.#changed();
     this.#rv = list.resourceVersion;
@@ -152,6 +186,16 @@ export class WatchCache {
     this.#items = undefined;
     this.#memo = new Map();
   }
+}
+
+/**
+ * Whether resourceVersion `a` is older than `b`. Versions are opaque to Kubernetes clients, but
+ * every etcd-backed server issues them from etcd's revision counter: when both are decimal
+ * integers, a smaller one is an older state. Any other form is not compared (not older).
+ */
+export function olderVersion(a: string, b: string | undefined): boolean {
+  if (b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) < BigInt(b);
 }
 
 function key(o: KubeObject): string {
