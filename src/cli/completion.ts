@@ -8,6 +8,18 @@
 import type { Command } from "./command.ts";
 import { COMMANDS } from "./registry.ts";
 
+/** `cairn completion --help` (and `cairn help completion`). */
+export const COMPLETION_HELP = `Usage: cairn completion bash|zsh
+
+Print a shell completion script: commands, subcommands and each command's flags complete on
+<TAB>; a flag's value and a plan file complete as file names.
+
+  bash:  eval "$(cairn completion bash)"      (in ~/.bashrc)
+  zsh:   eval "$(cairn completion zsh)"       (in ~/.zshrc, after compinit)
+
+Exit codes: 0 ok, 2 usage error (no shell, or one other than bash and zsh).
+`;
+
 /** What one command path completes to: every flag, and the flags that take a value. */
 interface CommandFlags {
   readonly path: string;

@@ -84,7 +84,8 @@ function unknownCommand(io: CommandIO, argv: readonly string[]): number {
       `cairn ${first} --help`,
     );
   }
-  const near = suggest(first, topWords());
+  // `--version` is among the candidates: `cairn version` is what kubectl and talosctl take.
+  const near = suggest(first, [...topWords(), "--version"]);
   return usageError(
     io,
     "cairn",
@@ -97,6 +98,10 @@ function unknownCommand(io: CommandIO, argv: readonly string[]): number {
 async function helpFor(io: CommandIO, words: readonly string[]): Promise<number> {
   if (words.length === 0) {
     io.stdout(await topLevelHelp());
+    return EXIT.ok;
+  }
+  if (words.length === 1 && words[0] === "completion") {
+    io.stdout((await import("./completion.ts")).COMPLETION_HELP);
     return EXIT.ok;
   }
   const entry = COMMANDS.find((c) => c.path.join(" ") === words.join(" "));
@@ -125,10 +130,20 @@ export async function dispatch(argv: readonly string[], io: CommandIO): Promise<
     return EXIT.ok;
   }
   if (first === "completion") {
-    const { completionScript } = await import("./completion.ts");
-    const script = await completionScript(rest[0] ?? "");
+    const { completionScript, COMPLETION_HELP } = await import("./completion.ts");
+    if (rest.some((w) => HELP_FLAGS.includes(w))) {
+      io.stdout(COMPLETION_HELP);
+      return EXIT.ok;
+    }
+    const script = rest.length === 1 ? await completionScript(rest[0]!) : undefined;
     if (script === undefined) {
-      return usageError(io, "cairn completion", "expected bash or zsh", "cairn --help");
+      const got = rest.length === 0 ? "no shell given" : `got "${rest.join(" ")}"`;
+      return usageError(
+        io,
+        "cairn completion",
+        `expected bash or zsh (${got})`,
+        "cairn completion --help",
+      );
     }
     io.stdout(script);
     return EXIT.ok;

@@ -82,6 +82,10 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     const { parsePlan } = await import("../domain/plan/parse.ts");
     const parsed = await parsePlan(planBytes, { file: planPath });
     const faultNode = str(args.values["fault-node"]);
+    if (faultNode !== undefined && faults.length === 0) {
+      // Aiming no fault would rehearse a clean run while the command line reads as a fault drill.
+      throw new UsageError("--fault-node aims the faults of --fault NAME; no --fault was given");
+    }
     // Checked before the twin starts: faults aimed at a node the plan never touches would
     // never fire, and the rehearsal would "complete" having rehearsed nothing.
     for (const f of faults) {

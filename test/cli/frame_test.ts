@@ -93,6 +93,36 @@ Deno.test("cairn completion bash is a valid script naming every command", async 
   assertEquals((await run(["completion", "fish"])).code, 2);
 });
 
+for (const argv of [["completion", "--help"], ["completion", "-h"], ["help", "completion"]]) {
+  Deno.test(`cairn ${argv.join(" ")} prints how to install completion, exit 0`, async () => {
+    const r = await run(argv);
+    assertEquals([r.code, r.stderr], [0, ""]);
+    assert(r.stdout.startsWith("Usage: cairn completion bash|zsh\n"), r.stdout);
+    assert(r.stdout.includes(`eval "$(cairn completion zsh)"`), r.stdout);
+    assertEquals(r.stdout.match(/Exit codes/g)?.length, 1);
+  });
+}
+
+Deno.test("cairn completion without a shell (or with two words) is a short usage error", async () => {
+  const none = await run(["completion"]);
+  assertEquals(none.code, 2);
+  assertEquals(
+    none.stderr,
+    "cairn completion: UsageInvalid: expected bash or zsh (no shell given)\n" +
+      "run 'cairn completion --help' for usage\n",
+  );
+  const extra = await run(["completion", "bash", "zsh"]);
+  assertEquals(extra.code, 2);
+  assert(extra.stderr.includes('(got "bash zsh")'), extra.stderr);
+  assertEquals(extra.stdout, "");
+});
+
+Deno.test("cairn version points at --version (kubectl and talosctl spell it as a command)", async () => {
+  const r = await run(["version"]);
+  assertEquals(r.code, 2);
+  assert(r.stderr.includes('unknown command "version" — did you mean "--version"?'), r.stderr);
+});
+
 Deno.test("a reader that closes the pipe early gets a quiet exit 0, no stack trace", async () => {
   // `true` has exited (the pipe has no reader) by the time cairn writes: the write meets EPIPE.
   const out = await new Deno.Command("bash", {

@@ -1,6 +1,6 @@
 /**
  * `cairn rehearse` refuses what would rehearse nothing, before the twin starts: a fault aimed at
- * a node the plan does not have (usage error listing the plan's nodes) and a plan for another
+ * a node the plan does not have (usage error listing the plan's nodes), a fault node with no fault and a plan for another
  * cluster than the twin's description (ClusterIdentityMismatch naming both).
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
@@ -19,6 +19,19 @@ async function cairn(args: string[], cwd: string) {
 }
 
 const PLAN = join(ROOT, "plans/talos-v1.14.2.yaml");
+
+Deno.test("cairn rehearse --fault-node without --fault exits 2: a clean run is no fault drill", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-rehearse-" });
+  try {
+    const r = await cairn(["rehearse", PLAN, "--fault-node", "worker-1"], dir);
+    assertEquals(r.code, 2, r.stderr);
+    assert(r.stderr.includes("--fault-node aims the faults of --fault NAME; no --fault"), r.stderr);
+    assertEquals(r.stdout, "");
+    assertEquals([...Deno.readDirSync(dir)], []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 Deno.test("cairn rehearse --fault-node with no such node exits 2 listing the plan's nodes", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cairn-rehearse-" });
