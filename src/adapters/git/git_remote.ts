@@ -34,6 +34,8 @@ export interface GitRemoteOptions {
 }
 
 const TRACKING = "refs/remotes/origin/";
+/** Files kept by `readFile` (a plan binds a handful; several plans may be in flight). */
+const READ_CACHE_ENTRIES = 64;
 const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 const BRANCH_NAME = /^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/-]{1,200}(?<![./])$/;
 
@@ -41,6 +43,13 @@ const BRANCH_NAME = /^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/-]{1,200}(?<![./])$/
 export class GitRemote implements PlanSource {
   readonly #opts: GitRemoteOptions;
   #lastHeads = new Map<string, string>();
+  /**
+   * Files already read, by full commit id and path. A commit's tree never changes, so a second
+   * read of the same file at the same commit (the dispatch check runs before the plan and again
+   * before each node, each time at the branch's current tip) gives the same bytes without three
+   * git processes. Bounded; the oldest entry goes first.
+   */
+  readonly #reads = new Map<string, Uint8Array | undefined>();
 
   private constructor(opts: GitRemoteOptions) {
     this.#opts = opts;
@@ -187,6 +196,18 @@ export class GitRemote implements PlanSource {
   }
 
   async readFile(commit: string, path: string): Promise<Uint8Array | undefined> {
+    const key = `${commit}\0${path}`;
+    if (this.#reads.has(key)) return this.#reads.get(key)?.slice();
+    const bytes = await this.#readFileAt(commit, path);
+    if (this.#reads.size >= READ_CACHE_ENTRIES) {
+      this.#reads.delete(this.#reads.keys().next().value!);
+    }
+    this.#reads.set(key, bytes);
+    return bytes?.slice();
+  }
+
+  /** Reads `path` at `commit`; only a successful read (or a missing file) is cached. */
+  async #readFileAt(commit: string, path: string): Promise<Uint8Array | undefined> {
     await this.#requireCommit(commit);
     const check = checkRepoPath(path);
     if (!check.ok) {

@@ -91,7 +91,16 @@ export async function checkAtDispatch(
       refusals.push({ reason: item.reason, message: item.detail, where });
     }
   };
-  const plan = await planChecks(subject.plan, ports.files, atMs);
+  // Every check runs whatever the others find (none short-circuits), so they read their
+  // evidence side by side; their items are noted in the same order as ever.
+  const [plan, trust, clusterItem, installers] = await Promise.all([
+    planChecks(subject.plan, ports.files, atMs),
+    trustCheck(subject, ports.trust, atMs),
+    clusterCheck(subject.plan, ports.cluster, node),
+    subject.plan.kind === "TalosUpgrade"
+      ? resolveInstallers(subject.plan, ports.installers)
+      : Promise.resolve([]),
+  ]);
   for (const issue of plan.issues) {
     note({
       check: "plan",
@@ -103,11 +112,8 @@ export async function checkAtDispatch(
   if (plan.issues.length === 0) {
     note({ check: "plan", verdict: "pass", detail: `plan checks pass as of ${iso(atMs)}` }, "");
   }
-  note(await trustCheck(subject, ports.trust, atMs), "trust root");
-  note(await clusterCheck(subject.plan, ports.cluster, node), node);
-  const installers = subject.plan.kind === "TalosUpgrade"
-    ? await resolveInstallers(subject.plan, ports.installers)
-    : [];
+  note(trust, "trust root");
+  note(clusterItem, node);
   for (const i of installers) note(i.item, `spec.hops.${i.hop}.installer.image`);
   const held = refusals.length > 0 && refusals.every((r) => holds(r.reason));
   return {
@@ -159,10 +165,11 @@ async function planChecks(
       ...checkPlan(plan, { nowMs, catalogue, ...(catalogueRefused ? { catalogueRefused } : {}) }),
     );
   }
-  const loads: Record<string, BoundFileLoad> = {};
-  for (const [role, file] of Object.entries(boundFiles(plan))) {
-    loads[role] = await loadBoundFile(files, file.path);
-  }
+  const roles = Object.entries(boundFiles(plan));
+  const read = await Promise.all(roles.map(([, file]) => loadBoundFile(files, file.path)));
+  const loads: Record<string, BoundFileLoad> = Object.fromEntries(
+    roles.map(([role], k) => [role, read[k]!]),
+  );
   issues.push(...checkBoundFiles(plan, loads));
   const policyLoad = loads["healthPolicy"];
   if (policyLoad?.status !== "read" || issues.some((i) => i.path[1] === "healthPolicy")) {

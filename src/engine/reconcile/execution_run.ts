@@ -34,7 +34,10 @@ export class ExecutionRun {
     const log = this.#d.log.child({ planName: this.#facts.name, planDigest: this.#facts.digest });
     log.info("execution starting");
     this.#notify("execution-start", "execution started");
-    await this.#milestone();
+    // The "started" report goes through the same coalescing queue as every later milestone:
+    // its commit and push (hundreds of ms) run beside the dispatch check instead of before it,
+    // and the queue still publishes milestones in order (the end waits for it below).
+    this.#progress();
     let end: ExecutionEnd;
     try {
       end = await this.#d.executor.execute(this.#facts.digest, {

@@ -194,6 +194,24 @@ Deno.test("GitRemote.readFile() returns bytes, undefined for a missing path, and
   }
 });
 
+Deno.test("GitRemote.readFile() read again at a commit gives that commit's bytes, whatever the caller did with the last copy", async () => {
+  const f = await fixture();
+  try {
+    const remote = await openRemote(f);
+    const old = (await remote.fetch()).watched.commit;
+    const first = (await remote.readFile(old, "README.md"))!;
+    first.fill(0); // a caller scribbling on its copy must not change the next read
+    assertEquals(td.decode((await remote.readFile(old, "README.md"))!), "plans live here\n");
+    await f.work.commit({ "README.md": "plans moved\n" }, "edit");
+    await f.work.push("main");
+    const next = (await remote.fetch()).watched.commit;
+    assertEquals(td.decode((await remote.readFile(next, "README.md"))!), "plans moved\n");
+    assertEquals(td.decode((await remote.readFile(old, "README.md"))!), "plans live here\n");
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("GitRemote.fetch() translates failures: unreachable remote, missing watched branch", async () => {
   const f = await fixture();
   try {
