@@ -17,7 +17,7 @@ import type { Journal } from "../ports/journal.ts";
 import type { Kube } from "../ports/kube.ts";
 import type { TrustRoot } from "../ports/reconcile.ts";
 import type { Talos } from "../ports/talos.ts";
-import { talosClusterIdentity } from "../engine/authorize/cluster_identity.ts";
+import { componentAuthority } from "../engine/component/component_authority.ts";
 import {
   bindComponentUpgrade,
   type ComponentOutcome,
@@ -71,7 +71,6 @@ export async function runComponentPlan(o: ComponentRunOptions): Promise<Componen
     approver: { identity: o.approver, role: "approver" },
     nowMs: o.clock.now(),
   });
-  const identity = talosClusterIdentity(o.cluster.talos, o.callTimeoutMs(20_000));
   const evidence = new ClusterEvidence(o.cluster.kube, o.cluster.talos, o.timeoutClock ?? o.clock);
   try {
     const outcome = await runComponentUpgrade({
@@ -79,21 +78,17 @@ export async function runComponentPlan(o: ComponentRunOptions): Promise<Componen
       plan: bound.plan,
       digest: bound.digest,
       owner: o.owner,
-      authority: {
-        subject: {
-          plan: bound.plan,
-          bytes: o.bytes,
-          signatures: o.signatures,
-          requiredApprovals: o.requiredApprovals,
-        },
-        ports: {
-          files: o.files,
-          ...(o.trust ? { trust: o.trust } : {}),
-          clock: o.clock,
-          // A ComponentUpgrade targets no node: the cluster says who it is through a control plane.
-          cluster: { read: async () => identity.read(await controlPlaneAddress(o.cluster.kube)) },
-        },
-      },
+      authority: componentAuthority({
+        plan: bound.plan,
+        bytes: o.bytes,
+        signatures: o.signatures,
+        requiredApprovals: o.requiredApprovals,
+        files: o.files,
+        ...(o.trust ? { trust: o.trust } : {}),
+        clock: o.clock,
+        cluster: o.cluster,
+        callTimeoutMs: o.callTimeoutMs,
+      }),
       files: o.files,
       observe: {
         kube: o.cluster.kube,
@@ -118,15 +113,6 @@ export async function runComponentPlan(o: ComponentRunOptions): Promise<Componen
   } finally {
     evidence.stop();
   }
-}
-
-/** The first control plane (by name) at its InternalIP: where Talos is asked who the cluster is. */
-async function controlPlaneAddress(kube: Kube): Promise<string> {
-  const nodes = (await kube.listNodes()).items.filter((n) => n.controlPlane)
-    .sort((a, b) => a.name.localeCompare(b.name));
-  const n = nodes[0];
-  if (!n) throw new Error("no control-plane node to read the cluster's identity from");
-  return n.internalIPs[0] ?? n.name;
 }
 
 /** `playbooks/<component>.yaml` parsed; absent or invalid: no playbook (the report says so). */

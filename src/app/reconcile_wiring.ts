@@ -4,6 +4,7 @@
  * path, the poll/hook wake-up, metrics and the ops server. Not a command; the cluster connection
  * and clocks are passed in so the demo can use the twin's virtual clock.
  */
+import { gitCommitHistory } from "../adapters/git/commit_history.ts";
 import { gitOpsTree } from "../adapters/git/gitops_tree.ts";
 import { branchReviewer } from "../engine/review/review_branch.ts";
 import { loadPlaybooks } from "./playbooks.ts";
@@ -212,6 +213,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
   const { source, sink } = await openGit(s.git);
   const metrics = s.executor.metrics;
   const trust = fileTrustRoot(s.allowedSignersPath);
+  const playbooks = await loadPlaybooks();
   return await Reconciler.create({
     source: timedSource(source, metrics),
     sink,
@@ -219,9 +221,11 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     executor: planExecutor({
       ...s.executor,
       ...(metrics ? { observer: metricsObserver(metrics) } : {}),
+      // A ComponentUpgrade's delivery: does the revision Flux applied contain the merge?
+      commitHistory: gitCommitHistory({ gitDir: source.gitDir }),
     }, { trust, requiredApprovals: s.requiredApprovals }),
     ...(s.executor.notifier ? { notifier: s.executor.notifier } : {}),
-    renderer: reconcileReports(),
+    renderer: reconcileReports({ playbooks }),
     trust,
     wakeup: s.wakeup,
     clock: s.executor.clock,
@@ -238,7 +242,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     }),
     // ComponentUpgrade plans on plan branches: their branch's bump reviewed against the
     // shipped playbooks, read from the cache clone the source fetched into.
-    reviewer: branchReviewer(gitOpsTree({ gitDir: source.gitDir }), await loadPlaybooks()),
+    reviewer: branchReviewer(gitOpsTree({ gitDir: source.gitDir }), playbooks),
     watchedBranch: s.git.branch,
     isPlanBranch: globMatcher(s.planBranchesGlob),
     reportBranch: s.git.reportBranch,

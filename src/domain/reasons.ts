@@ -1687,6 +1687,36 @@ export const REASONS = [
       "The completion read saw the component at another version, or not ready, at its deadline.",
   },
 
+  // --- component upgrades: how an observed delivery ended -----------------------------------
+  {
+    code: "ComponentNotDelivered",
+    area: "component",
+    retry: "never",
+    meaning:
+      "By the ComponentUpgrade's deadline Flux had not delivered the merge: its source, release, or the Kustomization applying it from Git was not at the target (the merge commit, or a later one containing it) and Ready at its current generation.",
+  },
+  {
+    code: "ComponentNotLanded",
+    area: "component",
+    retry: "never",
+    meaning:
+      "Flux delivered the ComponentUpgrade's target, but an operator-rendered workload the plan names still runs another image at the deadline (an operator that did not re-render rolls nothing).",
+  },
+  {
+    code: "ComponentAfterMergeFailed",
+    area: "component",
+    retry: "never",
+    meaning:
+      "The ComponentUpgrade landed, but the last after-merge round of the bound health policy failed by the deadline.",
+  },
+  {
+    code: "ComponentDeliveryUnreadable",
+    area: "component",
+    retry: "backoff",
+    meaning:
+      "The ComponentUpgrade's delivery or after-merge evidence could not be read by its deadline: neither completed nor failed.",
+  },
+
   // --- playbooks: files ----------------------------------------------------------------------
   {
     code: "PlaybookTooLarge",

@@ -336,7 +336,9 @@ export type RolloutEventKind =
   | "silence-created"
   | "silence-renewed"
   | "silence-expired"
-  | "notification";
+  | "notification"
+  /** A ComponentUpgrade's observation ended; `detail.outcome` is what it observed. */
+  | "component-end";
 
 /** A cluster-wide freeze as recorded (`cairn freeze` / `cairn unfreeze`). */
 export interface ClusterFreezeInput {

@@ -4,6 +4,7 @@
  * metrics it feeds. The composition root (`src/app/reconcile_wiring.ts`) provides each.
  */
 import type { BranchReview } from "../domain/review/model.ts";
+import type { ComponentOutcome } from "../domain/component/outcome.ts";
 import type { Problem } from "../domain/errors.ts";
 import type { SourceProvenance } from "../domain/evidence/provenance.ts";
 import type { EvidenceOutcome } from "../domain/evidence/result.ts";
@@ -155,6 +156,8 @@ export interface ExecutionEnd {
   /** `refused`: a check re-run at dispatch found contrary evidence; nothing was sent. */
   readonly state: RolloutEnd;
   readonly reasons: readonly ReasonNote[];
+  /** A ComponentUpgrade's observation (its execution report is rendered from it). */
+  readonly component?: ComponentOutcome;
 }
 
 /** An execution report to render from journal records. */

@@ -7,6 +7,8 @@
  */
 import type { BranchReview } from "../domain/review/model.ts";
 import { renderReviewReport } from "./render_review.ts";
+import type { Playbook } from "../domain/playbook/schema.ts";
+import { componentOutcomeWord, renderComponentExecution } from "./component_execution.ts";
 import type { Plan } from "../domain/plan/schema.ts";
 import { nextWindow } from "../domain/ops/window.ts";
 import type { OperatingPlan, WindowLine } from "./beside_section.ts";
@@ -42,12 +44,23 @@ import { completeRows } from "../domain/safeguards/result.ts";
 import { isSafeguardId } from "../domain/safeguards/table.ts";
 import { previewVerdict } from "../domain/safeguards/verdict.ts";
 
-/** Creates the renderer. */
-export function reconcileReports(): ReportRenderer {
+/**
+ * Creates the renderer; `playbooks` give a ComponentUpgrade's report its after-merge checks,
+ * breaking patterns and rollback caveats.
+ */
+export function reconcileReports(
+  o: { readonly playbooks?: readonly Playbook[] } = {},
+): ReportRenderer {
   return {
     preview: (f) => withReviewSection(renderPreviewReport(previewModel(f)), f.facts.review),
-    execution: (f) => renderExecutionReport(executionModel(f)),
-    outcome: (f) => executionModel(f).outcome,
+    execution: (f) =>
+      f.facts.plan?.kind === "ComponentUpgrade"
+        ? renderComponentExecution(f, f.facts.plan, o.playbooks ?? [])
+        : renderExecutionReport(executionModel(f)),
+    outcome: (f) =>
+      f.facts.plan?.kind === "ComponentUpgrade"
+        ? componentOutcomeWord(f)
+        : executionModel(f).outcome,
     previewVerdict: (f) => previewModel(f).verdict,
   };
 }

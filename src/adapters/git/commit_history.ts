@@ -10,6 +10,8 @@ const COMMIT = /^[0-9a-f]{40}$/;
 
 export function gitCommitHistory(at: string | { readonly gitDir: string }): CommitHistory {
   const where = typeof at === "string" ? { cwd: at } : { gitDir: at.gitDir };
+  // Ancestry between two commits never changes: an answer, once had, is kept.
+  const answers = new Map<string, boolean>();
   const known = async (c: string) =>
     (await runGit(["cat-file", "-e", "--end-of-options", `${c}^{commit}`], where)).code === 0;
   return {
@@ -17,12 +19,17 @@ export function gitCommitHistory(at: string | { readonly gitDir: string }): Comm
       // Only full commit ids reach git: a revision from the cluster is data, never an option.
       if (!COMMIT.test(descendant) || !COMMIT.test(ancestor)) return undefined;
       if (descendant === ancestor) return true;
+      const key = `${descendant}:${ancestor}`;
+      const kept = answers.get(key);
+      if (kept !== undefined) return kept;
       if (!(await known(descendant)) || !(await known(ancestor))) return undefined;
       const out = await runGit(
         ["merge-base", "--is-ancestor", "--end-of-options", ancestor, descendant],
         where,
       );
-      return out.code === 0 ? true : out.code === 1 ? false : undefined;
+      const answer = out.code === 0 ? true : out.code === 1 ? false : undefined;
+      if (answer !== undefined) answers.set(key, answer);
+      return answer;
     },
   };
 }

@@ -309,7 +309,8 @@ export function judgeDelivery(plan: ComponentUpgradePlan, r: DeliveryReading): D
   }
   const applied = judgeApplied(plan, r);
   return [
-    judgeSource(plan, r.source, r.merge),
+    // A plan naming no source (`spec.delivery` is optional) is judged on its release alone.
+    ...(plan.spec.delivery ? [judgeSource(plan, r.source, r.merge)] : []),
     judgeRelease(plan, r.release),
     ...(applied ? [applied] : []),
     ...r.images.map((e, k) => judgeImages(k, e)),

@@ -5,15 +5,14 @@
  * change of any part's judgement is kept as an observation for the report.
  */
 import {
-  type DeliveryCheck,
   type DeliveryReading,
-  type DeliveryState,
   deliveryState,
   type FluxObjectReading,
   judgeDelivery,
   type PodImageReading,
   revisionCommit,
 } from "../../domain/component/delivery.ts";
+import type { DeliveryObservation, DeliveryOutcome } from "../../domain/component/outcome.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
 import type { Clock } from "../../ports/clock.ts";
@@ -71,24 +70,7 @@ export interface ObserveDeps {
   readonly merged?: { readonly commit: string; readonly history?: CommitHistory };
 }
 
-/** A part's judgement from a moment on (the report's observations). */
-export interface DeliveryObservation {
-  readonly atMs: number;
-  readonly check: DeliveryCheck;
-}
-
-export interface DeliveryOutcome {
-  readonly state: DeliveryState;
-  /** The last pass's judgement of every part. */
-  readonly checks: readonly DeliveryCheck[];
-  readonly observations: readonly DeliveryObservation[];
-  readonly passes: number;
-  readonly startedAtMs: number;
-  readonly endedAtMs: number;
-  /** When every part first passed. */
-  readonly landedAtMs?: number;
-  readonly last: DeliveryReading;
-}
+export type { DeliveryObservation, DeliveryOutcome } from "../../domain/component/outcome.ts";
 
 /** Observes until every part passes or `deadlineMs`; never decides a part from an old read. */
 export async function observeDelivery(

@@ -6,22 +6,26 @@
  * rounds until one passes or the deadline. Every round is journaled. Pure orchestration over
  * ports.
  */
+import type {
+  AfterMergeRound,
+  ComponentEnd,
+  ComponentOutcome,
+} from "../../domain/component/outcome.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { DeliveryState } from "../../domain/component/delivery.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
-import { journalRows, type RoundOutcome } from "../../domain/health/round.ts";
+import { journalRows } from "../../domain/health/round.ts";
 import type { HealthEvidence } from "../../domain/health/types.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
-import type { Reason } from "../../domain/reasons.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { Actor, Journal } from "../../ports/journal.ts";
 import { collectRound } from "../health_round.ts";
 import { authorizeRollout, type DispatchAuthority } from "../executor/dispatch_gate.ts";
 import { MAX_EVIDENCE_AGE_MS } from "../executor/run_plan.ts";
-import { type DeliveryOutcome, observeDelivery, type ObserveDeps } from "./observe_delivery.ts";
+import { observeDelivery, type ObserveDeps } from "./observe_delivery.ts";
 
 /** Refuses anything but a ComponentUpgrade. */
 export function asComponentUpgrade(parsed: ParsedPlan): ComponentUpgradePlan {
@@ -66,42 +70,14 @@ export async function bindComponentUpgrade(
   return { plan, digest: o.parsed.sha256 };
 }
 
+export type {
+  AfterMergeRound,
+  ComponentEnd,
+  ComponentOutcome,
+} from "../../domain/component/outcome.ts";
+
 /** The shortest after-merge round worth starting before the deadline. */
 const MIN_ROUND_MS = 10_000;
-
-/** How a ComponentUpgrade ended. Only `completed` is success; every other end exits 1. */
-export type ComponentEnd =
-  /** Delivered, every rendered workload on its image, the after-merge checks passed. */
-  | "completed"
-  /** Flux delivered the target but an operator-rendered workload still runs another image. */
-  | "not-landed"
-  /** Flux did not reach the target (source, release) by the deadline. */
-  | "not-delivered"
-  /** Delivered and landed, but the after-merge checks failed in the last round. */
-  | "health-failed"
-  /** The evidence could not be read (at the deadline): neither completed nor failed. */
-  | "unresolved"
-  /** The dispatch check or the pin digests refused (or held): nothing was observed. */
-  | "refused";
-
-/** One after-merge round as the report shows it. */
-export interface AfterMergeRound {
-  readonly roundId: string;
-  readonly outcome: RoundOutcome;
-}
-
-export interface ComponentOutcome {
-  readonly end: ComponentEnd;
-  readonly refusal?: { readonly reason: Reason; readonly detail: string };
-  readonly delivery?: DeliveryOutcome;
-  readonly rounds: readonly AfterMergeRound[];
-  /** The pin files, each as read at dispatch against its bound digest. */
-  readonly pins: readonly {
-    readonly path: string;
-    readonly sha256: string;
-    readonly ok: boolean;
-  }[];
-}
 
 export interface RunComponentOptions {
   readonly journal: Journal;

@@ -11,6 +11,9 @@ import type { BoundPlan, ExecutionObserver } from "../executor/deps.ts";
 import { bindPlan, type ExecuteOptions, executePlan } from "../executor/run_plan.ts";
 import { notifyingObserver } from "../operating/notify.ts";
 import type { Notifier } from "../../ports/notifier.ts";
+import type { CommitHistory } from "../../ports/commit_history.ts";
+import { bindComponentUpgrade } from "../component/run_component.ts";
+import { type BoundComponent, executeComponent } from "./component_execution.ts";
 import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../k8s_upgrade/run.ts";
 import { bindConfigApply, executeConfigApply } from "../config_apply/run_config_apply.ts";
 import type {
@@ -31,6 +34,11 @@ export type PlanExecutorSettings = Omit<ExecuteOptions, "bound" | "signal" | "au
   readonly installers?: InstallerResolver;
   /** Told of holds, stalls and unresolved operations (docs/operating.md#notifications). */
   readonly notifier?: Notifier;
+  /**
+   * The watched repository's history: whether a revision Flux reports contains a
+   * ComponentUpgrade's merge (absent: only the merge commit itself counts as delivered).
+   */
+  readonly commitHistory?: CommitHistory;
 };
 
 /** What a bound plan is re-authorised with: its bytes and signatures as approved. */
@@ -50,9 +58,28 @@ export function planExecutor(
   authority: { readonly trust: TrustRoot; readonly requiredApprovals: number },
 ): PlanExecutor {
   const bound = new Map<string, BoundRun>();
+  const components = new Map<string, BoundComponent>();
   return {
     async bind(input) {
       try {
+        if (input.parsed.plan.kind === "ComponentUpgrade") {
+          // Delivered by Flux, observed by cairn (engine/reconcile/component_execution.ts).
+          const c = await bindComponentUpgrade(s.journal, {
+            parsed: input.parsed,
+            bytes: input.bytes,
+            signatures: input.signatures,
+            firstSeenCommit: input.commit,
+            approver: { identity: input.approver, role: "approver" },
+            nowMs: input.nowMs,
+          });
+          components.set(c.digest, {
+            ...c,
+            bytes: input.bytes,
+            signatures: input.signatures,
+            merge: input.commit,
+          });
+          return { ok: true };
+        }
         const binding = {
           parsed: input.parsed,
           bytes: input.bytes,
@@ -77,6 +104,8 @@ export function planExecutor(
       }
     },
     async execute(digest, opts) {
+      const c = components.get(digest);
+      if (c) return await executeComponent(s, authority, c, opts);
       const b = bound.get(digest);
       if (!b) throw new TypeError(`plan ${digest} was not bound in this process`);
       const { installers, notifier, ...settings } = s;
