@@ -103,11 +103,19 @@ function firstInvalidUtf8Line(bytes: Uint8Array): { line: number; column: number
   return { line, column };
 }
 
+/** Syntax problems listed per file; the rest are counted in one more line. */
+const MAX_SYNTAX_PROBLEMS = 10;
+/** A message quoting a long stretch of the file is cut: the location already points at it. */
+const MAX_MESSAGE_CHARS = 160;
+
 function yamlErrorProblem(e: YAMLError, file: string): Problem {
   const reason: Reason = e.code === "DUPLICATE_KEY" ? "DuplicateKey" : "PlanSyntaxInvalid";
   const pos = e.linePos?.[0] ?? { line: 1, col: 1 };
-  const first = e.message.split("\n")[0] ?? e.message;
-  return problem(reason, first.replace(/ at line \d+, column \d+:?$/, ""), {
+  const first = (e.message.split("\n")[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, "");
+  const message = first.length > MAX_MESSAGE_CHARS
+    ? `${first.slice(0, MAX_MESSAGE_CHARS - 1)}…`
+    : first;
+  return problem(reason, message, {
     file,
     line: pos.line,
     column: pos.col,
@@ -175,7 +183,19 @@ export function loadYaml(bytes: Uint8Array, options: LoadYamlOptions): LoadYamlR
   }
   const errors = [...doc.errors, ...doc.warnings];
   if (errors.length > 0) {
-    return { ok: false, problems: withoutCascade(errors).map((e) => yamlErrorProblem(e, file)) };
+    const kept = withoutCascade(errors);
+    const shown = kept.slice(0, MAX_SYNTAX_PROBLEMS).map((e) => yamlErrorProblem(e, file));
+    const rest = kept.slice(MAX_SYNTAX_PROBLEMS);
+    if (rest.length > 0) {
+      // A file that is not YAML at all (a README given by mistake) would list every line.
+      const at = rest[0]!.linePos?.[0] ?? { line: 1, col: 1 };
+      shown.push(problem(
+        "PlanSyntaxInvalid",
+        `${rest.length} more YAML syntax errors not shown (is this file YAML?)`,
+        { file, line: at.line, column: at.col },
+      ));
+    }
+    return { ok: false, problems: shown };
   }
   let value: unknown;
   try {

@@ -19,3 +19,31 @@ Deno.test("several unrelated syntax errors without a tab are all reported", () =
   assertEquals(r.ok, false);
   if (!r.ok) assertEquals(r.problems.length >= 2, true, JSON.stringify(r.problems));
 });
+
+Deno.test("a file that is not YAML at all lists ten problems and counts the rest in one line", () => {
+  // Markdown given by mistake (`cairn plan sign README.md`): every line is a syntax error.
+  const lines = Array.from({ length: 40 }, (_, i) => `Intro: line ${i} says \`cairn x\` here`);
+  const text = ["# Title", "", ...lines.flatMap((l) => [l, "plain words: again: here"])].join("\n");
+  const r = loadYaml(enc(text), { file: "README.md" });
+  assertEquals(r.ok, false);
+  if (r.ok) return;
+  assertEquals(r.problems.length, 11, r.problems.map((p) => p.message).join("\n"));
+  const last = r.problems.at(-1)!;
+  assertEquals(
+    /^\d+ more YAML syntax errors not shown \(is this file YAML\?\)$/.test(last.message),
+    true,
+    last.message,
+  );
+  assertEquals(last.location?.file, "README.md");
+});
+
+Deno.test("a syntax error quoting a long stretch of the file is cut; its location points there", () => {
+  // The parser quotes the token it cannot read: here a 300-character table row.
+  const long = "a: b\n| `cairn plan new talos\\|kubernetes` " + "y".repeat(300) + " |\n";
+  const r = loadYaml(enc(long), { file: "p.yaml" });
+  assertEquals(r.ok, false);
+  if (r.ok) return;
+  assertEquals(r.problems.some((p) => p.message.startsWith("Not a YAML token")), true);
+  for (const p of r.problems) assertEquals(p.message.length <= 160, true, p.message);
+  assertEquals(r.problems.some((p) => p.message.endsWith("…")), true);
+});
