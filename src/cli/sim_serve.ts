@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import { type Command, EXIT, printJson, UsageError, wantsJson } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
-import { startTwinProcess } from "../app/twin_process.ts";
+import { startTwinProcess, type TwinProcess } from "../app/twin_process.ts";
 
 export const command: Command = {
   path: ["sim", "serve"],
@@ -75,19 +75,7 @@ Options:
     };
     if (wantsJson(args)) printJson(io, facts);
     else {
-      io.stdout(
-        `twin of ${twin.cluster} is running (pid ${twin.pid})\n` +
-          `talosconfig: ${twin.talosconfigPath}\n` +
-          `kubeconfig:  ${twin.kubeconfigPath ?? "(Kubernetes simulator not available)"}\n` +
-          `control:     ${twin.controlUrl}\n` +
-          `registry:    ${twin.registry.url} (stands in for ${
-            Object.keys(twin.registry.mirrors).join(", ") || "no registry host"
-          })\n` +
-          `time:        ${
-            manualTime ? "manual (moves through the control endpoint)" : `wall clock ×${speed}`
-          }\n` +
-          `state dir:   ${twin.stateDir}\n`,
-      );
+      io.stdout(servingText(twin, manualTime ? "manual" : speed));
     }
     const onAbort = () => void twin.stop();
     io.signal.addEventListener("abort", onAbort, { once: true });
@@ -96,6 +84,49 @@ Options:
     return io.signal.aborted || code === 0 ? EXIT.ok : EXIT.internal;
   },
 };
+
+/**
+ * What a person reads: where everything is, then how to point kubectl, talosctl and cairn at it
+ * (the environment variables, and the mirror flag without which a preview cannot resolve the
+ * installer at factory.talos.dev and holds).
+ */
+export function servingText(
+  twin: Pick<
+    TwinProcess,
+    | "cluster"
+    | "pid"
+    | "talosconfigPath"
+    | "kubeconfigPath"
+    | "controlUrl"
+    | "registry"
+    | "stateDir"
+  >,
+  time: "manual" | number,
+): string {
+  const hosts = Object.keys(twin.registry.mirrors);
+  const mirrors = Object.entries(twin.registry.mirrors)
+    .map(([host, url]) => ` --registry-mirror ${host}=${url}`).join("");
+  return `twin of ${twin.cluster} is running (pid ${twin.pid})\n` +
+    `talosconfig: ${twin.talosconfigPath}\n` +
+    `kubeconfig:  ${twin.kubeconfigPath ?? "(Kubernetes simulator not available)"}\n` +
+    `control:     ${twin.controlUrl}\n` +
+    `registry:    ${twin.registry.url} (stands in for ${
+      hosts.join(", ") || "no registry host"
+    })\n` +
+    `time:        ${
+      time === "manual" ? "manual (moves through the control endpoint)" : `wall clock ×${time}`
+    }\n` +
+    `state dir:   ${twin.stateDir}\n` +
+    "\nTo use it from another shell:\n" +
+    `  export TALOSCONFIG=${shellWord(twin.talosconfigPath)}` +
+    (twin.kubeconfigPath ? ` KUBECONFIG=${shellWord(twin.kubeconfigPath)}` : "") + "\n" +
+    `  cairn plan preview PLAN${mirrors}\n`;
+}
+
+/** `s` as one shell word, quoted only when it needs to be (a state dir with a space). */
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9_./:@=+-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
 
 /** A missing cluster description is the user's typo, not a stack trace from the twin process. */
 async function requireReadable(path: string): Promise<void> {
