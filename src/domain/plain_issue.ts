@@ -45,10 +45,16 @@ export function plainIssueMessage(issue: z.core.$ZodIssue): string {
       return `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
     case "invalid_union": {
       // A discriminated union (a plan's kind) names the field that selected no branch.
-      const field = (issue as { discriminator?: unknown }).discriminator;
-      return typeof field === "string"
-        ? `not a known ${field}`
-        : "matches none of the forms allowed here";
+      const { discriminator: field, options } = issue as {
+        discriminator?: unknown;
+        options?: unknown;
+      };
+      if (typeof field !== "string") return "matches none of the forms allowed here";
+      // zod names the values the union knows: say them, so a typo is fixed in one go.
+      const known = Array.isArray(options) && options.length > 0
+        ? `; expected one of ${options.map((v) => JSON.stringify(v)).join(", ")}`
+        : "";
+      return `not a known ${field}${known}`;
     }
     default:
       return "invalid value";

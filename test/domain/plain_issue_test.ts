@@ -20,5 +20,9 @@ Deno.test("a missing field, a wrong type, a bad kind and a bound are said plainl
   assert(ms.includes('missing field "author"'), ms.join("\n"));
   assert(ms.includes("expected a string"), ms.join("\n"));
   assert(ms.includes("must be at least 1"), ms.join("\n"));
-  assertEquals(await messages(PLAN.replace(/^kind: .*$/m, "kind: Nope")), ["not a known kind"]);
+  // A mistyped kind is answered with the kinds there are, so it is fixed in one go.
+  assertEquals(await messages(PLAN.replace(/^kind: .*$/m, "kind: TalosUpgrad")), [
+    'not a known kind; expected one of "TalosUpgrade", "KubernetesUpgrade", "ConfigApply", ' +
+    '"ComponentUpgrade"',
+  ]);
 });
