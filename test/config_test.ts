@@ -233,6 +233,19 @@ Deno.test("config problems never use zod's wording and come all at once", () => 
   assert(ps.some((p) => p.includes('missing field "allowedSignersPath"')), ps.join("\n"));
 });
 
+Deno.test("kubeconfigPath (a file or a list) is said plainly when missing or of another type", () => {
+  const base = BASE.split("\n").filter((l) => !/^kubeconfigPath:/.test(l)).join("\n");
+  const missing = problems({ file: file(base) });
+  assert(missing.some((p) => p.includes('missing field "kubeconfigPath"')), missing.join("\n"));
+  const wrong = problems({ file: file(`${base}\nkubeconfigPath: 5\n`) });
+  assert(
+    wrong.some((p) => p.includes("expected a string or a list (at kubeconfigPath)")),
+    wrong.join("\n"),
+  );
+  const list = loadConfig({ file: file(`${base}\nkubeconfigPath: [/k/a, /k/b]\n`) });
+  assertEquals(list.kubeconfigPath, ["/k/a", "/k/b"]);
+});
+
 Deno.test("KUBECONFIG and TALOSCONFIG fill in for CAIRN_KUBECONFIG / CAIRN_TALOSCONFIG", () => {
   const base = BASE.split("\n").filter((l) => !/^(kubeconfigPath|talosconfigPath):/.test(l))
     .join("\n");

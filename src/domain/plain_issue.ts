@@ -17,6 +17,29 @@ const ARTICLE: Record<string, string> = {
   date: "a date",
 };
 
+/**
+ * A plain union (`string | string[]`): when every form failed on the value's type, say what the
+ * forms are ("expected a string or a list"), or that the field is missing.
+ */
+function unionMessage(issue: z.core.$ZodIssue): string {
+  const branches = (issue as { errors?: readonly (readonly z.core.$ZodIssue[])[] }).errors ?? [];
+  const typeIssues = branches.map((b) =>
+    b.find((i) => i.code === "invalid_type" && i.path.length === 0)
+  );
+  if (branches.length === 0 || typeIssues.some((i) => i === undefined)) {
+    return "matches none of the forms allowed here";
+  }
+  if (typeIssues.every((i) => /received undefined$/.test(i!.message))) {
+    const field = issue.path.at(-1);
+    return field === undefined ? "missing value" : `missing field "${String(field)}"`;
+  }
+  const expected = typeIssues.map((i) => {
+    const e = (i as { expected?: string }).expected ?? "value";
+    return ARTICLE[e] ?? e;
+  });
+  return `expected ${[...new Set(expected)].join(" or ")}`;
+}
+
 /** The user-facing wording of one zod issue. */
 export function plainIssueMessage(issue: z.core.$ZodIssue): string {
   // A message the schema set itself ("not a valid branch glob") is already cairn's wording.
@@ -49,7 +72,7 @@ export function plainIssueMessage(issue: z.core.$ZodIssue): string {
         discriminator?: unknown;
         options?: unknown;
       };
-      if (typeof field !== "string") return "matches none of the forms allowed here";
+      if (typeof field !== "string") return unionMessage(issue);
       // zod names the values the union knows: say them, so a typo is fixed in one go.
       const known = Array.isArray(options) && options.length > 0
         ? `; expected one of ${options.map((v) => JSON.stringify(v)).join(", ")}`
