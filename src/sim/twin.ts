@@ -18,6 +18,7 @@
  *                                      calls, mutating, byNode}, kube: KubeSimStats | null,
  *                                      registry: {requests, manifests, blobs, notFound,
  *                                      refusedWrites}}
+ *   POST /gitops/merge {commit, ociTags}  Flux delivers a merge (sim/kube/gitops.ts) → {ok}
  *   POST /stats/reset
  *   GET  /nodes/NAME                  Talos node snapshot
  *   POST /nodes/NAME {facts}          sets rebootSeconds, installSeconds, pullSeconds,
@@ -52,6 +53,7 @@ import { type Fault, FAULT_KINDS, FaultSchedule } from "./faults.ts";
 import { type CertPair, mintPki, type Pki } from "./pki.ts";
 import { type KubeletReport, type NodeStatusSink, TalosCluster } from "./talos/model.ts";
 import type { StaticPodReport } from "./talos/k8s_components.ts";
+import type { Merge } from "./kube/gitops.ts";
 import { startTalosSim, type TalosSimServer } from "./talos/server.ts";
 import { renderTalosconfig } from "./talos/talosconfig_writer.ts";
 import {
@@ -71,6 +73,8 @@ export interface TwinKube extends NodeStatusSink {
   disconnectWatches?(): void;
   /** Sets nodeInfo facts without touching readiness (start-up sync). */
   nodeInfo(name: string, info: KubeletReport): void;
+  /** Flux delivers a merge on the watched branch (`sim/kube/gitops.ts`), on the twin's clock. */
+  gitopsMerge?(m: Merge): void;
   stop(): Promise<void>;
 }
 
@@ -473,6 +477,24 @@ async function handleControl(
       const method = String(body["method"] ?? "");
       await p.talos.stats.waitForCalls(method, num(body, "atLeast"));
       return { calls: p.talos.stats.calls[method] ?? 0 };
+    }
+    case "POST /gitops/merge": {
+      // Flux delivers a merge: the revision, then the moved charts, releases and renders.
+      const commit = body["commit"], tags = body["ociTags"] ?? {};
+      if (typeof commit !== "string" || !/^[0-9a-f]{40}$/.test(commit)) {
+        throw new HttpError(400, "commit must be a 40-hex commit id");
+      }
+      if (
+        typeof tags !== "object" || tags === null ||
+        Object.entries(tags).some(([k, v]) =>
+          !/^[a-z0-9-]+\/[a-z0-9.-]+$/.test(k) || typeof v !== "string"
+        )
+      ) {
+        throw new HttpError(400, "ociTags must map namespace/name to a tag");
+      }
+      if (!p.kube?.gitopsMerge) throw new HttpError(404, "this twin has no GitOps model");
+      p.kube.gitopsMerge({ commit, ociTags: tags as Record<string, string> });
+      return { ok: true };
     }
     case "POST /kube/disconnect-watches":
       p.kube?.disconnectWatches?.();

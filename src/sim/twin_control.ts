@@ -87,6 +87,14 @@ export class TwinControl {
     return (await this.#call<{ nowMs: number }>("GET", "/state")).nowMs;
   }
 
+  /** Flux delivers a merge on the watched branch: `commit`, and each OCIRepository's new tag. */
+  async gitopsMerge(
+    commit: string,
+    ociTags: Readonly<Record<string, string>> = {},
+  ): Promise<void> {
+    await this.#call("POST", "/gitops/merge", { commit, ociTags });
+  }
+
   arm(fault: Fault): Promise<unknown> {
     return this.#call("POST", "/faults", fault);
   }

@@ -14,6 +14,7 @@ import { startScheduler } from "./kube/scheduler.ts";
 import { startJobController } from "./kube/jobs.ts";
 import { startDeploymentRollouts } from "./kube/rollout.ts";
 import { startEventRecorder } from "./kube/events.ts";
+import { GitOpsTwin, rookBundledCephcsi } from "./kube/gitops.ts";
 import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
 
 /** Starts the Kubernetes simulator for the twin. */
@@ -47,6 +48,8 @@ export const startTwinKube: KubeStarter = async (
     clock,
     controllers: sim.controllers,
   });
+  // Flux and the operators its charts render: a merge reaches the cluster in visible steps.
+  const gitops = new GitOpsTwin({ store: sim.store, clock, bundledCephcsi: rookBundledCephcsi });
   const kubeconfigPath = join(stateDir, "kubeconfig");
   writeKubeconfig(kubeconfigPath, {
     url: sim.url,
@@ -72,6 +75,7 @@ export const startTwinKube: KubeStarter = async (
     },
     staticPods: (_name, pods) => syncMirrorPods(sim.controllers, faults, pods),
     disconnectWatches: () => sim.disconnectWatches(),
+    gitopsMerge: (m) => gitops.merge(m),
     stop: () => {
       stopCnpg();
       stopWorkloads();

@@ -435,6 +435,45 @@ function eventRow(e: Obj, now: number): unknown[] {
   ];
 }
 
+/**
+ * A Flux custom resource, printed as the apiserver prints a CRD with `additionalPrinterColumns`:
+ * NAME, then the columns the CRD declares in its order (URL `.spec.url`; Age a `date` column of
+ * `.metadata.creationTimestamp`, rendered as an age; Ready and Status the Ready condition's status
+ * and message, which is where Flux writes the revision: `Applied revision: main@sha1:…`, `stored
+ * artifact for revision '…'`, `Helm upgrade succeeded for release … with chart …@…`). A value the
+ * object does not have is a null cell (kubectl shows `<none>`).
+ */
+type FluxColumn = "url" | "age" | "ready" | "status";
+const FLUX_COLUMNS: Readonly<Record<FluxColumn, ColumnDefinition>> = {
+  url: col("URL", "string", "The source's URL (.spec.url)."),
+  age: col("Age", "date", "Time since the object was created (.metadata.creationTimestamp)."),
+  ready: col("Ready", "string", "The Ready condition's status (.status.conditions, type Ready)."),
+  status: col(
+    "Status",
+    "string",
+    "The Ready condition's message (.status.conditions, type Ready).",
+  ),
+};
+
+function fluxPrinter(order: readonly FluxColumn[]): Printer {
+  return {
+    columns: [NAME, ...order.map((c) => FLUX_COLUMNS[c])],
+    cells(o, now) {
+      const ready = arr(obj(o.status)["conditions"]).find((c) => c["type"] === "Ready");
+      const text = (v: unknown) => (typeof v === "string" ? v : null);
+      return order.map((c) =>
+        c === "url"
+          ? text(obj(o.spec)["url"])
+          : c === "age"
+          ? age(o, now)
+          : c === "ready"
+          ? text(ready?.["status"])
+          : text(ready?.["message"])
+      );
+    },
+  };
+}
+
 const defaultPrinter: Printer = { columns: [NAME, AGE], cells: (o, now) => [age(o, now)] };
 
 const PRINTERS: Readonly<Record<string, Printer>> = {
@@ -448,6 +487,11 @@ const PRINTERS: Readonly<Record<string, Printer>> = {
   "apps/DaemonSet": daemonSetPrinter,
   "policy/PodDisruptionBudget": pdbPrinter,
   "coordination.k8s.io/Lease": leasePrinter,
+  // The column orders of Flux's CRDs (kustomize-controller, helm-controller, source-controller).
+  "kustomize.toolkit.fluxcd.io/Kustomization": fluxPrinter(["age", "ready", "status"]),
+  "helm.toolkit.fluxcd.io/HelmRelease": fluxPrinter(["age", "ready", "status"]),
+  "source.toolkit.fluxcd.io/GitRepository": fluxPrinter(["url", "age", "ready", "status"]),
+  "source.toolkit.fluxcd.io/OCIRepository": fluxPrinter(["url", "ready", "status", "age"]),
 };
 
 function printerFor(type: ResourceType): Printer {
