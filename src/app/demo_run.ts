@@ -43,6 +43,11 @@ export interface DemoOptions {
   /** The journal (default: a libSQL file under `dir/state`). */
   readonly journalUrl?: string;
   readonly say: (line: string) => void;
+  /**
+   * Aborted on SIGINT/SIGTERM: the reconciler stops between steps (an execution ends `stopped`,
+   * resumable, never rerun), the twin is stopped and the summary says so.
+   */
+  readonly signal?: AbortSignal;
   /** Starts the display once the twin's clock exists (elapsed is the twin's virtual time). */
   readonly progress?: (clock: Clock) => Promise<DemoProgress>;
 }
@@ -194,6 +199,9 @@ interface LoopParts {
 async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
   const started = p.tc.clock.now();
   const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  if (o.signal?.aborted) stop.abort();
+  o.signal?.addEventListener("abort", onAbort, { once: true });
   const logFile = await Deno.open(join(o.dir, "reconcile.log"), { create: true, append: true });
   const enc = new TextEncoder();
   const log = new JsonLogger({
@@ -241,6 +249,10 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
     const preview = await reportAt(p.remote, previewPath);
     const previewVerdict = verdictWords(preview);
     o.say(`Preview report: ${previewPath} (verdict ${previewVerdict})`);
+    if (stop.signal.aborted) {
+      // Asked to stop before the merge: nothing was executed.
+      return await summarise(o, p, "stopped", { previewVerdict, started });
+    }
     // The preview landed on main (the report branch): merge on top of it, as a PR merge would.
     await git(["fetch", "--quiet", "origin"], p.work);
     await git(["checkout", "--quiet", "main"], p.work);
@@ -250,13 +262,15 @@ async function runLoop(o: DemoOptions, p: LoopParts): Promise<DemoResult> {
     o.say(`Merged ${o.planBranch} into main; the reconciler executes it on the twin`);
     await reconciler.cycle();
     await reconciler.settled();
-    const outcome = reconciler.finished()[0]?.outcome ?? "not-run";
+    const outcome = reconciler.finished()[0]?.outcome ??
+      (stop.signal.aborted ? "stopped" : "not-run");
     progress?.done(`rollout ${outcome}`);
     return await summarise(o, p, outcome, {
       previewVerdict,
       started,
     });
   } finally {
+    o.signal?.removeEventListener("abort", onAbort);
     stop.abort();
     logFile.close();
   }

@@ -38,6 +38,10 @@ where the execution report is and a short summary.
                  on a PostgreSQL journal (give it an empty database)
   --output json  print the summary as JSON
 
+On a terminal the execution shows one status line (node, phase, the twin's elapsed time, what
+it waits for); elsewhere one JSON line per phase on stderr. Ctrl-C stops the run where it is
+and keeps the directory (exit 1).
+
 Exit codes: 0 the run reached the expected outcome (completed, or the fault's expected outcome;
 not-landed with --stale-operator);
 1 it did not; 2 usage; 3 internal error.`,
@@ -85,12 +89,20 @@ not-landed with --stale-operator);
       plan: PLAN,
       planBranch: PLAN_BRANCH,
       say,
+      signal: io.signal,
       progress: async (clock) => (display.out = await phaseOutput(io, clock)),
       ...(fault ? { fault } : {}),
       ...(typeof args.values["journal"] === "string" ? { journalUrl: args.values["journal"] } : {}),
     });
     if (json) io.stdout(JSON.stringify(r, null, 2) + "\n");
     else printSummary(r, io.stdout);
+    if (io.signal.aborted) {
+      io.stderr(
+        `cairn demo: interrupted; the run stopped where it was (outcome ${r.outcome}), ` +
+          `its repository, journal and report are kept in ${dir}\n`,
+      );
+      return EXIT.refused;
+    }
     const expected = fault
       ? FAULT_PRESETS[fault as keyof typeof FAULT_PRESETS].expect
       : "completed";

@@ -53,3 +53,39 @@ Deno.test("cairn demo on a terminal redraws a status line per phase and keeps it
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Ctrl-C stops cairn demo promptly, with its summary and the run kept", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-demo-int-" });
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "-A", join(ROOT, "src/main.ts"), "demo", "--dir", dir],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const err = { text: "" };
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      for await (const c of child.stderr) err.text += decoder.decode(c, { stream: true });
+    })();
+    const stdout = new Response(child.stdout).text();
+    // Off a terminal the phases arrive as JSON lines: interrupt once the rollout is under way.
+    const deadline = Date.now() + 180_000; // a bound for a loaded machine, not a timing
+    while (!err.text.includes('"phase":"install"')) {
+      assert(Date.now() < deadline, `the rollout never started:\n${err.text.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill("SIGINT");
+    const status = await child.status;
+    await reading;
+    const out = await stdout;
+    assertEquals(status.code, 1, err.text.slice(-2000));
+    assert(out.includes("Outcome:"), out);
+    assert(err.text.includes(`cairn demo: interrupted; the run stopped where it was`), err.text);
+    assert(err.text.includes(`kept in ${dir}`), err.text.slice(-500));
+    // The run is kept where it stopped: the execution report and the journal.
+    assert((await Deno.stat(join(dir, "execution.md"))).isFile);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
