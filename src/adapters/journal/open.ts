@@ -8,6 +8,7 @@ import { fail } from "./rows.ts";
 import type { JournalDB } from "./schema.ts";
 import { assertKnownSchema, LATEST_SCHEMA, migrate, schemaVersion } from "./migrations/mod.ts";
 import { describeJournalUrl } from "../../domain/journal_location.ts";
+import { keepStatementsPrepared } from "./statement_cache.ts";
 
 /** True for an embedded file URL (pragmas apply; remote servers manage their own durability). */
 export function isFileUrl(url: string): boolean {
@@ -55,6 +56,7 @@ export async function connectWithClient(
   url: string,
 ): Promise<{ db: Kysely<JournalDB>; client: Client }> {
   let client: Client;
+  keepStatementsPrepared();
   try {
     client = createClient({ url, concurrency: 1, timeout: BUSY_TIMEOUT_MS });
   } catch (e) {

@@ -1,5 +1,6 @@
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
+import { sha256Hex } from "../plan/digest.ts";
 import type { Problem, SourceLocation } from "../errors.ts";
 import {
   type Binding,
@@ -71,9 +72,8 @@ export function parseHealthPolicyStructure(
 }
 
 /** The policy's identity: SHA-256 of the exact file bytes, lower-case hex. */
-export async function healthPolicyDigest(bytes: Uint8Array): Promise<string> {
-  const h = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
-  return Array.from(h, (b) => b.toString(16).padStart(2, "0")).join("");
+export function healthPolicyDigest(bytes: Uint8Array): Promise<string> {
+  return sha256Hex(bytes);
 }
 
 /** A kube-object binding reduced to what the reader evaluates, whichever form it was written in. */
