@@ -145,13 +145,17 @@ export async function planMerge(
     "--first-parent",
     "--diff-merges=first-parent",
     "--diff-filter=A",
-    "--format=%H",
+    // --diff-merges prints the merge's patch unless told to print names; only the marked lines
+    // (the commits) are read.
+    "--name-only",
+    "--format=%x01%H",
     "HEAD",
     "--",
     basename(planFile),
-  ], { cwd: dir });
+  ], { cwd: dir, env: { GIT_LITERAL_PATHSPECS: "1" } });
   const commit = out.code === 0
-    ? new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)
+    ? new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.startsWith("\u0001"))
+      .at(-1)?.slice(1)
     : undefined;
   return commit && /^[0-9a-f]{40}$/.test(commit) ? { merged: { commit, history } } : {};
 }
