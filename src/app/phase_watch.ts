@@ -47,6 +47,7 @@ const WAITING_FOR: Readonly<Record<Phase, string>> = {
   "config-apply": "the configuration applied",
   "component-config": "the component's new image configured",
   "component-observed": "the component running its new version",
+  "kube-proxy-image": "kube-proxy's DaemonSet template changed (its rollout is observed after)",
 };
 
 /** A round's verdict from its results: any fail fails, else any unreadable is unreadable. */

@@ -183,6 +183,8 @@ export const PHASES = [
   "component-config",
   /** A KubernetesUpgrade's component observed at its new version (static pod, kubelet). */
   "component-observed",
+  /** A KubernetesUpgrade's change of kube-proxy's DaemonSet image (its rollout is observed). */
+  "kube-proxy-image",
 ] as const;
 
 /**

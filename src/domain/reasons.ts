@@ -1686,6 +1686,34 @@ export const REASONS = [
     meaning:
       "The completion read saw the component at another version, or not ready, at its deadline.",
   },
+  {
+    code: "KubeProxyOwnedElsewhere",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "A field of kube-proxy's DaemonSet pod template is owned by a manager other than Talos's bootstrap manager and cairn (a GitOps controller); changing its image would take the field over, so the operation stops before the change, naming the field and the managers.",
+  },
+  {
+    code: "KubeProxyUnreadable",
+    area: "kubernetes-upgrade",
+    retry: "backoff",
+    meaning:
+      "kube-proxy's DaemonSet could not be read (or does not exist) when its ownership was to be judged before its change; nothing was sent to it.",
+  },
+  {
+    code: "KubeProxyChangeRefused",
+    area: "kubernetes-upgrade",
+    retry: "never",
+    meaning:
+      "The API server refused the change of kube-proxy's DaemonSet image before storing it: the DaemonSet moved since it was judged (409), is gone, or the change was invalid or forbidden.",
+  },
+  {
+    code: "KubeProxyChangeLost",
+    area: "kubernetes-upgrade",
+    retry: "backoff",
+    meaning:
+      "The change of kube-proxy's DaemonSet image got no answer (timeout, 5xx, transport failure): whether it was stored is not known; the DaemonSet is observed, never assumed.",
+  },
 
   // --- component upgrades: how an observed delivery ended -----------------------------------
   {

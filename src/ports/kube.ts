@@ -262,6 +262,30 @@ export type CreateOutcome =
   | { readonly kind: "exists"; readonly message: string }
   | { readonly kind: "rejected"; readonly code: number; readonly message: string };
 
+/**
+ * The answer to a container image change with a resourceVersion precondition: applied (the
+ * object's new version and generation, which say nothing about the pods: those are observed), the
+ * object changed since it was read (409), gone (404), or refused before anything was stored
+ * (400/403/422). Any other answer (429, 5xx) and a transport failure throw.
+ */
+export type PatchOutcome =
+  | {
+    readonly kind: "applied";
+    readonly resourceVersion: string;
+    readonly generation: number;
+  }
+  | { readonly kind: "conflict"; readonly message: string }
+  | { readonly kind: "not-found"; readonly message: string }
+  | { readonly kind: "rejected"; readonly code: number; readonly message: string };
+
+/** One container's image in a workload's pod template, changed only at a known version. */
+export interface ContainerImageChange {
+  readonly container: string;
+  readonly image: string;
+  /** The resourceVersion the caller judged; the server refuses (409) if the object moved. */
+  readonly expectedResourceVersion: string;
+}
+
 export interface Kube {
   serverVersion(): Promise<KubeServerVersion>;
   /** Requested deprecated APIs, from the apiserver's `/metrics` (`apiserver_requested_deprecated_apis`). */
@@ -303,6 +327,18 @@ export interface Kube {
   ): Promise<CreateOutcome>;
   /** One GET through the proxy subresource, bounded in time and size. */
   proxyGet(target: KubeProxyTarget, opts: KubeProxyOptions): Promise<KubeProxyAnswer>;
+  /**
+   * Sets one container's image in a workload's pod template (a strategic merge patch keyed by
+   * the container's name, under cairn's field manager), only if the object is still at
+   * `change.expectedResourceVersion`. Nothing else of the object is written.
+   */
+  setContainerImage(
+    ref: KubeResourceRef,
+    namespace: string,
+    name: string,
+    change: ContainerImageChange,
+    opts?: KubeCallOptions,
+  ): Promise<PatchOutcome>;
   /** Streams events until the watch ends; resolves with how it ended. */
   watch(
     ref: KubeResourceRef,

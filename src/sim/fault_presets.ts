@@ -226,6 +226,23 @@ export const FAULT_PRESETS = {
       };
     },
   },
+  "kube-proxy-not-ready": {
+    summary:
+      "(KubernetesUpgrade) kube-proxy's new pod on the fault node never becomes ready: the " +
+      "DaemonSet's rollout stalls there and the operation that moved it is not completed",
+    expect: "failed",
+    planKind: "KubernetesUpgrade",
+    build(ctx) {
+      return {
+        faults: [{
+          kind: "daemon-pod-not-ready",
+          point: "kube.daemonPod",
+          target: ctx.node,
+          params: { daemonset: "kube-proxy" },
+        }],
+      };
+    },
+  },
 } as const satisfies Record<string, FaultPreset>;
 
 export type FaultPresetName = keyof typeof FAULT_PRESETS;

@@ -59,6 +59,12 @@ export const FAULT_KINDS = [
    */
   "gitops-field-manager",
   /**
+   * At `kube.daemonPod`, target a node (`params.daemonset`, default kube-proxy): the next pod a
+   * rolling update makes for that DaemonSet on that node starts and never becomes ready
+   * (sim/kube/daemonset_rollout.ts).
+   */
+  "daemon-pod-not-ready",
+  /**
    * At `kube.job`, target the Job's `cairn.dev/hook` label (or its name): the next such Job runs
    * and fails (status `failed`, condition `Failed` BackoffLimitExceeded) instead of completing.
    */

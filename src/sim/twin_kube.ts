@@ -13,6 +13,7 @@ import { startWorkloadStatus } from "./kube/workload_status.ts";
 import { startScheduler } from "./kube/scheduler.ts";
 import { startJobController } from "./kube/jobs.ts";
 import { startDeploymentRollouts } from "./kube/rollout.ts";
+import { startDaemonSetRollouts } from "./kube/daemonset_rollout.ts";
 import { startEventRecorder } from "./kube/events.ts";
 import { GitOpsTwin, rookBundledCephcsi } from "./kube/gitops.ts";
 import { cachedPki, type KubeStarter, type TwinKube } from "./twin.ts";
@@ -44,6 +45,11 @@ export const startTwinKube: KubeStarter = async (
   const stopJobs = startJobController({ store: sim.store, clock, faults });
   const stopEvents = startEventRecorder({ store: sim.store, clock });
   const stopRollouts = startDeploymentRollouts({
+    store: sim.store,
+    clock,
+    controllers: sim.controllers,
+  });
+  const stopDaemonRollouts = startDaemonSetRollouts({
     store: sim.store,
     clock,
     controllers: sim.controllers,
@@ -82,6 +88,7 @@ export const startTwinKube: KubeStarter = async (
       stopScheduler();
       stopJobs();
       stopRollouts();
+      stopDaemonRollouts();
       stopEvents();
       return sim.close();
     },

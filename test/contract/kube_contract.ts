@@ -162,6 +162,45 @@ export function kubeContract(name: string, factory: KubeFactory): void {
     assert(bulk.every((p) => p.nodeName === "w-1"), "replacements avoid the cordoned node");
   });
 
+  test("a container image change at a stale resourceVersion is a conflict and writes nothing; at the current one only that image moves, owned by cairn", async ({ kube }) => {
+    const DS = { group: "apps", version: "v1", plural: "daemonsets", namespaced: true };
+    const before = (await kube.getObject(DS, "agent", "kube-system"))!;
+    const rv = before.metadata!.resourceVersion!;
+    const stale = await kube.setContainerImage(DS, "kube-system", "agent", {
+      container: "agent",
+      image: "registry.example/agent:2",
+      expectedResourceVersion: String(Number(rv) - 1),
+    });
+    assertEquals(stale.kind, "conflict");
+    const still = (await kube.getObject(DS, "agent", "kube-system"))!;
+    assertEquals(still.metadata!.resourceVersion, rv);
+    const applied = await kube.setContainerImage(DS, "kube-system", "agent", {
+      container: "agent",
+      image: "registry.example/agent:2",
+      expectedResourceVersion: rv,
+    });
+    assert(applied.kind === "applied", JSON.stringify(applied));
+    assertEquals(applied.generation, (before.metadata!.generation ?? 1) + 1);
+    const after = (await kube.getObject(DS, "agent", "kube-system"))!;
+    const tpl = (after.spec as { template: { spec: { containers: Record<string, unknown>[] } } })
+      .template.spec.containers;
+    // Merged by name: the one container keeps its name, only its image changed.
+    assertEquals(tpl, [{ name: "agent", image: "registry.example/agent:2" }]);
+    const mine = (after.metadata!.managedFields ?? []).find((e) =>
+      e.manager === CAIRN_FIELD_MANAGER
+    );
+    // An Update entry of cairn's over the containers (a real apiserver keys the list item and
+    // names `f:image` below it; the twin's field sets keep lists whole).
+    assertEquals(mine?.operation, "Update");
+    assert(JSON.stringify(mine?.fieldsV1).includes('"f:containers"'), JSON.stringify(mine));
+    const gone = await kube.setContainerImage(DS, "kube-system", "no-such", {
+      container: "agent",
+      image: "registry.example/agent:2",
+      expectedResourceVersion: rv,
+    });
+    assertEquals(gone.kind, "not-found");
+  });
+
   test("lists follow continue tokens across pages and honour selectors", async ({ kube, sim }) => {
     const lists = sim.stats.byVerb.list ?? 0;
     const all = await kube.listPods();

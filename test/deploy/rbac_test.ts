@@ -35,6 +35,7 @@ import { ROOT } from "../_helpers/twin_world.ts";
 
 const KUBECTL = Deno.env.get("CAIRN_KUBECTL") ?? "kubectl";
 const NAMESPACE = "cairn-system";
+const DAEMONSETS = { group: "apps", version: "v1", plural: "daemonsets", namespaced: true };
 const LEASE = "cairn-leader";
 
 /** `verb group/resource[/sub]`, with RBAC's verb names. */
@@ -95,7 +96,11 @@ const RBAC_VERB: Readonly<Record<string, string>> = {
 };
 
 /** Drives every method of the Kube port once (the record makes a new method a type error). */
-function kubeDrivers(node: string, pod: { namespace: string; name: string }) {
+function kubeDrivers(
+  node: string,
+  pod: { namespace: string; name: string },
+  ds: { namespace: string; name: string; container: string; image: string; rv: string },
+) {
   return {
     serverVersion: (k) => k.serverVersion(),
     requestedDeprecatedApis: (k) => k.requestedDeprecatedApis(),
@@ -127,6 +132,13 @@ function kubeDrivers(node: string, pod: { namespace: string; name: string }) {
         spec: { template: { spec: { restartPolicy: "Never", containers: [] } } },
       }),
     listObjects: (k) => k.listObjects(PODS, { namespace: pod.namespace }),
+    // The same image again: the request is what RBAC must grant, not the change.
+    setContainerImage: (k) =>
+      k.setContainerImage(DAEMONSETS, ds.namespace, ds.name, {
+        container: ds.container,
+        image: ds.image,
+        expectedResourceVersion: ds.rv,
+      }),
     watch: (k) => {
       const stop = new AbortController();
       const ended = k.watch(NODES, { signal: stop.signal }, () => {});
@@ -281,13 +293,24 @@ Deno.test("deploy/: kubectl applies it to the twin; its RBAC grants exactly what
       !(p.metadata.ownerReferences ?? []).some((o) => o.kind === "DaemonSet")
     )!;
     const node = String((pod.spec as { nodeName: string }).nodeName);
+    const daemon = sim.store.list(sim.store.findType("apps", "v1", "daemonsets")!)[0]!;
+    const first =
+      (daemon.spec as { template: { spec: { containers: { name: string; image: string }[] } } })
+        .template.spec.containers[0]!;
+    const ds = {
+      namespace: daemon.metadata.namespace!,
+      name: daemon.metadata.name,
+      container: first.name,
+      image: first.image,
+      rv: String(daemon.metadata.resourceVersion),
+    };
     sim.access.clear();
     const kube = await createClientNodeKube({ kubeconfigPath: kubeconfig });
     for (
       const [name, drive] of Object.entries(kubeDrivers(node, {
         namespace: pod.metadata.namespace!,
         name: pod.metadata.name,
-      }))
+      }, ds))
     ) {
       await drive(kube).catch((e) => assert(false, `${name}: ${e}`));
     }

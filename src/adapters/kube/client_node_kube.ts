@@ -9,6 +9,7 @@ import { yamlErrorSummary } from "../../domain/yaml_error_summary.ts";
 import type * as K8s from "@kubernetes/client-node";
 import { Buffer } from "node:buffer";
 import type {
+  ContainerImageChange,
   CordonOutcome,
   CreateOutcome,
   EvictionOutcome,
@@ -30,6 +31,7 @@ import type {
   KubeWatchEnd,
   KubeWatchEvent,
   KubeWatchOptions,
+  PatchOutcome,
   PodRef,
 } from "../../ports/kube.ts";
 import {
@@ -424,6 +426,55 @@ class ClientNodeKube implements Kube {
     });
   }
 
+  setContainerImage(
+    ref: KubeResourceRef,
+    namespace: string,
+    name: string,
+    change: ContainerImageChange,
+    opts: KubeCallOptions = {},
+  ): Promise<PatchOutcome> {
+    const path = resourcePath(ref, namespace, name);
+    const what = `PATCH ${path}`;
+    return this.#bounded(what, opts, async (signal) => {
+      // Strategic merge: the containers list is merged by name, so only this image is written;
+      // the resourceVersion makes the server refuse (409) if the object moved since it was read.
+      const body = {
+        metadata: { resourceVersion: change.expectedResourceVersion },
+        spec: {
+          template: { spec: { containers: [{ name: change.container, image: change.image }] } },
+        },
+      };
+      const res = await this.#raw(
+        "PATCH",
+        path,
+        { fieldManager: this.#fieldManager },
+        signal,
+        "application/json",
+        JSON.stringify(body),
+        "application/strategic-merge-patch+json",
+      );
+      if (res.status === 200) {
+        const meta = rec(rec(this.#json(res, what)).metadata);
+        return {
+          kind: "applied",
+          resourceVersion: String(meta.resourceVersion ?? ""),
+          generation: Number(meta.generation ?? 0),
+        };
+      }
+      let message = `HTTP ${res.status}`;
+      try {
+        message = parseStatus(JSON.parse(res.text))?.message ?? message;
+      } catch { /* not a Status: keep the code */ }
+      if (res.status === 409) return { kind: "conflict", message };
+      if (res.status === 404) return { kind: "not-found", message };
+      if ([400, 403, 422].includes(res.status)) {
+        return { kind: "rejected", code: res.status, message };
+      }
+      // 429, 5xx: the answer does not say whether the change was stored.
+      throw httpError(res.status, res.text, what);
+    });
+  }
+
   listObjects(ref: KubeResourceRef, opts: KubeListOptions = {}): Promise<KubeList<KubeObject>> {
     return this.#bounded(`LIST ${resourcePath(ref, opts.namespace)}`, opts, async (signal) => {
       for (let attempt = 0;; attempt++) {
@@ -537,17 +588,18 @@ class ClientNodeKube implements Kube {
 
   /** One request through the library's HTTP pipeline and kubeconfig authentication. */
   async #raw(
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "PATCH",
     path: string,
     query: Record<string, string | undefined>,
     signal?: AbortSignal,
     accept = "application/json",
     body?: string,
+    contentType = "application/json",
   ): Promise<RawResponse> {
     const ctx = this.#server.makeRequestContext(path, this.lib.HttpMethod[method]);
     if (signal) ctx.setSignal(signal);
     if (body !== undefined) {
-      ctx.setHeaderParam("Content-Type", "application/json");
+      ctx.setHeaderParam("Content-Type", contentType);
       ctx.setBody(body);
     }
     for (const [k, v] of Object.entries(query)) {

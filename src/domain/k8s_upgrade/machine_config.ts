@@ -7,17 +7,24 @@
  */
 import { parseAllDocuments } from "yaml";
 
-/** The components a KubernetesUpgrade changes, in rollout order. */
+/**
+ * The components a KubernetesUpgrade changes, in rollout order. kube-proxy's image is named by
+ * each control plane's configuration (`cluster.proxy.image`, from which Talos renders its
+ * DaemonSet manifest); the DaemonSet itself is moved in the cluster (engine/k8s_upgrade/
+ * kube_proxy_step.ts).
+ */
 export type UpgradeComponent =
   | "kube-apiserver"
   | "kube-controller-manager"
   | "kube-scheduler"
+  | "kube-proxy"
   | "kubelet";
 
 const PATHS: Readonly<Record<UpgradeComponent, readonly string[]>> = {
   "kube-apiserver": ["cluster", "apiServer", "image"],
   "kube-controller-manager": ["cluster", "controllerManager", "image"],
   "kube-scheduler": ["cluster", "scheduler", "image"],
+  "kube-proxy": ["cluster", "proxy", "image"],
   kubelet: ["machine", "kubelet", "image"],
 };
 

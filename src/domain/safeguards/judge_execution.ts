@@ -61,7 +61,7 @@ export function judgeExecution(record: ExecutionRecord): RowResult[] {
     ...record,
     ops,
     stepOf: new Map(record.plan.steps.map((s) => [s.step, s])),
-    deciding: ops.map((o, k) => decidingGate(record.healthRounds, o, ops[k - 1])),
+    deciding: decidingGates(record.healthRounds, ops),
   };
   // A ConfigApply judges rows 2, 20 and 21 by its own records (judge_config_apply.ts).
   const configRows = record.plan.kind === "ConfigApply" ? new Map(CONFIG_APPLY_ROWS) : undefined;
@@ -108,16 +108,28 @@ function names(ops: readonly RecordedOperation[]): string {
   return ops.map((o) => o.machine).join(", ");
 }
 
-/** The last cluster gate round that finished before `op`'s commitment and after the previous one. */
-function decidingGate(
+/**
+ * Each operation's deciding gate: the last cluster gate round that finished by its commitment and
+ * after the previous one. Commitments recorded in the same millisecond (operations that took no
+ * time on a virtual clock) cannot be ordered against rounds of that millisecond by time alone:
+ * there each takes a round of its own, one no earlier commitment took, so N commitments need N
+ * gate rounds and none is counted twice.
+ */
+function decidingGates(
   rounds: readonly RecordedRound[],
-  op: RecordedOperation,
-  prev: RecordedOperation | undefined,
-): RecordedRound | undefined {
-  return rounds.filter((r) =>
-    r.purpose === "gate" && r.operationId === null && r.finishedAtMs <= op.createdAtMs &&
-    (prev === undefined || r.finishedAtMs > prev.createdAtMs)
-  ).at(-1);
+  ops: readonly RecordedOperation[],
+): (RecordedRound | undefined)[] {
+  const taken = new Set<string>();
+  return ops.map((op, k) => {
+    const prev = ops[k - 1];
+    const r = rounds.filter((r) =>
+      r.purpose === "gate" && r.operationId === null && r.finishedAtMs <= op.createdAtMs &&
+      (prev === undefined || r.finishedAtMs > prev.createdAtMs ||
+        (r.finishedAtMs === prev.createdAtMs && !taken.has(r.id)))
+    ).at(-1);
+    if (r) taken.add(r.id);
+    return r;
+  });
 }
 
 /** The last post-gate round of `op`, if it finished by `byMs`. */

@@ -140,8 +140,9 @@ function phasesApart(ops: Ops): { verdict: RowResult["verdict"]; evidence: strin
   if (done.length === 0) {
     return { verdict: "not-evaluated", evidence: "no operation completed yet" };
   }
+  // kube-proxy is not pre-pulled (each kubelet pulls it when the DaemonSet replaces its pod).
   const bad = done.filter((o) =>
-    !o.attempts.some((a) => a.phase === "pull") ||
+    (!o.step.endsWith("/k8s/kube-proxy") && !o.attempts.some((a) => a.phase === "pull")) ||
     !o.attempts.some((a) => a.phase === "component-config") ||
     !o.phases.some((p) => p.phase === "component-observed" && p.kind === "fact")
   );

@@ -69,21 +69,27 @@ export async function checkKubernetes(o: {
     ? {
       ...e,
       components: e.components.map((c) =>
-        c.node === step.node && c.component === step.component
+        (c.node === step.node && c.component === step.component) ||
+          // kube-proxy is one DaemonSet (`node: cluster`): its steps leave it at the target.
+          (step.component === "kube-proxy" && c.component === "kube-proxy")
           ? { ...c, version: o.plan.spec.to }
           : c
       ),
-      nodes: e.nodes.map((n) => step.component === "kubelet" && n.name === step.node
-        ? { ...n, kubeletVersion: o.plan.spec.to }
-        : n
+      nodes: e.nodes.map((n) =>
+        step.component === "kubelet" && n.name === step.node
+          ? { ...n, kubeletVersion: o.plan.spec.to }
+          : n
       ),
     }
     : e;
   // Components this plan's own operations already moved may run the target (a resumed rollout).
   const mine = (await o.journal.listOperations()).filter((x) => x.planDigest === o.digest);
-  const moved = new Set(mine.map((x) => {
+  const moved = new Set(mine.flatMap((x) => {
     const [node, , component] = x.step.split("/");
-    return `${component}@${node}`;
+    // A kube-proxy operation may have moved the cluster's one DaemonSet.
+    return component === "kube-proxy"
+      ? [`${component}@${node}`, "kube-proxy@cluster"]
+      : [`${component}@${node}`];
   }));
   const judgement = judgePreflight(o.plan.spec, projected, {
     expectFrom: step === undefined,

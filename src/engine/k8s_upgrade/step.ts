@@ -17,7 +17,7 @@ import {
   withComponentImage,
 } from "../../domain/k8s_upgrade/machine_config.ts";
 import type { PostconditionReading } from "../../domain/operation.ts";
-import type { KubernetesUpgradePlan, PlanNode } from "../../domain/plan/schema.ts";
+import type { KubernetesUpgradePlan, PhaseDeadline, PlanNode } from "../../domain/plan/schema.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
@@ -32,6 +32,7 @@ import {
   transition,
 } from "../executor/step_outcome.ts";
 import { checkKubernetes } from "./preflight_check.ts";
+import { kubeProxyAfterConfig, type KubeProxyKit, kubeProxyPrecheck } from "./kube_proxy_step.ts";
 import { imageTag, readStaticPod, type StaticPod } from "./read_evidence.ts";
 
 /** One operation of the rollout. */
@@ -49,13 +50,19 @@ export function componentStepKey(node: string, component: UpgradeComponent): str
 /**
  * The rollout's operations in order: as `talosctl upgrade-k8s` does it, each control-plane
  * component on every control plane one node at a time (apiserver, controller-manager,
- * scheduler), then the kubelets of every node in plan order.
+ * scheduler), then kube-proxy (each control plane's `cluster.proxy.image`, the DaemonSet moved
+ * by the last control plane's operation), then the kubelets of every node in plan order.
  */
 export function componentSteps(plan: KubernetesUpgradePlan): ComponentStep[] {
   const cps = plan.spec.nodes.filter((n) => n.role === "controlplane");
   const out: ComponentStep[] = [];
   for (
-    const component of ["kube-apiserver", "kube-controller-manager", "kube-scheduler"] as const
+    const component of [
+      "kube-apiserver",
+      "kube-controller-manager",
+      "kube-scheduler",
+      "kube-proxy",
+    ] as const
   ) {
     for (const node of cps) {
       out.push({
@@ -133,6 +140,11 @@ export async function runComponentStep(
   if (k8s.stop) {
     return notCommitted(node.name, k8s.stop.reason, k8s.stop.detail, k8s.stop.refused);
   }
+  if (component === "kube-proxy") {
+    // A GitOps manager owning kube-proxy's containers refuses before anything is committed.
+    const proxy = await kubeProxyPrecheck(deps.kube, readMs);
+    if (proxy) return notCommitted(node.name, proxy.reason, proxy.detail, proxy.refused);
+  }
   const current = await readConfig(deps, node.address, readMs);
   const image = current.ok ? componentImage(current.config, component) : undefined;
   if (!image) {
@@ -201,6 +213,23 @@ async function upgrade(s: Step, component: UpgradeComponent, target: string): Pr
   const plan = s.bound.plan;
   const deadline = deadlineOf(plan, component);
   const route = `apid:node=${s.address}`;
+  // kube-proxy's image is not pre-pulled (upgrade-k8s does not): each node's kubelet pulls it
+  // when the DaemonSet replaces its pod.
+  if (component !== "kube-proxy") {
+    const stop = await prePull(s, component, target, deadline, route);
+    if (stop) return stop;
+  }
+  return await changeConfig(s, component, target, deadline, route);
+}
+
+/** The pre-pull; a stop when it was refused or not accepted. */
+async function prePull(
+  s: Step,
+  component: UpgradeComponent,
+  target: string,
+  deadline: PhaseDeadline,
+  route: string,
+): Promise<NodeOutcome | undefined> {
   // Pre-pull, as upgrade-k8s does: static pod images into the CRI namespace, the kubelet's
   // into the system one. Only here, after the commitment; a preview never pulls.
   const containerd = component === "kubelet"
@@ -226,6 +255,17 @@ async function upgrade(s: Step, component: UpgradeComponent, target: string): Pr
       pulled.sent.responseClass === "transport-failure";
     return await haltUnresolved(s, lost ? "PullResponseLost" : "PullRefused", pulled.sent.detail);
   }
+  return undefined;
+}
+
+/** The configuration change naming `target`, then the component observed. */
+async function changeConfig(
+  s: Step,
+  component: UpgradeComponent,
+  target: string,
+  deadline: PhaseDeadline,
+  route: string,
+): Promise<NodeOutcome> {
   // The configuration is re-read right before the change: the apply replaces the whole document.
   const fresh = await readConfig(
     s.deps,
@@ -279,6 +319,7 @@ async function upgrade(s: Step, component: UpgradeComponent, target: string): Pr
       applied.sent.detail,
     );
   }
+  if (component === "kube-proxy") return await kubeProxyAfterConfig(s, target, stepKit);
   return await observeAndSettle(s, component);
 }
 
@@ -370,31 +411,59 @@ function summaryOf(component: UpgradeComponent, r: ComponentReading): string {
         : "");
 }
 
+/** One look at a component after its change: the reading, in words, with what was read. */
+export interface ComponentLook {
+  readonly reading: PostconditionReading;
+  readonly summary: string;
+  /** The version the look found (bound into the completion read's digest). */
+  readonly version: string | undefined;
+  readonly objectUid: string;
+  readonly resourceVersion: string;
+}
+
 async function observeAndSettle(s: Step, component: UpgradeComponent): Promise<NodeOutcome> {
-  const plan = s.bound.plan;
-  const deadline = deadlineOf(plan, component);
+  const to = s.bound.plan.spec.to;
+  const timeoutMs = s.deps.callTimeoutMs(
+    deadlineOf(s.bound.plan, component).transportSeconds * 1000,
+  );
+  return await settle(s, component, async () => {
+    const r = await readComponent(s, component, timeoutMs);
+    return {
+      reading: componentReading(component, r, to),
+      summary: summaryOf(component, r),
+      version: component === "kubelet" ? r.kubeVersion : r.talosVersion,
+      objectUid: r.objectUid,
+      resourceVersion: r.resourceVersion,
+    };
+  });
+}
+
+/**
+ * After the change: looks until the component is established or its verification window ends,
+ * records what was seen as a `component-observed` fact, runs the post-gate, and takes the
+ * completion read (a fresh look) whose reading decides the operation's state.
+ */
+async function settle(
+  s: Step,
+  component: UpgradeComponent,
+  look: () => Promise<ComponentLook>,
+): Promise<NodeOutcome> {
+  const deadline = deadlineOf(s.bound.plan, component);
   const until = s.deps.clock.now() + deadline.verificationSeconds * 1000;
-  const timeoutMs = s.deps.callTimeoutMs(deadline.transportSeconds * 1000);
-  let r = await readComponent(s, component, timeoutMs);
-  while (
-    componentReading(component, r, plan.spec.to) !== "established" && s.deps.clock.now() < until
-  ) {
+  let r = await look();
+  while (r.reading !== "established" && s.deps.clock.now() < until) {
     await s.deps.clock.sleep(
       Math.min(s.deps.pollIntervalMs, Math.max(1, until - s.deps.clock.now())),
       s.deps.signal,
     );
-    r = await readComponent(s, component, timeoutMs);
+    r = await look();
   }
   await s.deps.journal.recordPhase({
     operationId: s.operationId,
     token: s.token,
     phase: "component-observed",
     kind: "fact",
-    detail: {
-      component,
-      summary: summaryOf(component, r),
-      reading: componentReading(component, r, plan.spec.to),
-    },
+    detail: { component, summary: r.summary, reading: r.reading },
     nowMs: s.deps.clock.now(),
   });
   await transition(
@@ -410,15 +479,14 @@ async function observeAndSettle(s: Step, component: UpgradeComponent): Promise<N
   // The completion read: ordered after the last accounting (its basis is allocated now).
   const actor = controllerActor(s.deps.owner);
   const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
-  const last = await readComponent(s, component, timeoutMs);
-  let reading = componentReading(component, last, plan.spec.to);
+  const last = await look();
+  let reading = last.reading;
   if (reading === "established" && post.verdict !== "pass") {
     reading = post.verdict === "fail" ? "contradicted" : "unreadable";
   }
-  const version = component === "kubelet" ? last.kubeVersion : last.talosVersion;
-  const summary = `${
-    summaryOf(component, last)
-  }; health=${post.verdict}; postconditions=${reading}`;
+  const version = last.version;
+  const plan = s.bound.plan;
+  const summary = `${last.summary}; health=${post.verdict}; postconditions=${reading}`;
   const rec = await s.deps.journal.recordObservation({
     machine: s.node,
     purpose: "completion",
@@ -456,3 +524,9 @@ async function observeAndSettle(s: Step, component: UpgradeComponent): Promise<N
   await transition(s, "unresolved", "CompletionUnreadable", summary);
   return outcome(s, "unresolved", "CompletionUnreadable", summary);
 }
+
+/** What `kube_proxy_step.ts` borrows: this module's settle and the config read. */
+const stepKit: KubeProxyKit = {
+  settle,
+  readConfig: (s, timeoutMs) => readConfig(s.deps, s.address, timeoutMs),
+};

@@ -60,6 +60,8 @@ export function readOnlyGuard(c: { readonly kube: Kube; readonly talos: Talos })
     cordon: (node) => refuse("kube", "cordon", node),
     uncordon: (node) => refuse("kube", "uncordon", node),
     evict: (pod) => refuse("kube", "evict", `${pod.namespace}/${pod.name}`),
+    setContainerImage: (ref, namespace, name) =>
+      refuse("kube", "patch", `${ref.plural} ${namespace}/${name}`),
     createObject: (ref, namespace, body) =>
       refuse("kube", "create", `${ref.plural} ${namespace ?? ""}/${nameOf(body)}`),
   };

@@ -20,6 +20,7 @@ import { startCnpgOperator } from "../kube/cnpg.ts";
 import { GitOpsTwin, type GitOpsTwinOptions, rookBundledCephcsi } from "../kube/gitops.ts";
 import { Controllers, nodeInfoFacts } from "../kube/controllers.ts";
 import { startJobController } from "../kube/jobs.ts";
+import { startDaemonSetRollouts } from "../kube/daemonset_rollout.ts";
 import { loadDescription } from "../kube/load.ts";
 import { deprecatedApiMetrics, syncMirrorPods } from "../kube/bootstrap.ts";
 import { startScheduler } from "../kube/scheduler.ts";
@@ -66,7 +67,10 @@ export interface InprocTwin {
   readonly registry: InprocRegistry;
   /** Flux and the operators: `merge()` delivers a merged commit on virtual time. */
   readonly gitops: GitOpsTwin;
-  /** Stops the operators (CNPG, workload status, scheduler) and cuts open watches. */
+  /**
+   * Stops the operators (CNPG, workload status, scheduler, Jobs, DaemonSet rollouts) and cuts
+   * open watches.
+   */
   stop(): void;
 }
 
@@ -83,6 +87,8 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
   const stopWorkloads = startWorkloadStatus(store);
   const stopScheduler = startScheduler({ store, clock: sim, controllers });
   const stopJobs = startJobController({ store, clock: sim, faults });
+  // kube-proxy's rolling update during a KubernetesUpgrade (any DaemonSet whose template moves).
+  const stopDaemonRollouts = startDaemonSetRollouts({ store, clock: sim, controllers });
   // What the kubelet reports follows what the machine does (twin_kube.ts does the same).
   const sink: NodeStatusSink = {
     nodeDown: (name) => controllers.setNodeReady(name, false),
@@ -144,6 +150,7 @@ export function startInprocTwin(o: InprocTwinOptions): InprocTwin {
       stopWorkloads();
       stopScheduler();
       stopJobs();
+      stopDaemonRollouts();
       kube.disconnectWatches();
     },
   };

@@ -12,6 +12,7 @@
  * delivered asynchronously in store order, never from inside a store write.
  */
 import type {
+  ContainerImageChange,
   CordonOutcome,
   CreateOutcome,
   EvictionOutcome,
@@ -31,6 +32,7 @@ import type {
   KubeWatchEnd,
   KubeWatchEvent,
   KubeWatchOptions,
+  PatchOutcome,
   PodRef,
 } from "../../ports/kube.ts";
 import { CairnError } from "../../domain/errors.ts";
@@ -47,7 +49,7 @@ import {
 import type { FaultSchedule } from "../faults.ts";
 import type { Controllers } from "../kube/controllers.ts";
 import { evictPod, statusBody } from "../kube/eviction.ts";
-import { mergePatch } from "../kube/patch.ts";
+import { mergePatch, strategicMerge } from "../kube/patch.ts";
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "../kube/selectors.ts";
 import { parseDeprecatedApiMetrics } from "../../domain/k8s_upgrade/deprecated_apis.ts";
 import type { DeprecatedApiUse } from "../../domain/k8s_upgrade/preflight.ts";
@@ -292,6 +294,50 @@ export class InprocKube implements Kube {
       kind: "created",
       uid: stored.metadata.uid ?? "",
       resourceVersion: stored.metadata.resourceVersion ?? "",
+    });
+  }
+
+  /**
+   * As `ClientNodeKube`: a strategic merge patch of one container's image (the list merged by
+   * name) carrying the expected resourceVersion, applied only if the object is still at it (409
+   * otherwise), recorded under the field manager; the store bumps the generation.
+   */
+  setContainerImage(
+    ref: KubeResourceRef,
+    namespace: string,
+    name: string,
+    change: ContainerImageChange,
+  ): Promise<PatchOutcome> {
+    const what = `PATCH ${path(ref, namespace)}/${name}`;
+    const refused = this.#request("patch", name);
+    if (refused) return Promise.reject(httpError(refused.code, refused.body, what));
+    const t = this.#type(ref);
+    const cur = t && this.#o.store.get(t, namespace, name);
+    if (!t || !cur) {
+      return Promise.resolve({ kind: "not-found", message: `${ref.plural} "${name}" not found` });
+    }
+    if (change.expectedResourceVersion !== cur.metadata.resourceVersion) {
+      return Promise.resolve({
+        kind: "conflict",
+        message: `Operation cannot be fulfilled on ${ref.plural}.${ref.group} "${name}": the ` +
+          "object has been modified; please apply your changes to the latest version and try again",
+      });
+    }
+    const patch = {
+      metadata: { resourceVersion: change.expectedResourceVersion },
+      spec: {
+        template: { spec: { containers: [{ name: change.container, image: change.image }] } },
+      },
+    };
+    const next = strategicMerge(cur, patch) as Obj;
+    next.metadata.resourceVersion = cur.metadata.resourceVersion;
+    const manager = this.#o.fieldManager ?? FIELD_MANAGER;
+    recordUpdate(next, cur, patch, manager, t, this.#o.time.sim.now());
+    const stored = this.#o.store.put(t, next);
+    return Promise.resolve({
+      kind: "applied",
+      resourceVersion: String(stored.metadata.resourceVersion),
+      generation: Number(stored.metadata.generation ?? 0),
     });
   }
 

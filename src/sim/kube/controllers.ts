@@ -10,6 +10,7 @@ import type { FaultSchedule } from "../faults.ts";
 import { matchesSelector } from "./selectors.ts";
 import { isoSeconds, type Obj, type ResourceType, Store } from "./store.ts";
 import { clone } from "./patch.ts";
+import { daemonSetOf, NEVER_READY, replacementPod } from "./daemonset_rollout.ts";
 import type { KubeLabelSelector } from "../../ports/kube.ts";
 
 type R = Record<string, unknown>;
@@ -113,7 +114,11 @@ export class Controllers {
     const kind = owner.kind as string;
     if (kind === "DaemonSet") {
       const node = rec(gone.spec).nodeName as string | undefined;
-      if (node && this.store.get(this.nodes, undefined, node)) this.createPod(gone, node);
+      if (!node || !this.store.get(this.nodes, undefined, node)) return;
+      // The DaemonSet's current template, not the pod that left (a rollout replaces it so).
+      const ds = daemonSetOf(this.store, gone);
+      const next = ds ? replacementPod(ds, gone, node, this.faults, this.clock.now()) : gone;
+      this.createPod(next, node);
       return;
     }
     if (kind === "ReplicaSet" && this.#replicaSetHasEnough(gone, owner)) return;
@@ -193,7 +198,8 @@ export class Controllers {
     const cur = this.store.get(this.pods, ns, name);
     if (!cur || cur.metadata.uid !== uid || cur.metadata.deletionTimestamp) return;
     const node = this.store.get(this.nodes, undefined, rec(cur.spec).nodeName as string);
-    const ready = node !== undefined && nodeReady(node);
+    const ready = node !== undefined && nodeReady(node) &&
+      cur.metadata.annotations?.[NEVER_READY] !== "true";
     this.store.put(this.pods, {
       ...cur,
       status: {

@@ -8,6 +8,7 @@ import { type ClusterDescription, machineUuidOf, type SimNode } from "../cluster
 import { containerStatuses, type Controllers, podConditions } from "./controllers.ts";
 import { isoSeconds, type Obj } from "./store.ts";
 import { defaultWorkload } from "./defaults.ts";
+import { daemonPod } from "./daemonset_rollout.ts";
 import { createHash } from "node:crypto";
 
 type R = Record<string, unknown>;
@@ -226,8 +227,7 @@ function expandWorkloads(c: Controllers): void {
   }
   for (const ds of c.store.list(t("daemonsets"))) {
     if (owned(ds)) continue;
-    const tpl = templatePod(ds, "DaemonSet", ds);
-    rec(tpl.spec).tolerations = [{ operator: "Exists" }];
+    const tpl = daemonPod(ds);
     for (const node of c.store.list(c.nodes)) c.createPod(tpl, node.metadata.name, undefined, true);
   }
 }

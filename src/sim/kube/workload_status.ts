@@ -6,6 +6,7 @@
  */
 import type { Obj, ResourceType, Store } from "./store.ts";
 import { templateKey } from "./rollout.ts";
+import { REVISION_LABEL, revisionOf } from "./daemonset_rollout.ts";
 
 type R = Record<string, unknown>;
 
@@ -136,15 +137,26 @@ function recompute(store: Store, t: Types): void {
     });
   }
   if (t.daemons) {
-    write(t.daemons, "DaemonSet", (_o, owned) => {
+    write(t.daemons, "DaemonSet", (o, owned) => {
       const ready = owned.filter(podReady).length;
+      // One pod per node it runs on; the twin keeps DaemonSet pods through drains and reboots,
+      // and a node whose pod is being replaced (a rollout) still wants one.
+      const all = byOwner.get(`DaemonSet/${o.metadata.namespace}/${o.metadata.name}`) ?? [];
+      const nodes = new Set(all.map((p) => String((p["spec"] as R | undefined)?.["nodeName"])));
+      // Pods made from the current template (its revision label); a DaemonSet never changed
+      // since it was made counts described pods that carry no label.
+      const rev = revisionOf(o);
+      const updated = owned.filter((p) => {
+        const label = p.metadata.labels?.[REVISION_LABEL];
+        return label === rev || (label === undefined && (o.metadata.generation ?? 1) === 1);
+      }).length;
       return {
-        // One pod per node it runs on; the twin keeps DaemonSet pods through drains and reboots.
-        desiredNumberScheduled: owned.length,
+        desiredNumberScheduled: nodes.size,
         currentNumberScheduled: owned.length,
-        updatedNumberScheduled: owned.length,
+        updatedNumberScheduled: updated,
         numberReady: ready,
         numberAvailable: ready,
+        ...(nodes.size > ready ? { numberUnavailable: nodes.size - ready } : {}),
         numberMisscheduled: 0,
       };
     });

@@ -92,6 +92,29 @@ Deno.test("row 13 fails when the gate round before a commitment is missing or di
   assertEquals(verdictOf(failing, "ClusterGate"), "fail");
 });
 
+Deno.test("row 13 with commitments in one millisecond: each needs a passing gate round of its own", async () => {
+  const h = await base();
+  const w1 = h.operations.find((o) => o.machine === "worker-1")!;
+  const w2 = h.operations.find((o) => o.machine === "worker-2")!;
+  const t = w1.createdAtMs;
+  const gate2 = (r: PlanHistory["healthRounds"][number]) =>
+    r.purpose === "gate" && r.operationId === null && r.finishedAtMs <= w2.createdAtMs &&
+    r.finishedAtMs > w1.createdAtMs;
+  // worker-2 committed in worker-1's millisecond, its gate round finished then too.
+  const tied: PlanHistory = {
+    ...withOp(h, "worker-2", (o) => ({ ...o, createdAtMs: t })),
+    healthRounds: h.healthRounds.map((r) =>
+      gate2(r) ? { ...r, startedAtMs: t, finishedAtMs: t } : r
+    ),
+  };
+  assertEquals(verdictOf(tied, "ClusterGate"), "pass");
+  // One gate round for the two commitments of that millisecond: the second had none.
+  const own = new Set(h.healthRounds.filter(gate2).map((r) => r.id));
+  const withoutOwn = { ...tied, healthRounds: tied.healthRounds.filter((r) => !own.has(r.id)) };
+  assertEquals(verdictOf(withoutOwn, "ClusterGate"), "fail");
+  assert(judge(withoutOwn).get("ClusterGate")!.evidence.includes("worker-2"));
+});
+
 Deno.test("row 22 fails when the next node was committed without a passing post-gate or with an attempt unaccounted", async () => {
   const h = await base();
   const id = opId(h, "worker-3");

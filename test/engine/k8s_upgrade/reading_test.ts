@@ -40,7 +40,7 @@ Deno.test("a kubelet is read from its Node alone", () => {
   );
 });
 
-Deno.test("rollout order: each control-plane component on every control plane, then the kubelets", async () => {
+Deno.test("rollout order: each control-plane component on every control plane, kube-proxy, then the kubelets", async () => {
   const { plan } = await k8sPlan();
   assertEquals(componentSteps(plan).map((s) => s.key).slice(0, 4), [
     "cp-1/k8s/kube-apiserver",
@@ -49,6 +49,9 @@ Deno.test("rollout order: each control-plane component on every control plane, t
     "cp-1/k8s/kube-controller-manager",
   ]);
   assertEquals(componentSteps(plan).slice(9).map((s) => s.key), [
+    "cp-1/k8s/kube-proxy",
+    "cp-2/k8s/kube-proxy",
+    "cp-3/k8s/kube-proxy",
     "cp-1/k8s/kubelet",
     "cp-2/k8s/kubelet",
     "cp-3/k8s/kubelet",

@@ -15,17 +15,21 @@ import { MemoryLogger } from "../../_helpers/memory_logger.ts";
 import { ROOT } from "../../_helpers/twin_world.ts";
 
 const PODS = { group: "", version: "v1", plural: "pods", namespaced: true };
+const DAEMONSETS = { group: "apps", version: "v1", plural: "daemonsets", namespaced: true };
 
 Deno.test("a Kubernetes minor rehearsed on the 7-node twin: every component observed at v1.36.0", async () => {
   const w = await k8sRollout();
   try {
     const out = await w.run();
     assertEquals(out.state, "completed", JSON.stringify(out.nodes.at(-1)));
-    // 3 static pods × 3 control planes, then 7 kubelets.
-    assertEquals(out.nodes.length, 16);
+    // 3 static pods × 3 control planes, kube-proxy on each control plane, then 7 kubelets.
+    assertEquals(out.nodes.length, 19);
     assert(out.nodes.every((n) => n.state === "completed"));
     const order = out.nodes.map((n) => n.node);
-    assertEquals(order.slice(0, 9), [
+    assertEquals(order.slice(0, 12), [
+      "cp-1",
+      "cp-2",
+      "cp-3",
       "cp-1",
       "cp-2",
       "cp-3",
@@ -36,6 +40,31 @@ Deno.test("a Kubernetes minor rehearsed on the 7-node twin: every component obse
       "cp-2",
       "cp-3",
     ]);
+    // kube-proxy rolled: the DaemonSet's template, status and every pod at the target.
+    const ds = (await w.twin.kube.getObject(DAEMONSETS, "kube-proxy", "kube-system"))!;
+    const dsSpec = ds.spec as { template: { spec: { containers: { image: string }[] } } };
+    assertEquals(dsSpec.template.spec.containers[0]!.image, "registry.k8s.io/kube-proxy:v1.36.0");
+    const st = ds.status as Record<string, number>;
+    assertEquals(
+      [
+        st.observedGeneration,
+        st.desiredNumberScheduled,
+        st.updatedNumberScheduled,
+        st.numberAvailable,
+      ],
+      [ds.metadata!.generation, 7, 7, 7],
+    );
+    const proxies = (await w.twin.kube.listPods(undefined, {
+      namespace: "kube-system",
+      labelSelector: "k8s-app=kube-proxy",
+    })).items;
+    assertEquals(proxies.length, 7);
+    assert(proxies.every((p) => p.ready));
+    for (const p of proxies) {
+      const raw = (await w.twin.kube.getObject(PODS, p.name, "kube-system"))!;
+      const image = (raw.spec as { containers: { image: string }[] }).containers[0]!.image;
+      assertEquals(image, "registry.k8s.io/kube-proxy:v1.36.0", p.name);
+    }
     for (const cp of ["cp-1", "cp-2", "cp-3"]) {
       for (const c of ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
         const pod = await w.twin.kube.getObject(PODS, `${c}-${cp}`, "kube-system");
@@ -52,21 +81,34 @@ Deno.test("a Kubernetes minor rehearsed on the 7-node twin: every component obse
     const ops = await Promise.all(
       (await w.journal.listOperations()).map(async (o) => (await w.journal.showOperation(o.id))!),
     );
-    assertEquals(ops.length, 16);
+    assertEquals(ops.length, 19);
     for (const op of ops) {
-      assertEquals(op.attempts.map((a) => [a.phase, a.responseClass]), [
-        ["pull", "accepted"],
-        ["component-config", "accepted"],
-      ]);
+      const proxy = op.operation.step.endsWith("/k8s/kube-proxy");
+      // kube-proxy is not pre-pulled; the last control plane's operation changes the DaemonSet.
+      assertEquals(
+        op.attempts.map((a) => [a.phase, a.responseClass]),
+        proxy
+          ? [
+            ["component-config", "accepted"],
+            ...(op.operation.step === "cp-3/k8s/kube-proxy"
+              ? [["kube-proxy-image", "accepted"]]
+              : []),
+          ]
+          : [
+            ["pull", "accepted"],
+            ["component-config", "accepted"],
+          ],
+        op.operation.step,
+      );
       const observed = op.phases.filter((p) => p.phase === "component-observed");
       assertEquals(observed.length, 1);
       assert(JSON.stringify(observed[0]!.detail).includes("v1.36.0"));
       // `completed` is granted by the journal only on an established completion read.
       assertEquals(op.operation.state, "completed");
     }
-    // The pulls and applies went only to the twin's Talos (32 mutating calls), no Kubernetes write.
-    assertEquals(w.twin.talos.stats.totalMutating, 32);
-    assertEquals(w.twin.kube.stats.mutating, 0);
+    // 16 pulls and 19 applies to the twin's Talos; one Kubernetes write, kube-proxy's image.
+    assertEquals(w.twin.talos.stats.totalMutating, 35);
+    assertEquals(w.twin.kube.stats.mutating, 1);
   } finally {
     await w.close();
   }
