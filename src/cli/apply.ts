@@ -15,6 +15,7 @@ import {
   requireTalosconfig,
 } from "./cluster_flags.ts";
 import { resolve } from "node:path";
+import { JOURNAL_HELP, JOURNAL_OPTION, journalLocation } from "./journal_common.ts";
 import {
   type Command,
   EXIT,
@@ -46,6 +47,9 @@ fresh health rounds of the plan's bound health policy before progressing, and an
 classification of each node step.
 
 ${CLUSTER_HELP}
+${JOURNAL_HELP}
+  --allowed-signers F     the trust root (git's allowed_signers format), kept outside the repository
+  --approvals N           approvers needed besides the author (default 1)
   --health-policy P       optional; refused unless P is byte for byte the policy the plan binds
   --registry-mirror H=URL resolve installer references naming registry host H at URL (repeatable)
   --merged-commit SHA     a ComponentUpgrade's merge into the watched branch (default: the commit
@@ -55,7 +59,7 @@ ${CLUSTER_HELP}
 Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
   options: {
     ...CLUSTER_OPTIONS,
-    journal: { type: "string" },
+    ...JOURNAL_OPTION,
     "allowed-signers": { type: "string" },
     approvals: { type: "string", default: "1" },
     "health-policy": { type: "string" },
@@ -73,19 +77,32 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       }
       return out.state === "completed" ? EXIT.ok : EXIT.refused;
     };
-    const need = (k: string) => {
-      const v = args.values[k];
-      if (typeof v !== "string") throw new UsageError(`--${k} is required`);
-      return v;
-    };
     const file = resolve(io.cwd, args.positionals[0]!);
     const where = clusterFlags(args, io);
-    const [kubeconfig, talosconfig, journalUrl, signersFile] = [
-      requireKubeconfig(where),
-      requireTalosconfig(where),
-      need("journal"),
-      need("allowed-signers"),
-    ];
+    // Every missing input is named at once, not one per run.
+    const missing: string[] = [];
+    const need = <T>(get: () => T): T | undefined => {
+      try {
+        return get();
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        missing.push(e.message);
+        return undefined;
+      }
+    };
+    const kubeconfig = need(() => requireKubeconfig(where));
+    const talosconfig = need(() => requireTalosconfig(where));
+    const journalUrl = need(() => journalLocation(args, io));
+    const signersFile = need(() => {
+      const v = args.values["allowed-signers"];
+      if (typeof v !== "string" || v === "") {
+        throw new UsageError("--allowed-signers F is required");
+      }
+      return v;
+    });
+    if (missing.length > 0 || !kubeconfig || !talosconfig || !journalUrl || !signersFile) {
+      throw new UsageError(missing.join("; "));
+    }
     const approvals = Number(args.values["approvals"]);
     if (!Number.isSafeInteger(approvals) || approvals < 0) {
       throw new UsageError("--approvals must be a non-negative integer");

@@ -112,9 +112,20 @@ export function parseCommandArgs(cmd: Command, argv: string[]): ParsedArgs {
   const n = parsed.positionals.length;
   const want = cmd.positionals ?? { min: 0, max: 0 };
   if (!parsed.values.help) {
-    if (n < want.min) throw new UsageError(`expected at least ${want.min} argument(s), got ${n}`);
+    if (n < want.min) {
+      // Name what is missing from the usage line (`FILE...`, `PLAN`), not a count.
+      const names = positionalNames(cmd.usage);
+      const what = names[n] ?? "an argument";
+      throw new UsageError(`missing ${what} (usage: cairn ${cmd.path.join(" ")} ${cmd.usage})`);
+    }
     if (want.max !== undefined && n > want.max) {
-      throw new UsageError(`expected at most ${want.max} argument(s), got ${n}`);
+      const extra = parsed.positionals.slice(want.max).map((p) => JSON.stringify(p)).join(" ");
+      throw new UsageError(
+        `unexpected argument(s) ${extra}; takes ${
+          want.max === 0 ? "none" : `at most ${want.max}`
+        } ` +
+          `(usage: cairn ${cmd.path.join(" ")} ${cmd.usage})`,
+      );
     }
   }
   const values = parsed.values as ParsedArgs["values"];
@@ -128,6 +139,17 @@ export function parseCommandArgs(cmd: Command, argv: string[]): ParsedArgs {
 /** True when the command was asked for JSON output. */
 export function wantsJson(args: ParsedArgs): boolean {
   return args.values["output"] === "json";
+}
+
+/** The positional names a usage line starts with (`FILE... [--x]` → `FILE...`). */
+function positionalNames(usage: string): string[] {
+  const names: string[] = [];
+  for (const word of usage.split(/\s+/)) {
+    // `FILE`, `FILE...`, or a choice of words (`talos|kubernetes|config`).
+    if (!/^([A-Z][A-Z0-9_]*(\.\.\.)?|[a-z][a-z0-9-]*(\|[a-z][a-z0-9-]*)+)$/.test(word)) break;
+    names.push(word);
+  }
+  return names;
 }
 
 /** Writes a value as pretty JSON on stdout. */

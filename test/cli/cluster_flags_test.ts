@@ -107,3 +107,23 @@ Deno.test("a KUBECONFIG list reaches the client whole: a missing first file is s
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cairn apply names every missing input at once and takes CAIRN_JOURNAL like the journal commands", async () => {
+  const none = await runCli(["apply", "plans/talos-v1.14.2.yaml"]);
+  assertEquals(none.code, 2);
+  assert(
+    none.stderr.includes(
+      "--kubeconfig K is required (or set KUBECONFIG); --talosconfig T is required (or set " +
+        "TALOSCONFIG); --journal URL is required (or set CAIRN_JOURNAL); --allowed-signers F " +
+        "is required",
+    ),
+    none.stderr,
+  );
+  const env = await runCli(["apply", "plans/talos-v1.14.2.yaml"], {
+    KUBECONFIG: "/k/kc",
+    TALOSCONFIG: "/t/tc",
+    CAIRN_JOURNAL: "file:/j/journal.db",
+  });
+  assertEquals(env.code, 2);
+  assert(env.stderr.includes("UsageInvalid: --allowed-signers F is required\n"), env.stderr);
+});

@@ -69,6 +69,29 @@ Deno.test("a missing argument is a short usage error too", async () => {
   assert(!r.stderr.includes("Exit codes"));
 });
 
+Deno.test("a missing or extra argument is named, with the usage line, not counted", async () => {
+  const check = await run(["plan", "check"]);
+  assert(
+    check.stderr.startsWith(
+      "cairn plan check: UsageInvalid: missing FILE... (usage: cairn plan check FILE... [",
+    ),
+    check.stderr,
+  );
+  const abort = await run(["abort"]);
+  assert(
+    abort.stderr.includes("UsageInvalid: missing PLAN (usage: cairn abort PLAN "),
+    abort.stderr,
+  );
+  const planNew = await run(["plan", "new"]);
+  assert(planNew.stderr.includes("missing talos|kubernetes|config|component"), planNew.stderr);
+  const extra = await run(["status", "typo.db"]);
+  assertEquals(extra.code, 2);
+  assert(extra.stderr.includes('unexpected argument(s) "typo.db"; takes none'), extra.stderr);
+  for (const r of [check, abort, planNew, extra]) {
+    assert(!/argument\(s\), got \d/.test(r.stderr), r.stderr);
+  }
+});
+
 Deno.test("a far-off name gets no wild suggestion", () => {
   assertEquals(suggest("zzzzzz", ["plan", "journal"]), undefined);
   assertEquals(editDistance("plna", "plan"), 1);
