@@ -99,7 +99,7 @@ Deno.test("the zsh script loads bash's compatibility layer and is valid zsh (zsh
  * An interactive zsh on a pseudo-terminal (`script`, util-linux; no zpty): keys are typed into its
  * line editor and its screen is read until the expected text shows, with a generous bound.
  */
-async function zshOnTerminal(dir: string) {
+function zshOnTerminal(dir: string) {
   const child = new Deno.Command("script", {
     args: ["-qec", "zsh -f -i", "/dev/null"],
     cwd: dir,
@@ -146,7 +146,7 @@ Deno.test("in a real zsh, <TAB> completes commands, subcommands, flags and a fla
   try {
     await Deno.writeTextFile(`${dir}/cairn.zsh`, await script("zsh"));
     await Deno.writeTextFile(`${dir}/only-catalogue.yaml`, "");
-    const zsh = await zshOnTerminal(dir);
+    const zsh = zshOnTerminal(dir);
     try {
       // READ""Y: the echoed command line does not match, only the command's output does.
       await zsh.type(
