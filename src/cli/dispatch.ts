@@ -123,7 +123,8 @@ export async function dispatch(argv: readonly string[], io: CommandIO): Promise<
     return EXIT.usage;
   }
   const [first, ...rest] = argv as [string, ...string[]];
-  if (HELP_FLAGS.includes(first)) return await helpFor(io, []);
+  // `cairn --help plan check` reads as `cairn help plan check`.
+  if (HELP_FLAGS.includes(first)) return await helpFor(io, rest);
   if (first === "help") return await helpFor(io, rest);
   if (first === "--version") {
     io.stdout(`cairn ${VERSION}\n`);
@@ -147,6 +148,19 @@ export async function dispatch(argv: readonly string[], io: CommandIO): Promise<
     }
     io.stdout(script);
     return EXIT.ok;
+  }
+  if (first.startsWith("-")) {
+    // A flag before any command: cairn's flags belong to commands.
+    return usageError(
+      io,
+      "cairn",
+      `unknown flag "${first}" (flags follow the command: cairn <command> [options])`,
+      "cairn --help",
+    );
+  }
+  // `cairn plan help [check]` reads as `cairn help plan [check]`.
+  if (groups().includes(first) && rest[0] === "help") {
+    return await helpFor(io, [first, ...rest.slice(1)]);
   }
   const entry = findCommand(argv);
   if (!entry) {

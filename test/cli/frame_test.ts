@@ -156,3 +156,29 @@ Deno.test("a reader that closes the pipe early gets a quiet exit 0, no stack tra
   }).output();
   assertEquals(new TextDecoder().decode(out.stderr), "rc=0\n");
 });
+
+for (const argv of [["plan", "help", "check"], ["--help", "plan", "check"]]) {
+  Deno.test(`cairn ${argv.join(" ")} reads as cairn help plan check`, async () => {
+    const r = await run(argv);
+    assertEquals(r.code, 0, r.stderr);
+    assert(r.stdout.startsWith("Usage: cairn plan check FILE..."), r.stdout.slice(0, 200));
+  });
+}
+
+Deno.test("cairn plan help and cairn --help plan show the plan group's help", async () => {
+  for (const argv of [["plan", "help"], ["--help", "plan"]]) {
+    const r = await run(argv);
+    assertEquals(r.code, 0, r.stderr);
+    assert(r.stdout.startsWith("Usage: cairn plan <command>"), r.stdout.slice(0, 200));
+  }
+});
+
+Deno.test("a flag before any command is an unknown flag, not an unknown command", async () => {
+  const r = await run(["--verbose", "status"]);
+  assertEquals(r.code, 2);
+  assertEquals(
+    r.stderr,
+    'cairn: UsageInvalid: unknown flag "--verbose" (flags follow the command: cairn <command> ' +
+      "[options])\nrun 'cairn --help' for usage\n",
+  );
+});
