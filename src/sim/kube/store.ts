@@ -233,11 +233,41 @@ const BUILTIN: ResourceType[] = [
 ];
 
 /** Known custom kinds, so that scope and plural are right when the description holds them. */
-const KNOWN_CUSTOM: Readonly<Record<string, { plural: string; namespaced: boolean }>> = {
+const KNOWN_CUSTOM: Readonly<
+  Record<string, {
+    plural: string;
+    namespaced: boolean;
+    /** The short names its CRD declares (`kubectl get ks`), for this group only. */
+    short?: { readonly group: string; readonly names: readonly string[] };
+  }>
+> = {
   ClusterIssuer: { plural: "clusterissuers", namespaced: false },
   ClusterSecretStore: { plural: "clustersecretstores", namespaced: false },
-  GitRepository: { plural: "gitrepositories", namespaced: true },
-  HelmRepository: { plural: "helmrepositories", namespaced: true },
+  GitRepository: {
+    plural: "gitrepositories",
+    namespaced: true,
+    short: { group: "source.toolkit.fluxcd.io", names: ["gitrepo"] },
+  },
+  HelmRepository: {
+    plural: "helmrepositories",
+    namespaced: true,
+    short: { group: "source.toolkit.fluxcd.io", names: ["helmrepo"] },
+  },
+  OCIRepository: {
+    plural: "ocirepositories",
+    namespaced: true,
+    short: { group: "source.toolkit.fluxcd.io", names: ["ocirepo"] },
+  },
+  Kustomization: {
+    plural: "kustomizations",
+    namespaced: true,
+    short: { group: "kustomize.toolkit.fluxcd.io", names: ["ks"] },
+  },
+  HelmRelease: {
+    plural: "helmreleases",
+    namespaced: true,
+    short: { group: "helm.toolkit.fluxcd.io", names: ["hr"] },
+  },
   CephBlockPool: { plural: "cephblockpools", namespaced: true },
 };
 
@@ -291,6 +321,7 @@ export class Store {
       kind,
       plural,
       namespaced: known?.namespaced ?? namespaced,
+      ...(known?.short && known.short.group === group ? { shortNames: known.short.names } : {}),
       subresources: ["status"],
     };
     this.register(t);

@@ -84,19 +84,20 @@ Deno.test("kubectl get kustomizations, helmreleases and Flux sources -A print Fl
     // Flux delivers a Rook bump merged as MERGE; the twin's clock moves it along.
     kube.gitopsMerge!({ commit: MERGE, ociTags: { "rook-ceph/rook-ceph": "v1.21.0" } });
     await clock.advance(120_000);
-    const after = await get("kustomizations");
+    // The short names Flux's CRDs declare work too.
+    const after = await get("ks");
     assertEquals(row(after, "flux-system", "rook-ceph")?.slice(3), [
       "True",
       `Applied revision: main@sha1:${MERGE}`,
     ]);
-    const fetched = await get("gitrepositories");
+    const fetched = await get("gitrepo");
     assertEquals(
       row(fetched, "flux-system", "home-ops")?.[5],
       `stored artifact for revision 'main@sha1:${MERGE}'`,
     );
-    const chart = row(await get("ocirepositories"), "rook-ceph", "rook-ceph");
+    const chart = row(await get("ocirepo"), "rook-ceph", "rook-ceph");
     assert(chart?.[4]?.startsWith("stored artifact for digest 'v1.21.0@sha256:"), String(chart));
-    const upgraded = row(await get("helmreleases"), "rook-ceph", "rook-ceph");
+    const upgraded = row(await get("hr"), "rook-ceph", "rook-ceph");
     assertEquals(upgraded?.[3], "True");
     assert(upgraded?.[4]?.endsWith("with chart rook-ceph@1.21.0"), String(upgraded));
   } finally {
