@@ -11,7 +11,7 @@ import type { AttemptInput, Journal, OpenJournalOptions } from "../../ports/jour
 import { attemptBatched, attemptTx, loadForAttempt } from "./attempt.ts";
 import { KyselyJournal } from "./kysely_journal.ts";
 import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
-import { connect, connectWithClient, journalUrl, prepare, serialise } from "./open.ts";
+import { connect, connectWithClient, journalUrl, opening, prepare, serialise } from "./open.ts";
 import type { InstallationTable, JournalDB } from "./schema.ts";
 import type { AttemptOutcome, JournalStore } from "./store.ts";
 
@@ -26,7 +26,10 @@ export async function openJournal(opts: OpenJournalOptions): Promise<Journal> {
   const url = journalUrl(opts.url);
   const { db, client } = await connectWithClient(url);
   try {
-    await prepare(db, { url, migrate: opts.migrate ?? true, ids: opts.ids, nowMs: opts.nowMs });
+    await opening(
+      url,
+      () => prepare(db, { url, migrate: opts.migrate ?? true, ids: opts.ids, nowMs: opts.nowMs }),
+    );
   } catch (e) {
     await db.destroy();
     throw e;
@@ -111,8 +114,8 @@ export async function migrateJournal(
   const url = journalUrl(location);
   const db = await connect(url);
   try {
-    const from = await schemaVersion(db as Kysely<unknown>);
-    await prepare(db, { url, migrate: true, ids: a.ids, nowMs: a.nowMs });
+    const from = await opening(url, () => schemaVersion(db as Kysely<unknown>));
+    await opening(url, () => prepare(db, { url, migrate: true, ids: a.ids, nowMs: a.nowMs }));
     return { from, to: LATEST_SCHEMA };
   } finally {
     await db.destroy();

@@ -9,6 +9,7 @@ import type { JournalDB } from "./schema.ts";
 import { assertKnownSchema, LATEST_SCHEMA, migrate, schemaVersion } from "./migrations/mod.ts";
 import { describeJournalUrl } from "../../domain/journal_location.ts";
 import { keepStatementsPrepared } from "./statement_cache.ts";
+import { CairnError } from "../../domain/errors.ts";
 
 /** True for an embedded file URL (pragmas apply; remote servers manage their own durability). */
 export function isFileUrl(url: string): boolean {
@@ -43,6 +44,28 @@ export function serialise<T>(key: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * Runs the first statements against a journal location: a driver's failure there (a server
+ * that does not answer, a file that is not a database) is the user's location, said as
+ * `JournalUnavailable` naming it (without credentials), never an internal stack trace. A
+ * CairnError (an unknown schema, an unmigrated journal) passes through as it is.
+ */
+export async function opening<T>(url: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (e instanceof CairnError) throw e;
+    const code = (e as { code?: unknown }).code;
+    const why = code === "SQLITE_NOTADB"
+      ? "not a journal (the file is not a SQLite database)"
+      : (e instanceof Error ? e.message : String(e)).split("\n")[0];
+    throw new CairnError({
+      reason: "JournalUnavailable",
+      message: `cannot open journal ${describeJournalUrl(url)}: ${why}`,
+    }, { cause: e });
+  }
+}
+
+/**
  * Creates the kysely instance. The dialect gets a client from @libsql/client 0.18 because
  * @libsql/kysely-libsql bundles an old client whose Deno build refuses `file:` URLs; one
  * connection keeps per-connection pragmas in force and serialises this process's writers.
@@ -67,8 +90,13 @@ export async function connectWithClient(
   }
   const db = new Kysely<JournalDB>({ dialect: new LibsqlDialect({ client: client as never }) });
   if (isFileUrl(url)) {
-    await sql`PRAGMA journal_mode = WAL`.execute(db);
-    await sql`PRAGMA synchronous = FULL`.execute(db);
+    await opening(url, async () => {
+      await sql`PRAGMA journal_mode = WAL`.execute(db);
+      await sql`PRAGMA synchronous = FULL`.execute(db);
+    }).catch(async (e) => {
+      await db.destroy();
+      throw e;
+    });
   }
   await sql`PRAGMA foreign_keys = ON`.execute(db).catch(() => undefined);
   return { db, client };
