@@ -52,3 +52,14 @@ Deno.test("health import-tuppr refuses a file that is not a TalosUpgrade, with a
   assert(out.stderr.includes("x.yaml:4:7: HealthPolicyInvalid"), out.stderr);
   Deno.removeSync(dir, { recursive: true });
 });
+
+Deno.test("health import-tuppr on a file that is not YAML names the place once, not twice", async () => {
+  const dir = Deno.makeTempDirSync();
+  Deno.writeTextFileSync(`${dir}/README.md`, "# Title\n\nSome words: here: `x`\n");
+  const { out, io: cio } = io(dir);
+  const code = await command.run({ values: { cluster: "c" }, positionals: ["README.md"] }, cio);
+  assertEquals(code, 1);
+  assert(/^README\.md:3:\d+: HealthPolicySyntaxInvalid: /.test(out.stderr), out.stderr);
+  assert(!/ at line \d+, column \d+/.test(out.stderr), out.stderr);
+  Deno.removeSync(dir, { recursive: true });
+});

@@ -1,4 +1,5 @@
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
+import { yamlMessageBesideLocation } from "../yaml_error_summary.ts";
 import type { z } from "zod";
 import { sha256Hex } from "../plan/digest.ts";
 import type { Problem, SourceLocation } from "../errors.ts";
@@ -44,11 +45,21 @@ export function parseHealthPolicyStructure(
     return { file, line: p.line, column: p.col, ...(path ? { path } : {}) };
   };
   if (doc.errors.length > 0) {
-    return fail(doc.errors.map((e) => ({
+    // Ten at most: a file that is not YAML at all would list every line.
+    const shown = doc.errors.slice(0, 10).map((e) => ({
       reason: "HealthPolicySyntaxInvalid" as const,
-      message: e.message.split("\n")[0] ?? e.message,
+      message: yamlMessageBesideLocation(e.message),
       location: at(e.pos[0]),
-    })));
+    }));
+    const rest = doc.errors.slice(10);
+    if (rest.length > 0) {
+      shown.push({
+        reason: "HealthPolicySyntaxInvalid",
+        message: `${rest.length} more YAML syntax errors not shown (is this file YAML?)`,
+        location: at(rest[0]!.pos[0]),
+      });
+    }
+    return fail(shown);
   }
   const raw = doc.toJS({ maxAliasCount: 100 });
   const parsed = HealthPolicySchema.safeParse(raw);

@@ -1,4 +1,5 @@
 import { LineCounter, parseDocument, stringify } from "yaml";
+import { yamlMessageBesideLocation } from "../yaml_error_summary.ts";
 import type { Problem } from "../errors.ts";
 import { TupprHealthCheckSchema } from "./policy_schema.ts";
 
@@ -33,7 +34,7 @@ export function importTuppr(text: string, file: string, cluster: string): Import
       ok: false,
       problems: [{
         reason: "HealthPolicySyntaxInvalid",
-        message: e.message.split("\n")[0]!,
+        message: yamlMessageBesideLocation(e.message),
         location: at(e.pos[0]),
       }],
     };

@@ -70,3 +70,16 @@ Deno.test("parseHealthPolicy() refuses duplicate binding names, bad YAML and hal
   const empty = parseHealthPolicy(HEAD.replace("  bindings:\n", "  bindings: []\n"), "p.yaml");
   assert(!empty.ok && empty.problems[0]?.location?.path === "spec.bindings");
 });
+
+Deno.test("a policy file that is not YAML lists ten problems without the parser's echo of the position", () => {
+  const text = Array.from({ length: 40 }, (_, i) => `Line ${i}: says \`x\` here\nwords: a: b`)
+    .join("\n");
+  const r = parseHealthPolicy(text, "README.md");
+  assertEquals(r.ok, false);
+  if (r.ok) return;
+  assertEquals(r.problems.length, 11, r.problems.map((p) => p.message).join("\n"));
+  for (const p of r.problems) {
+    assertEquals(/ at line \d+, column \d+/.test(p.message), false, p.message);
+  }
+  assertEquals(/^\d+ more YAML syntax errors not shown/.test(r.problems[10]!.message), true);
+});
