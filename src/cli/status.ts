@@ -58,6 +58,18 @@ export interface ClusterEntry {
   >;
 }
 
+/** A post hook a settled (or still held) step owes (docs/operating.md#node-hooks). */
+export interface OwedHookEntry {
+  readonly operationId: string;
+  readonly planName: string;
+  readonly planDigest: string;
+  readonly machine: string;
+  readonly hook: string;
+  /** `owed`: not sent yet; `claimed`: sent once, its outcome not recorded. */
+  readonly state: "owed" | "claimed";
+  readonly sinceMs: number;
+}
+
 /** The whole status report (`--output json` prints exactly this). */
 export interface StatusReport {
   readonly epoch: string;
@@ -67,6 +79,8 @@ export interface StatusReport {
   readonly waiting: readonly WaitingEntry[];
   /** Freezes, next windows, holds and stalls (docs/operating.md). */
   readonly clusters: readonly ClusterEntry[];
+  /** Post hooks owed by steps (present only when there is one). */
+  readonly owedHooks?: readonly OwedHookEntry[];
 }
 
 const LIVE_PLAN = new Set(["proposed", "approved", "committed"]);
@@ -146,7 +160,22 @@ export async function buildStatus(j: Journal, nowMs = Date.now()): Promise<Statu
     unresolved.push({ ...entry(o), why });
   }
   const ctx = { recoveryMode: inst.recoveryMode, frozen: new Set(await j.frozenMachines()) };
+  const owedHooks: OwedHookEntry[] = (await j.hookObligations(ops.map((o) => o.id)))
+    .flatMap((h) => {
+      const o = ops.find((x) => x.id === h.operationId);
+      if (!o || (h.state !== "owed" && h.state !== "claimed")) return [];
+      return [{
+        operationId: h.operationId,
+        planName: plans.get(o.planDigest)?.name ?? "?",
+        planDigest: o.planDigest,
+        machine: h.node,
+        hook: h.hook,
+        state: h.state,
+        sinceMs: h.state === "claimed" ? h.claimedAtMs ?? h.owedAtMs : h.owedAtMs,
+      }];
+    });
   return {
+    ...(owedHooks.length > 0 ? { owedHooks } : {}),
     epoch: inst.epoch,
     recoveryMode: inst.recoveryMode,
     running: ops.filter((o) => isInFlight(o.state)).map(entry),
@@ -237,6 +266,21 @@ export function statusText(r: StatusReport): string {
   lines.push(`waiting (${r.waiting.length}):`);
   for (const e of r.waiting) lines.push(`  ${safe(e.machine)}  ${plan(e)}: ${safe(e.why)}`);
   const iso = (ms: number) => new Date(ms).toISOString();
+  if (r.owedHooks) {
+    lines.push(`post hooks owed (${r.owedHooks.length}):`);
+    for (const h of r.owedHooks) {
+      lines.push(
+        h.state === "owed"
+          ? `  ${h.operationId}  ${safe(h.machine)}  ${plan(h)}: post hook ${
+            safe(h.hook)
+          } owed since ${iso(h.sinceMs)}; sent once the operation is settled, before anything ` +
+            "else on the machine"
+          : `  ${h.operationId}  ${safe(h.machine)}  ${plan(h)}: post hook ${
+            safe(h.hook)
+          } sent at ${iso(h.sinceMs)}, its outcome not recorded; never sent again`,
+      );
+    }
+  }
   for (const c of r.clusters) {
     lines.push(`cluster ${safe(c.cluster)}:${c.frozen ? "" : " not frozen"}`);
     if (c.frozen) {

@@ -220,6 +220,8 @@ export const REFUSAL_CAUSES = {
   "evidence-digest-mismatch": 3,
   "evidence-contradicted": 3,
   "scope-held": 4,
+  // An owed post hook of the machine's last step holds its scope (docs/operating.md#node-hooks).
+  "hook-owed": 4,
   "slot-held": 5,
   "gate-frozen": 6,
   "gate-recovery": 6,

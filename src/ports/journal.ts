@@ -18,7 +18,7 @@ import type {
   ResponseClass,
 } from "../domain/operation.ts";
 import type { IdSource } from "./clock.ts";
-import type { JournalHistory } from "./journal_history.ts";
+import type { HookObligationEntry, JournalHistory } from "./journal_history.ts";
 import type { Verdict } from "../domain/verdict.ts";
 
 /** Who acted: a controller instance or a human with a role. */
@@ -340,6 +340,61 @@ export type RolloutEventKind =
   /** A ComponentUpgrade's observation ended; `detail.outcome` is what it observed. */
   | "component-end";
 
+/**
+ * A post hook owed by a step (docs/operating.md#node-hooks), recorded before its pre hook's
+ * attempt: the post hook's Job exactly as it will be created, and both stages' request digests
+ * (the journal tells from its attempts whether the pre hook went out and the post hook did not).
+ */
+export interface HookOwedInput {
+  readonly operationId: string;
+  readonly token: OwnerToken;
+  readonly hook: string;
+  readonly namespace: string;
+  readonly job: Readonly<Record<string, unknown>>;
+  readonly timeoutSeconds: number;
+  readonly preRequestDigest: string;
+  readonly postRequestDigest: string;
+  readonly nowMs: number;
+}
+
+/** Asks to send an owed post hook once its operation is settled. */
+export interface HookClaimInput {
+  readonly operationId: string;
+  readonly hook: string;
+  /** The claiming controller (`tokenText`-like, for the timeline). */
+  readonly claimant: string;
+  readonly epoch: string;
+  readonly nowMs: number;
+}
+
+/** The claim's answer: the Job to create, or why nothing may be sent. */
+export type HookClaimResult =
+  | {
+    readonly ok: true;
+    readonly claimId: string;
+    readonly namespace: string;
+    readonly job: Readonly<Record<string, unknown>>;
+    readonly timeoutSeconds: number;
+  }
+  | {
+    readonly ok: false;
+    readonly cause: "not-owed" | "scope-held" | "epoch-superseded" | "gate-frozen";
+    readonly detail: string;
+  };
+
+/** How a claimed post hook went. */
+export interface HookDischargeInput {
+  readonly operationId: string;
+  readonly hook: string;
+  readonly claimId: string;
+  readonly claimant: string;
+  readonly responseClass: ResponseClass;
+  readonly outcome: "succeeded" | "failed" | "unresolved";
+  readonly jobRef: string;
+  readonly detail: string;
+  readonly nowMs: number;
+}
+
 /** A cluster-wide freeze as recorded (`cairn freeze` / `cairn unfreeze`). */
 export interface ClusterFreezeInput {
   readonly cluster: string;
@@ -442,6 +497,15 @@ export interface Journal extends JournalHistory {
    * unfreezes.
    */
   setClusterFrozen(input: ClusterFreezeInput): Promise<void>;
+
+  /** Records a post hook owed by a step, before its pre hook's attempt (fenced by the token). */
+  recordHookOwed(input: HookOwedInput): Promise<void>;
+  /** Admits exactly one controller to send an owed post hook, once its operation is terminal. */
+  claimOwedHook(input: HookClaimInput): Promise<HookClaimResult>;
+  /** Records the outcome of a claimed post hook. */
+  recordHookDischarge(input: HookDischargeInput): Promise<void>;
+  /** The post hook obligations of these operations, with what became of each. */
+  hookObligations(operationIds: readonly string[]): Promise<HookObligationEntry[]>;
 
   /** Freezes or unfreezes a machine's scope gate. */
   setFrozen(machine: string, frozen: boolean, actor: Actor, nowMs: number): Promise<void>;

@@ -238,6 +238,24 @@ export interface SlotHolding {
 }
 
 /** A hold, resume, stall, silence or notification recorded beside the plan's steps. */
+/** A post hook a step owed, with what became of it (adapters/journal/hook_obligations.ts). */
+export interface HookObligationEntry {
+  readonly operationId: string;
+  readonly node: string;
+  readonly hook: string;
+  readonly state: "pending" | "void" | "owed" | "claimed" | "discharged" | "sent-in-step";
+  readonly owedAtMs: number;
+  readonly namespace: string;
+  readonly job: Readonly<Record<string, unknown>>;
+  readonly timeoutSeconds: number;
+  readonly claimedAtMs?: number;
+  readonly claimedBy?: string;
+  readonly dischargedAtMs?: number;
+  readonly outcome?: string;
+  readonly detail?: string;
+  readonly jobRef?: string;
+}
+
 export interface RolloutEventEntry {
   readonly seq: number;
   readonly atMs: number;
@@ -272,6 +290,8 @@ export interface PlanHistory {
   readonly slot: readonly SlotHolding[];
   /** Holds, resumes, stalls, silences and notifications of the plan, in timeline order. */
   readonly rolloutEvents?: readonly RolloutEventEntry[];
+  /** Post hooks the plan's steps owed (docs/operating.md#node-hooks). */
+  readonly hookObligations?: readonly HookObligationEntry[];
 }
 
 /** A plan name and the digest the journal bound it to (a later file under it is refused). */

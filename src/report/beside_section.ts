@@ -134,6 +134,31 @@ export function hookRows(h: PlanHistory | undefined): HookRow[] {
       });
     }
   }
+  // Post hooks a step owed and could not send itself (docs/operating.md#node-hooks).
+  for (const o of h?.hookObligations ?? []) {
+    if (o.state === "owed") {
+      rows.push({
+        at: o.owedAtMs,
+        node: o.node,
+        stage: "post (owed)",
+        hook: o.hook,
+        job: "",
+        outcome: "post hook owed",
+        detail: "its pre hook was attempted; sent once the operation is settled, before " +
+          "anything else on the node",
+      });
+    } else if (o.state === "claimed" || o.state === "discharged") {
+      rows.push({
+        at: o.dischargedAtMs ?? o.claimedAtMs ?? o.owedAtMs,
+        node: o.node,
+        stage: "post (owed)",
+        hook: o.hook,
+        job: o.jobRef ?? "",
+        outcome: o.outcome ?? "sent, outcome not recorded",
+        detail: o.detail ?? `claimed by ${o.claimedBy ?? "?"}; never sent again`,
+      });
+    }
+  }
   return rows.sort((a, b) => a.at - b.at);
 }
 

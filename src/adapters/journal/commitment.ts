@@ -8,6 +8,7 @@ import { checkAuthority, refuse } from "./comparisons.ts";
 import { type Ctx, machineEvent } from "./context.ts";
 import { appendEvent } from "./hash_chain.ts";
 import { readClusterFreeze } from "./beside.ts";
+import { owedOnMachine } from "./hook_obligations.ts";
 import { loadOperation, loadPlan, tokenText, toOperation } from "./rows.ts";
 
 /** Comparisons 0–6, then the `committed` operation at generation 1 in the current epoch. */
@@ -31,6 +32,15 @@ export async function commitTx(
     .where("machine", "=", auth.step.machine).where("state", "in", [...HOLDING_STATES])
     .executeTakeFirst();
   if (scope) return refuse("scope-held", `operation ${scope.id} holds ${auth.step.machine}`);
+  // A post hook its last step owes still holds the machine: it goes out before anything else.
+  const owed = await owedOnMachine(tx, auth.step.machine);
+  if (owed.length > 0) {
+    const o = owed[0]!;
+    return refuse(
+      "hook-owed",
+      `post hook ${o.hook} of operation ${o.operationId} is owed on ${auth.step.machine}`,
+    );
+  }
   const slot = await tx.selectFrom("operations").select("id")
     .where("cluster", "=", auth.plan.cluster).where("state", "in", [...HOLDING_STATES])
     .executeTakeFirst();

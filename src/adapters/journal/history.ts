@@ -30,6 +30,7 @@ import type {
 } from "../../ports/journal_history.ts";
 import type { EventTable, JournalDB, ObservationTable, PlanTable } from "./schema.ts";
 import { readRolloutEvents } from "./beside.ts";
+import { obligationsOf } from "./hook_obligations.ts";
 import { isVerdict, type Verdict } from "../../domain/verdict.ts";
 import type { Snapshot } from "./store.ts";
 
@@ -249,6 +250,7 @@ export function readPlanHistory(
       dispatchChecks,
       slot,
       rolloutEvents: await readRolloutEvents(tx, digest),
+      hookObligations: await obligationsOf(tx, operations.map((o) => o.id)),
     };
   });
 }

@@ -9,6 +9,7 @@ import type { CancelGround } from "../../domain/operation.ts";
 import type { IdSource } from "../../ports/clock.ts";
 import type {
   ClusterFreezeEntry,
+  HookObligationEntry,
   NameBinding,
   ObservationEntry,
   PlanEntry,
@@ -23,6 +24,10 @@ import type {
   DispatchCheckInput,
   EvidenceCheckInput,
   HealthRoundInput,
+  HookClaimInput,
+  HookClaimResult,
+  HookDischargeInput,
+  HookOwedInput,
   Journal,
   JournalEvent,
   ObservationInput,
@@ -47,6 +52,7 @@ import { recoveryAttemptTx, recoveryResponseTx } from "./recovery_attempt.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
 import { clusterFreezeTx, readClusterFreeze, rolloutEventTx } from "./beside.ts";
+import { hookClaimTx, hookDischargeTx, hookOwedTx, obligationsOf } from "./hook_obligations.ts";
 import {
   readFrozenMachines,
   readMachineObservations,
@@ -210,6 +216,22 @@ export class KyselyJournal implements Journal {
     const r = await this.#db.selectFrom("plans").selectAll().where("digest", "=", digest)
       .executeTakeFirst();
     return r && toPlan(r);
+  }
+
+  recordHookOwed(input: HookOwedInput): Promise<void> {
+    return this.#tx((ctx) => hookOwedTx(ctx, input));
+  }
+
+  claimOwedHook(input: HookClaimInput): Promise<HookClaimResult> {
+    return this.#tx((ctx) => hookClaimTx(ctx, input));
+  }
+
+  recordHookDischarge(input: HookDischargeInput): Promise<void> {
+    return this.#tx((ctx) => hookDischargeTx(ctx, input));
+  }
+
+  hookObligations(operationIds: readonly string[]): Promise<HookObligationEntry[]> {
+    return this.#store.snapshot((tx) => obligationsOf(tx, operationIds));
   }
 
   recordRolloutEvent(input: RolloutEventInput): Promise<number> {

@@ -13,6 +13,7 @@ import { controllerActor } from "./observe.ts";
 import type { StepTarget } from "./commit_step.ts";
 import type { NodeOutcome } from "./step_outcome.ts";
 import { releaseOrphanSilences } from "../operating/silences.ts";
+import { sendOwedHooks } from "../operating/owed_hooks.ts";
 
 /** One step of a plan: the journal's step key and the node its commitment reaches. */
 export interface PlannedStep {
@@ -63,6 +64,13 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
         reason: existing.state === "completed" ? "AlreadyCompleted" : "OperationExists",
         detail: `operation ${existing.id}${label} is ${existing.state}`,
       });
+      // A settled step that still owes a post hook sends it now, before anything else on its
+      // node (the journal refuses the node's next commitment until it has gone).
+      const owed = await sendOwedHooks(deps, existing);
+      if (!owed.ok) {
+        nodes.push(asOutcome<O>({ ...o, reason: owed.reason, detail: owed.detail }));
+        return { state: "halted", nodes };
+      }
       nodes.push(o);
       if (existing.state === "completed") continue;
       return { state: "halted", nodes };

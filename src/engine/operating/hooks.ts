@@ -58,6 +58,9 @@ export async function runPreHooks(
   const attempted = new Set<string>();
   for (const hook of hooksOf(s)) {
     if (!hook.pre) continue;
+    // Owed before the pre hook can go out: a crash or a lost response after its send can no
+    // longer lose the post hook (engine/operating/owed_hooks.ts sends it once the step settles).
+    if (hook.post) await recordOwed(s, hook, hook.pre.command, hook.post.command);
     const r = await runHook(s, hook, "pre", hook.pre.command);
     if (r.attempted) attempted.add(hook.name);
     if (r.outcome !== "succeeded") return { attempted, halt: hookHalt(r) };
@@ -136,6 +139,33 @@ async function jobFor(s: StepState, hook: NodeHook, stage: HookStage, command: r
   return { name, body };
 }
 
+/** The request a hook stage's attempt records (its digest identifies the stage's attempt). */
+function hookRequest(hook: NodeHook, stage: HookStage, body: Record<string, unknown>) {
+  return { verb: "create", kind: "Job", hook: hook.name, stage, job: body };
+}
+
+/** Records the post hook this step owes once its pre hook may be attempted. */
+async function recordOwed(
+  s: StepState,
+  hook: NodeHook,
+  preCommand: readonly string[],
+  postCommand: readonly string[],
+): Promise<void> {
+  const pre = await jobFor(s, hook, "pre", preCommand);
+  const post = await jobFor(s, hook, "post", postCommand);
+  await s.deps.journal.recordHookOwed({
+    operationId: s.operationId,
+    token: s.token,
+    hook: hook.name,
+    namespace: hook.namespace,
+    job: post.body,
+    timeoutSeconds: hook.timeoutSeconds,
+    preRequestDigest: await requestDigest(hookRequest(hook, "pre", pre.body)),
+    postRequestDigest: await requestDigest(hookRequest(hook, "post", post.body)),
+    nowMs: s.deps.clock.now(),
+  });
+}
+
 /** One hook stage: the Job created through the mutation path, then its completion observed. */
 export async function runHook(
   s: StepState,
@@ -148,7 +178,7 @@ export async function runHook(
   const phase = stage === "pre" ? "pre-hook" : "post-hook";
   const r = await mutate(s, {
     phase,
-    request: { verb: "create", kind: "Job", hook: hook.name, stage, job: body },
+    request: hookRequest(hook, stage, body),
     route: "kube-apiserver",
     deadline: {
       transportSeconds: CREATE_TRANSPORT_SECONDS,
@@ -210,32 +240,44 @@ async function observeJob(
   name: string,
   job: string,
 ): Promise<HookRun> {
-  const { clock, kube } = s.deps;
-  const deadline = clock.now() + hook.timeoutSeconds * 1000;
+  const ended = await watchJob(s.deps, {
+    namespace: hook.namespace,
+    name,
+    timeoutSeconds: hook.timeoutSeconds,
+  });
+  return { hook: hook.name, stage, attempted: true, job, ...ended };
+}
+
+/**
+ * Reads a hook Job until its Complete or Failed condition, or `unresolved` when neither was
+ * observed before its deadline.
+ */
+export async function watchJob(
+  deps: Pick<StepState["deps"], "clock" | "kube" | "callTimeoutMs" | "pollIntervalMs" | "signal">,
+  j: { readonly namespace: string; readonly name: string; readonly timeoutSeconds: number },
+): Promise<{ outcome: "succeeded" | "failed" | "unresolved"; detail: string }> {
+  const { clock, kube } = deps;
+  const deadline = clock.now() + j.timeoutSeconds * 1000;
   let last = "not read yet";
   while (true) {
     try {
-      const obj = await kube.getObject(JOBS, name, hook.namespace, {
-        timeoutMs: s.deps.callTimeoutMs(CREATE_TRANSPORT_SECONDS * 1000),
+      const obj = await kube.getObject(JOBS, j.name, j.namespace, {
+        timeoutMs: deps.callTimeoutMs(CREATE_TRANSPORT_SECONDS * 1000),
       });
       const ended = jobEnd(obj);
-      if (ended) return { hook: hook.name, stage, attempted: true, job, ...ended };
+      if (ended) return ended;
       last = obj ? "running" : "not found";
     } catch (e) {
       // An unreadable Job is not a failed one: keep reading until the deadline.
       last = `unreadable: ${errorText(e)}`;
     }
-    if (clock.now() >= deadline || s.deps.signal?.aborted) {
+    if (clock.now() >= deadline || deps.signal?.aborted) {
       return {
-        hook: hook.name,
-        stage,
-        attempted: true,
         outcome: "unresolved",
-        job,
-        detail: `no completion observed within ${hook.timeoutSeconds}s (last read: ${last})`,
+        detail: `no completion observed within ${j.timeoutSeconds}s (last read: ${last})`,
       };
     }
-    await clock.sleep(Math.min(s.deps.pollIntervalMs, Math.max(1, deadline - clock.now())));
+    await clock.sleep(Math.min(deps.pollIntervalMs, Math.max(1, deadline - clock.now())));
   }
 }
 
