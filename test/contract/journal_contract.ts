@@ -3,6 +3,7 @@
  * It drives the store through ER's legal paths, tries every illegal transition from every state,
  * every commitment and attempt comparison, takeover races and epoch fencing.
  */
+import { owedHookContract } from "./hook_obligation_contract.ts";
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { CairnError } from "../../src/domain/errors.ts";
 import {
@@ -992,6 +993,9 @@ function accountingTests(test: T): void {
     const c2 = await committed(j, { plan: p2.digest, at: T0 + 25 * HOUR + 1 });
     assertEquals(c2.op.state, "committed");
   });
+
+  test("an owed post hook refuses the machine's next commitment until exactly one controller has sent it", (j) =>
+    owedHookContract(j));
 
   test("phase intents, facts and health rounds are recorded under the owner's fence", async (j) => {
     const plan = (await approvedPlan(j)).digest;

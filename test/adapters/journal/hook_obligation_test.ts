@@ -1,104 +1,12 @@
-/**
- * Owed post hooks in the journal (adapters/journal/hook_obligations.ts): once a pre hook's attempt
- * is recorded and its operation has ended without the post hook, the obligation is `owed`; it
- * refuses the machine's next commitment (comparison 4, `hook-owed`), is claimed by exactly one
- * controller, and once discharged no longer holds the machine.
- */
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+/** The owed-post-hook journal contract on a libSQL `:memory:` journal (fast; mutants run it). */
 import { openJournal } from "../../../src/adapters/journal/by_url.ts";
-import { approvedPlan, committed, counterIds, observe, T0 } from "../../_helpers/journal_world.ts";
-
-const PRE = "a".repeat(64);
-const POST = "b".repeat(64);
+import { counterIds, T0 } from "../../_helpers/journal_world.ts";
+import { owedHookContract } from "../../contract/hook_obligation_contract.ts";
 
 Deno.test("an owed post hook refuses the machine's next commitment until exactly one controller has sent it", async () => {
   const j = await openJournal({ url: ":memory:", ids: counterIds(), nowMs: T0 });
   try {
-    const a = await approvedPlan(j);
-    const { op, token, evidence } = await committed(j, { plan: a.digest });
-    await j.recordHookOwed({
-      operationId: op.id,
-      token,
-      hook: "ceph-noout",
-      namespace: "rook-ceph",
-      job: { metadata: { name: "cairn-ceph-noout-post-1" } },
-      timeoutSeconds: 300,
-      preRequestDigest: PRE,
-      postRequestDigest: POST,
-      nowMs: T0 + 2100,
-    });
-    const states = async () => (await j.hookObligations([op.id])).map((o) => o.state);
-    assertEquals(await states(), ["pending"], "nothing is owed before the pre hook's attempt");
-    const att = await j.beginAttempt({
-      operationId: op.id,
-      token,
-      phase: "pre-hook",
-      requestDigest: PRE,
-      route: "kube-apiserver",
-      evidenceId: evidence,
-      transportDeadlineMs: T0 + 60_000,
-      verificationDeadlineMs: T0 + 600_000,
-      nowMs: T0 + 2200,
-    });
-    assert(att.ok);
-    // The only attempt's definitive pre-mutation rejection ends the operation (`rejected`).
-    const after = await j.recordResponse({
-      attemptId: att.attempt.id,
-      token,
-      responseClass: "rejected-pre-mutation",
-      detail: "rejected",
-      nowMs: T0 + 2300,
-    });
-    assertEquals(after.state, "rejected");
-    assertEquals(await states(), ["owed"]);
-    // Another plan's commitment on the same machine is refused while the post hook is owed.
-    const b = await approvedPlan(j, { digest: "e".repeat(64), name: "talos-other" });
-    const ev = await observe(j, { machine: "worker-1", at: T0 + 3000, plan: b.digest });
-    const { epoch } = await j.installation();
-    const commit = () =>
-      j.commit({
-        planDigest: b.digest,
-        step: "worker-1/0",
-        evidenceId: ev.id,
-        owner: "cairn-b",
-        epoch,
-        nowMs: T0 + 3100,
-      });
-    const refused = await commit();
-    assert(
-      !refused.ok && refused.cause === "hook-owed" && refused.comparison === 4,
-      JSON.stringify(refused),
-    );
-    // Exactly one claim.
-    const claim = (owner: string) =>
-      j.claimOwedHook({
-        operationId: op.id,
-        hook: "ceph-noout",
-        claimant: owner,
-        epoch,
-        nowMs: T0 + 3200,
-      });
-    const first = await claim("cairn-a (controller)");
-    const second = await claim("cairn-b (controller)");
-    assert(first.ok, JSON.stringify(first));
-    assertEquals([second.ok, !second.ok && second.cause], [false, "not-owed"]);
-    assertEquals(first.job, { metadata: { name: "cairn-ceph-noout-post-1" } });
-    assertEquals(await states(), ["claimed"]);
-    await j.recordHookDischarge({
-      operationId: op.id,
-      hook: "ceph-noout",
-      claimId: first.claimId,
-      claimant: "cairn-a (controller)",
-      responseClass: "accepted",
-      outcome: "succeeded",
-      jobRef: "rook-ceph/cairn-ceph-noout-post-1",
-      detail: "Complete",
-      nowMs: T0 + 3300,
-    });
-    assertEquals(await states(), ["discharged"]);
-    const ok = await commit();
-    assert(ok.ok, JSON.stringify(ok));
-    assert((await j.verifyChain()).ok);
+    await owedHookContract(j);
   } finally {
     await j.close();
   }
