@@ -4,6 +4,7 @@
  * directory, the engine's review.
  */
 import { gitOpsTree } from "../adapters/git/gitops_tree.ts";
+import { runGit } from "../adapters/git/run_git.ts";
 import { CairnError } from "../domain/errors.ts";
 import { type BundledVersions, parseBundledVersions } from "../domain/playbook/bundled.ts";
 import type { BranchReview } from "../domain/review/model.ts";
@@ -44,11 +45,25 @@ export async function loadBundledVersions(file: string): Promise<BundledVersions
 }
 
 /**
+ * `--repo` names a git repository (a working copy or a bare one): a typo is said as such, not as
+ * git failing to start or a ref that names no commit.
+ */
+async function requireRepository(dir: string): Promise<void> {
+  const st = await Deno.stat(dir).catch(() => undefined);
+  const refuse = (why: string) =>
+    new CairnError({ reason: "FileUnreadable", message: `--repo ${dir}: ${why}` });
+  if (!st?.isDirectory) throw refuse(st ? "not a directory" : "no such directory");
+  const out = await runGit(["rev-parse", "--git-dir"], { cwd: dir });
+  if (out.code !== 0) throw refuse("not a git repository");
+}
+
+/**
  * Runs a review of `head` against `base` in the repository at `repo`. The snapshot is the file
  * given, else the base commit's `catalogue/bundled-versions.yaml` (as the reconciler reads it:
  * from the side the reviewed branch cannot change), else none.
  */
 export async function runReview(o: ReviewRunOptions): Promise<BranchReview> {
+  await requireRepository(o.repo);
   const playbooks = await loadPlaybooks(o.playbooksDir);
   const tree = gitOpsTree(o.repo);
   const bundled = o.bundledFile

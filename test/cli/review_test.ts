@@ -117,3 +117,28 @@ Deno.test("cairn review: the base commit's catalogue/bundled-versions.yaml is th
   assertEquals(r.code, 0, r.stdout.slice(0, 2000));
   assertEquals(JSON.parse(r.stdout).bundled.name, "simulated-upstream");
 });
+
+Deno.test("cairn review: a --repo that is missing or not a repository is said so, before git runs", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const missing = await runCli([
+      "review",
+      "--repo",
+      join(dir, "nope"),
+      "--base",
+      "a",
+      "--head",
+      "b",
+    ]);
+    assertEquals(missing.code, 1);
+    assertEquals(
+      missing.stderr,
+      `FileUnreadable: --repo ${join(dir, "nope")}: no such directory\n`,
+    );
+    const plain = await runCli(["review", "--repo", dir, "--base", "a", "--head", "b"]);
+    assertEquals(plain.code, 1);
+    assertEquals(plain.stderr, `FileUnreadable: --repo ${dir}: not a git repository\n`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
