@@ -4,16 +4,31 @@
  * component report (`render_component.ts`) of what the run observed, with the component's
  * playbook; an end the executor could not observe (it threw) says so with its reasons. Pure.
  */
-import type { ComponentEnd } from "../domain/component/outcome.ts";
+import {
+  COMPONENT_END_EVENT,
+  type ComponentEnd,
+  type ComponentOutcome,
+} from "../domain/component/outcome.ts";
 import type { ComponentUpgradePlan } from "../domain/plan/schema.ts";
 import type { Playbook } from "../domain/playbook/schema.ts";
 import type { ExecutionFacts } from "../ports/reconcile.ts";
 import { codeSpan, escapeText } from "./escape.ts";
 import { renderComponentReport } from "./render_component.ts";
 
+/**
+ * What the run observed: the end it returned, else the end the journal holds from an earlier run
+ * (a restart reports it from the start, never RUNNING again).
+ */
+function observed(f: ExecutionFacts): ComponentOutcome | undefined {
+  if (f.end?.component) return f.end.component;
+  const e = f.history?.rolloutEvents?.find((x) => x.kind === COMPONENT_END_EVENT);
+  const o = e?.detail["outcome"];
+  return o && typeof o === "object" ? o as ComponentOutcome : undefined;
+}
+
 /** The outcome word of a ComponentUpgrade's execution report (the loop's log and commits). */
 export function componentOutcomeWord(f: ExecutionFacts): string {
-  const end: ComponentEnd | undefined = f.end?.component?.end;
+  const end: ComponentEnd | undefined = observed(f)?.end;
   if (end) return end;
   return f.end ? (f.end.state === "stopped" ? "stopped" : "halted") : "running";
 }
@@ -24,7 +39,7 @@ export function renderComponentExecution(
   plan: ComponentUpgradePlan,
   playbooks: readonly Playbook[],
 ): string {
-  const outcome = f.end?.component;
+  const outcome = observed(f);
   if (outcome) {
     const playbook = playbooks.find((p) => p.metadata.name === plan.spec.component);
     return renderComponentReport({

@@ -201,14 +201,18 @@ Deno.test("the reconcile loop binds, journals and observes a merged ComponentUpg
     assert((await w.journal.verifyChain()).ok);
     assertEquals(w.twin.kube.stats.mutating, 0, "cairn changed nothing in the cluster");
 
-    // A restart: the plan is bound again, and its journaled end reported, not observed again.
+    // A restart: the plan is bound again, and its journaled end reported, not observed again
+    // (and the report is the same document from the start: no RUNNING flap, no new commit).
+    const reportCommits = () => git(["--git-dir", w.bare, "rev-list", "--count", "cairn-reports"]);
+    const commits = await reportCommits();
     const again = await w.reconciler(stop.signal);
     await again.cycle();
     await again.settled();
     assertEquals(again.finished().map((x) => [x.plan, x.outcome]), [[PLAN, "completed"]]);
     const h2 = (await w.journal.planHistory(digest))!;
     assertEquals(h2.healthRounds.length, rounds, "no round ran again");
-    assertEquals(verdictOf(await w.report()), verdictOf(report));
+    assertEquals(await w.report(), report);
+    assertEquals(await reportCommits(), commits, "the same report is not committed again");
   } finally {
     stop.abort();
     await w.close();

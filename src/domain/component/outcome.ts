@@ -7,6 +7,9 @@ import type { DeliveryCheck, DeliveryReading, DeliveryState } from "./delivery.t
 import type { RoundOutcome } from "../health/round.ts";
 import type { Reason } from "../reasons.ts";
 
+/** The journal's rollout event that holds a ComponentUpgrade's observed end (`detail.outcome`). */
+export const COMPONENT_END_EVENT = "component-end";
+
 /** A part's judgement from a moment on (the report's observations). */
 export interface DeliveryObservation {
   readonly atMs: number;

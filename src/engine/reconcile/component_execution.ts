@@ -7,7 +7,7 @@
  * reports what was observed then instead of observing again a cluster that has moved on. A
  * refusal, an unreadable end or a stop is not an end: the next run checks and observes again.
  */
-import type { ComponentOutcome } from "../../domain/component/outcome.ts";
+import { COMPONENT_END_EVENT, type ComponentOutcome } from "../../domain/component/outcome.ts";
 import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
 import type { ReasonNote } from "../../domain/reasons.ts";
 import type { CommitHistory } from "../../ports/commit_history.ts";
@@ -19,8 +19,7 @@ import { controllerActor } from "../executor/observe.ts";
 import type { ExecuteOptions } from "../executor/run_plan.ts";
 import { ClusterEvidence } from "../health/cluster_evidence.ts";
 
-/** The journal event that holds a ComponentUpgrade's observed end. */
-export const COMPONENT_END_EVENT = "component-end";
+export { COMPONENT_END_EVENT };
 
 /** A bound ComponentUpgrade as the loop runs it. */
 export interface BoundComponent {
