@@ -24,6 +24,12 @@ fast (timestamps then run ahead of the real clock). --manual-time freezes it: ti
 through the control endpoint (POST /advance) or while a Talos stream is open, from the cluster
 description's startTime, as tests and rehearsals drive it.
 
+The cluster's Flux objects answer kubectl as on a Flux cluster (kubectl get ks,hr,gitrepo,ocirepo
+-A: AGE, READY, STATUS with the revision). To practise a GitOps delivery, have the twin's Flux
+deliver a merge: POST {"commit": "<40 hex>", "ociTags": {"NS/NAME": "TAG"}} to the control
+endpoint's /gitops/merge; the revision, the moved charts, the releases and what the charts render
+then change on the twin's clock.
+
 Options:
   --cluster FILE     cluster description (required)
   --state-dir DIR    where to write talosconfig, kubeconfig, certificates and twin.json
