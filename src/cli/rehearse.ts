@@ -4,7 +4,7 @@
  * leaves the journal behind for `cairn journal show`.
  */
 import { journalShown } from "./journal_common.ts";
-import { phaseOutput } from "./phase_output.ts";
+import { type PhaseOutput, phaseOutput } from "./phase_output.ts";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
@@ -77,7 +77,10 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     const { readPlanSignatures, readRehearsalPlan, rehearsalLog } = await import(
       "../app/rehearse_run.ts"
     );
-    const log = await rehearsalLog((l) => io.stderr(l));
+    // Once the display runs, log lines go through it: on a terminal above the status line, never
+    // glued to its end.
+    const display: { out?: PhaseOutput } = {};
+    const log = await rehearsalLog((l) => display.out ? display.out.log(l) : io.stderr(l));
     const planBytes = await readRehearsalPlan(planPath);
     const { parsePlan } = await import("../domain/plan/parse.ts");
     const parsed = await parsePlan(planBytes, { file: planPath });
@@ -146,7 +149,7 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     });
     try {
       // On a terminal a status line in the twin's (virtual) time; elsewhere a JSON line per phase.
-      const progress = await phaseOutput(io, r.clock);
+      const progress = display.out = await phaseOutput(io, r.clock);
       const out = await r.run({
         signal: io.signal,
         onPhase: (e) => progress.onPhase(e),

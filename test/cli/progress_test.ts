@@ -51,3 +51,34 @@ Deno.test("off a terminal each phase is one JSON line on stderr, with elapsed ti
     stderr,
   );
 });
+
+Deno.test("on a terminal a rehearsal's log lines go above the status line, never glued to it", async () => {
+  const out = await Deno.makeTempDir();
+  let stderr = "";
+  try {
+    const code = await dispatch(
+      ["rehearse", "plans/talos-v1.14.2.yaml", "--fault", "reboot-response-lost", "--out", out],
+      {
+        stdout: () => {},
+        stderr: (t) => void (stderr += t),
+        env: {},
+        cwd: ROOT,
+        color: false,
+        tty: true,
+        signal: new AbortController().signal,
+      },
+    );
+    assert(code === 1, stderr.slice(-500)); // the fault's expected halt
+    // The executor warns when the operation ends unresolved: a JSON log line of its own.
+    assert(stderr.includes('"msg":"operation unresolved"'), stderr.slice(-800));
+    const screen = stderr.replaceAll("\r\x1b[2K", "\n");
+    for (const m of screen.matchAll(/\{"time"/g)) {
+      assert(
+        screen[m.index! - 1] === "\n",
+        screen.slice(Math.max(0, m.index! - 120), m.index! + 40),
+      );
+    }
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});
