@@ -76,7 +76,13 @@ export function parseTalosconfig(text: string, file: string, contextName?: strin
   const raw = typeof contexts === "object" && contexts !== null
     ? (contexts as Record<string, unknown>)[name]
     : undefined;
-  if (typeof raw !== "object" || raw === null) throw invalid(file, `no context named '${name}'`);
+  if (typeof raw !== "object" || raw === null) {
+    // Context names are not secrets: listing them fixes a typo in one go.
+    const known = typeof contexts === "object" && contexts !== null
+      ? Object.keys(contexts).join(", ")
+      : "";
+    throw invalid(file, `no context named '${name}' (contexts: ${known || "none"})`);
+  }
   const ctx = raw as Record<string, unknown>;
   const endpoints = strings(ctx["endpoints"]);
   if (endpoints.length === 0 && typeof ctx["target"] === "string") endpoints.push(ctx["target"]);

@@ -40,7 +40,7 @@ Deno.test("normalizeKeyPem() leaves RSA, EC and PKCS#8 labels alone", () => {
 
 Deno.test("parseTalosconfig() refuses a missing context, endpoints or key with TalosconfigInvalid", () => {
   const cases: Array<[string, RegExp]> = [
-    [config(FULL, "staging"), /no context named 'staging'/],
+    [config(FULL, "staging"), /no context named 'staging' \(contexts: prod\)/],
     [config({ ...FULL, endpoints: [] }), /has no endpoints/],
     [config({ ...FULL, key: undefined }), /has no key/],
     [config({ ...FULL, ca: b64("not pem") }), /ca is not base64 of a PEM block/],
