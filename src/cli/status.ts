@@ -9,6 +9,7 @@ import { type Command, EXIT, OUTPUT_OPTION, printJson, wantsJson } from "./comma
 import { JOURNAL_HELP, JOURNAL_OPTION, openForReading } from "./journal_common.ts";
 import { nextWindow } from "../domain/ops/window.ts";
 import { safeParsePlan } from "../domain/plan/parse.ts";
+import { isOperatedPlan } from "../domain/plan/schema.ts";
 
 /** One operation in flight. */
 export interface RunningEntry {
@@ -207,7 +208,7 @@ async function clusterEntries(
         ? await safeParsePlan(new TextEncoder().encode(record.bytes), { file: p.name })
         : undefined;
       const plan = parsed?.ok ? parsed.parsed.plan : undefined;
-      if (plan?.kind === "TalosUpgrade" && plan.spec.windows) {
+      if (plan && isOperatedPlan(plan) && plan.spec.windows) {
         const w = nextWindow(plan.spec.windows, nowMs);
         nextWindows.push(
           w

@@ -9,7 +9,7 @@ import type { BranchReview } from "../domain/review/model.ts";
 import { renderReviewReport } from "./render_review.ts";
 import type { Playbook } from "../domain/playbook/schema.ts";
 import { componentOutcomeWord, renderComponentExecution } from "./component_execution.ts";
-import type { Plan } from "../domain/plan/schema.ts";
+import { isOperatedPlan, type Plan } from "../domain/plan/schema.ts";
 import { nextWindow } from "../domain/ops/window.ts";
 import type { OperatingPlan, WindowLine } from "./beside_section.ts";
 import { expectedStepMs } from "../domain/ops/expected_step.ts";
@@ -178,11 +178,12 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
   };
 }
 
-/** What a TalosUpgrade declares beside its steps, for the preview; undefined when nothing. */
+/** What a plan declares beside its steps, for the preview; undefined when nothing. */
 function operatingOf(plan: Plan | undefined, atMs: number): OperatingPlan | undefined {
-  if (plan?.kind !== "TalosUpgrade") return undefined;
+  if (!plan || !isOperatedPlan(plan)) return undefined;
   const s = plan.spec;
-  if (!s.windows && !s.breakpoints && !s.hooks && !s.expectedNoise) return undefined;
+  const noise = plan.kind === "TalosUpgrade" ? plan.spec.expectedNoise : undefined;
+  if (!s.windows && !s.breakpoints && !s.hooks && !noise) return undefined;
   const window = windowOf(plan, atMs);
   return {
     ...(window ? { window } : {}),
@@ -193,7 +194,7 @@ function operatingOf(plan: Plan | undefined, atMs: number): OperatingPlan | unde
       (h.pre ? `; pre: ${h.pre.command.join(" ")}` : "") +
       (h.post ? `; post: ${h.post.command.join(" ")}` : "")
     ),
-    noise: (s.expectedNoise ?? []).map((n) =>
+    noise: (noise ?? []).map((n) =>
       `${n.name}: ${
         n.matchers.map((m) => `${m.name}${m.isEqual ? "" : "!"}${m.isRegex ? "=~" : "="}${m.value}`)
           .join(", ")
@@ -204,7 +205,7 @@ function operatingOf(plan: Plan | undefined, atMs: number): OperatingPlan | unde
 
 /** The plan's maintenance window in force at `atMs`, or its next one (docs/operating.md). */
 function windowOf(plan: Plan | undefined, atMs: number): WindowLine | undefined {
-  if (plan?.kind !== "TalosUpgrade" || !plan.spec.windows) return undefined;
+  if (!plan || !isOperatedPlan(plan) || !plan.spec.windows) return undefined;
   const w = nextWindow(plan.spec.windows, atMs);
   if (!w) return { state: "none" };
   return {

@@ -23,6 +23,8 @@ import {
 import { MemoryLogger } from "./memory_logger.ts";
 import type { ExecutionObserver } from "../../src/engine/executor/deps.ts";
 import { ROOT } from "./twin_world.ts";
+import type { ExecuteOptions } from "../../src/engine/executor/run_plan.ts";
+import type { OperatingSettings } from "../../src/engine/operating/hold.ts";
 
 export const K8S_PLAN_PATH = join(ROOT, "plans/kubernetes-v1.36.0-talos-v1.13.9.yaml");
 
@@ -70,6 +72,10 @@ export async function k8sRollout(
     faults?: Fault[];
     edit?: (d: ClusterDescription) => void;
     planEdit?: (t: string) => string;
+    /** Overrides of the dispatch authority (the repository's files, signatures, trust root). */
+    authority?: Partial<ExecuteOptions["authority"]>;
+    /** Windows, continuations, the Alertmanager (docs/operating.md). */
+    operating?: OperatingSettings;
   } = {},
 ) {
   const twin = await k8sTwin({
@@ -107,7 +113,9 @@ export async function k8sRollout(
         signatures: "",
         requiredApprovals: 1,
         files: workingTreeBoundFiles(K8S_PLAN_PATH),
+        ...o.authority,
       },
+      ...(o.operating ? { operating: o.operating } : {}),
       ...inprocExecutionTiming(twin),
       log,
       owner: r.owner ?? "ctl_test",

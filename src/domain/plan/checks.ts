@@ -27,6 +27,7 @@ import type {
   ComponentUpgradePlan,
   ConfigApplyPlan,
   KubernetesUpgradePlan,
+  OperatedPlan,
   Plan,
   PlanNode,
   RecoveryAction,
@@ -198,14 +199,18 @@ function checkTalosUpgrade(plan: TalosUpgradePlan, ctx: CheckContext, out: Issue
 /**
  * A breakpoint stops the rollout after a node of the plan and before another one: after a node
  * the plan does not have, or after its last node, it would never hold anything (docs/operating.md).
+ * A KubernetesUpgrade's control plane is left again after its own components, before the kubelets,
+ * so there the last node is a stop point too when it is a control plane among other nodes.
  */
-function checkBreakpoints(plan: TalosUpgradePlan, out: Issues): void {
+function checkBreakpoints(plan: OperatedPlan, out: Issues): void {
   const names = plan.spec.nodes.map((n) => n.name);
   const seen = new Set<string>();
   (plan.spec.breakpoints ?? []).forEach((b, i) => {
     const at = [...SPEC, "breakpoints", i] as const;
     const where = names.indexOf(b.after);
-    if (where < 0 || where === names.length - 1) {
+    const leftAgain = plan.kind === "KubernetesUpgrade" && names.length > 1 &&
+      plan.spec.nodes[where]?.role === "controlplane";
+    if (where < 0 || (where === names.length - 1 && !leftAgain)) {
       out.push(issue(
         "BreakpointInvalid",
         where < 0
@@ -459,6 +464,7 @@ function checkKubernetesUpgrade(plan: KubernetesUpgradePlan, ctx: CheckContext, 
     }
   }
   // Kubernetes upgrades the control plane before kubelets (kubelet may not be newer).
+  checkBreakpoints(plan, out);
   commonRollout(spec, "controlPlanesFirst", out);
 }
 
@@ -477,6 +483,7 @@ function checkConfigApply(plan: ConfigApplyPlan, ctx: CheckContext, out: Issues)
       : `${misfit.message} (activation ${spec.activation})`;
     out.push(issue(misfit.reason, message, [...SPEC, "mode"]));
   }
+  checkBreakpoints(plan, out);
   commonRollout(spec, "workersFirst", out);
 }
 

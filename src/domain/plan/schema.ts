@@ -183,6 +183,28 @@ export const ExpectedNoise = z.strictObject({
   nodeLabel: z.string().min(1).max(200).default("node"),
 });
 
+/**
+ * What operates beside the steps of every executing kind (docs/operating.md): maintenance windows,
+ * the expected step duration they are fitted with, breakpoints and node hooks.
+ */
+const OperatingControls = {
+  /** Maintenance windows; absent: the cluster's default windows (none: always open). */
+  windows: z.array(MaintenanceWindow).min(1).max(16).optional(),
+  /**
+   * How long one step is expected to take, for the window fit (a step is committed only when this
+   * much of its window is left). Absent: the sum of the step's phase bounds.
+   */
+  expectedStepMinutes: z.number().int().positive().max(7 * 24 * 60).optional(),
+  /**
+   * Where the rollout stops after a node's step until a signed continuation for this plan digest
+   * and breakpoint arrives through git (docs/operating.md#breakpoints).
+   */
+  breakpoints: z.array(z.strictObject({ name: Name, after: z.string().min(1).max(253) }))
+    .max(64).optional(),
+  /** Jobs run before and after each node step (docs/operating.md#node-hooks). */
+  hooks: z.array(NodeHook).min(1).max(8).optional(),
+} as const;
+
 const Envelope = { apiVersion: z.literal(PLAN_API_VERSION), metadata: Metadata } as const;
 const Shared = {
   /** Release catalogue snapshot the checks used, bound by digest. */
@@ -214,21 +236,7 @@ export const TalosUpgradeSchema = z.strictObject({
       deadlines: TalosDeadlines,
     }),
     recovery: z.array(RecoveryAction).max(8),
-    /** Maintenance windows; absent: the cluster's default windows (none: always open). */
-    windows: z.array(MaintenanceWindow).min(1).max(16).optional(),
-    /**
-     * How long one node step is expected to take, for the window fit (a node is committed only
-     * when this much of its window is left). Absent: the sum of the step's phase bounds.
-     */
-    expectedStepMinutes: z.number().int().positive().max(7 * 24 * 60).optional(),
-    /**
-     * Where the rollout stops after a node's step until a signed continuation for this plan digest
-     * and breakpoint arrives through git (docs/operating.md#breakpoints).
-     */
-    breakpoints: z.array(z.strictObject({ name: Name, after: z.string().min(1).max(253) }))
-      .max(64).optional(),
-    /** Jobs run before and after each node step (docs/operating.md#node-hooks). */
-    hooks: z.array(NodeHook).min(1).max(8).optional(),
+    ...OperatingControls,
     /**
      * Alerts expected while a node's step runs (seed 004's known noise): silenced for that node
      * and that step only, as a lease (docs/operating.md#alert-veto-and-silences).
@@ -260,6 +268,7 @@ export const KubernetesUpgradeSchema = z.strictObject({
       deadlines: z.strictObject({ controlPlane: PhaseDeadline, kubelet: PhaseDeadline }),
     }),
     recovery: z.array(RecoveryAction).max(8),
+    ...OperatingControls,
   }),
 });
 
@@ -279,6 +288,7 @@ export const ConfigApplySchema = z.strictObject({
     rollout: Rollout,
     phases: z.strictObject({ deadlines: z.strictObject({ apply: PhaseDeadline }) }),
     recovery: z.array(RecoveryAction).max(8),
+    ...OperatingControls,
   }),
 });
 
@@ -354,6 +364,13 @@ export type TalosUpgradePlan = z.infer<typeof TalosUpgradeSchema>;
 export type KubernetesUpgradePlan = z.infer<typeof KubernetesUpgradeSchema>;
 export type ConfigApplyPlan = z.infer<typeof ConfigApplySchema>;
 export type ComponentUpgradePlan = z.infer<typeof ComponentUpgradeSchema>;
+/** The kinds that commit operations, and so take windows, breakpoints and node hooks. */
+export type OperatedPlan = TalosUpgradePlan | KubernetesUpgradePlan | ConfigApplyPlan;
+/** Whether a plan's kind commits operations (and so takes windows, breakpoints, hooks). */
+export function isOperatedPlan(plan: Plan): plan is OperatedPlan {
+  return plan.kind === "TalosUpgrade" || plan.kind === "KubernetesUpgrade" ||
+    plan.kind === "ConfigApply";
+}
 /** A schema-valid plan of any kind. */
 export type Plan = z.infer<typeof PlanSchema>;
 export type PlanNode = z.infer<typeof PlanNode>;

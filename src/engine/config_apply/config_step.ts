@@ -16,6 +16,7 @@ import { type Assessed, assessNode } from "./assess.ts";
 import type { ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf, stepKey } from "../executor/digests.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
+import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
 import {
@@ -101,6 +102,9 @@ export async function runConfigNode(
   if (!committed.ok) return committed.outcome;
   const s = committed.state;
   try {
+    // Pre hooks first, before anything is sent to the node; one that does not succeed holds it.
+    const hook = await startHooks(s);
+    if (hook) return { ...await haltUnresolved(s, hook.reason, hook.detail), classification };
     return { ...await applyAndActivate(s, bound, target, classification), classification };
   } catch (e) {
     if (deps.signal?.aborted) {
@@ -270,6 +274,12 @@ async function settle(
     await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
     settings = await read();
   }
+  // The post hooks the step owes run before it verifies; one that does not succeed holds it.
+  const owed = await postHooksBeforeVerifying(
+    s,
+    activationReading(storedHolds, settings) === "established",
+  );
+  if (owed) return { ...await haltUnresolved(s, owed.reason, owed.detail), settings };
   await transition(s, "verifying", "ConfigApplied", "every attempt accepted; reading activation");
   const post = await s.deps.health.round("post-gate", {
     target: { node: s.node, operationOwnedCordon: false },
@@ -344,6 +354,9 @@ async function notAccepted(
 ): Promise<ConfigNodeOutcome> {
   const why = `${phase}: ${responseClass}: ${detail}`;
   if (responseClass === "rejected-pre-mutation") {
+    // The post hooks the step owes run before it is classified (a hook's accepted Job create then
+    // keeps the operation from `rejected`: it stays unresolved below).
+    await s.postHooks?.run(false);
     // A validation refusal before any mutation: every attempt of the step was rejected.
     try {
       await transition(s, "rejected", "ConfigApplyRejected", why);

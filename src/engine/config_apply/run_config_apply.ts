@@ -8,6 +8,7 @@
 import { parse } from "yaml";
 import type { ConfigValue } from "../../domain/config_apply/config_diff.ts";
 import { CairnError } from "../../domain/errors.ts";
+import { hookAttempts } from "../../domain/ops/hook_attempts.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { ConfigApplyPlan } from "../../domain/plan/schema.ts";
@@ -78,8 +79,8 @@ export async function bindConfigApply(
     signatures: o.signatures,
     firstSeenCommit: o.firstSeenCommit,
     expiresAtMs: Date.parse(plan.metadata.expires),
-    // Apply and reboot per node, plus the plan's retry allowance for reads.
-    maxAttempts: 2 + plan.spec.retry.maxAttempts,
+    // Apply and reboot per node, its node hooks' Job creates, plus the plan's retry allowance.
+    maxAttempts: 2 + hookAttempts(plan) + plan.spec.retry.maxAttempts,
     maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
     steps: await configStepBindings(plan),
     nowMs: o.nowMs,

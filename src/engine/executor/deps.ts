@@ -12,6 +12,7 @@ import type { Plan, TalosUpgradePlan } from "../../domain/plan/schema.ts";
 import type { DispatchAuthority } from "./dispatch_gate.ts";
 import type { MachineIdentity } from "../../domain/machine_identity.ts";
 import type { OperatingSettings } from "../operating/hold.ts";
+import type { OwedPostHooks } from "./step_hooks.ts";
 
 /** Purposes of a health round, as the journal records them. */
 export type RoundPurpose = "gate" | "verify" | "post-gate" | "preview";
@@ -136,4 +137,9 @@ export interface StepState<P extends Plan = TalosUpgradePlan> {
   readonly step: string;
   operationId: string;
   token: OwnerToken;
+  /**
+   * The post hooks the step owes once its pre hooks were attempted (`step_hooks.ts`), for the kinds
+   * that classify where they halt (KubernetesUpgrade, ConfigApply); run before the classification.
+   */
+  postHooks?: OwedPostHooks;
 }

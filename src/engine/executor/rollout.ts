@@ -1,7 +1,6 @@
 import type { BoundPlan, ExecutorDeps } from "./deps.ts";
 import { stepKey } from "./digests.ts";
 import { runNodeStep } from "./node_step.ts";
-import { waitForCommitment } from "../operating/hold.ts";
 import { runSteps, type StepsOutcome } from "./step_loop.ts";
 
 export { takeOverStale } from "./step_loop.ts";
@@ -11,14 +10,12 @@ export type RolloutOutcome = StepsOutcome;
 
 /**
  * Runs a TalosUpgrade plan node by node in plan order (workers first, control planes last, one
- * at a time) through the shared step loop (`step_loop.ts`: takeover, resume is not rerun, the
+ * at a time) through the shared step loop (`step_loop.ts`: takeover, resume is not rerun, the operating hold before each commitment, the
  * first node that does not complete stops the rollout).
  */
 export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<RolloutOutcome> {
   return await runSteps(deps, bound, {
     steps: bound.plan.spec.nodes.map((node) => ({ key: stepKey(node.name), node })),
-    // A closed window, a freeze or a breakpoint holds the commitment; nothing is sent meanwhile.
-    beforeCommitment: (step, index) => waitForCommitment(deps, bound, step.node, index),
     run: (step) => runNodeStep(deps, bound, step.node),
   });
 }

@@ -13,7 +13,6 @@ import type {
   KubernetesUpgradePlan,
   TalosUpgradePlan,
 } from "../../domain/plan/schema.ts";
-import type { Alertmanager } from "../../ports/alertmanager.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import type { Actor, Journal } from "../../ports/journal.ts";
@@ -30,15 +29,19 @@ import { authorizeRollout, type DispatchAuthority, type DispatchStop } from "./d
 import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "./deps.ts";
 import { stepBindings } from "./digests.ts";
 import { journalHealthGate } from "./health_gate.ts";
+import { hookAttempts } from "../../domain/ops/hook_attempts.ts";
 import { type RolloutOutcome, runRollout } from "./rollout.ts";
 import type { OperatingSettings } from "../operating/hold.ts";
 
 /** Pre-dispatch evidence older than this never authorises an attempt. */
 export const MAX_EVIDENCE_AGE_MS = 5 * 60_000;
 
-/** Attempts one node step needs per hop (pull, install, reboot) plus cordon, drain, uncordon. */
+/**
+ * Attempts one node step needs per hop (pull, install, reboot) plus cordon, drain, uncordon, and
+ * its node hooks' Job creates.
+ */
 function attemptBudget(plan: TalosUpgradePlan): number {
-  return plan.spec.hops.length * 3 + 3 + plan.spec.retry.maxAttempts;
+  return plan.spec.hops.length * 3 + 3 + hookAttempts(plan) + plan.spec.retry.maxAttempts;
 }
 
 /** Refuses plan kinds the executor does not run. */
@@ -229,17 +232,14 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
     });
     return stoppedBeforeStart(o.bound.plan, pre.stop);
   }
-  const { deps: base, evidence } = await executionDeps(
-    o,
-    o.bound.plan,
-    { policy: pre.policy, authority },
-    o.operating?.alertmanager,
-  );
+  const { deps: base, evidence } = await executionDeps(o, o.bound.plan, {
+    policy: pre.policy,
+    authority,
+  });
   const deps: ExecutorDeps = {
     ...base,
     ...(o.drainWake ? { drainWake: o.drainWake } : {}),
     ...(o.selfHosting ? { selfHosting: o.selfHosting } : {}),
-    ...(o.operating ? { operating: o.operating } : {}),
   };
   try {
     return await runRollout(o.variant ? o.variant(deps) : deps, o.bound);
@@ -250,8 +250,10 @@ export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
 
 /**
  * What every plan kind's executor runs on once the dispatch check passed: fresh cluster evidence
- * over the plan's nodes (Talos read at their declared addresses), health rounds judged by the
- * bound policy and recorded, and the ports. The caller stops `evidence` when the run ends.
+ * over the plan's nodes (Talos read at their declared addresses, the cluster's Alertmanager for a
+ * policy's vetoing alert bindings), health rounds judged by the bound policy and recorded, the
+ * operating settings (default windows, continuations) and the ports. The caller stops `evidence`
+ * when the run ends.
  */
 export async function executionDeps(
   o: Omit<ExecuteOptions, "bound">,
@@ -262,7 +264,6 @@ export async function executionDeps(
     };
   },
   authorized: { readonly policy: HealthPolicy; readonly authority: DispatchAuthority },
-  alertmanager?: Alertmanager,
 ): Promise<{ readonly deps: ExecutorDeps; readonly evidence: { stop(): void } }> {
   const { ClusterEvidence } = await import("../health/cluster_evidence.ts");
   const evidence = new ClusterEvidence(
@@ -270,7 +271,8 @@ export async function executionDeps(
     o.cluster.talos,
     o.clock,
     new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
-    alertmanager,
+    // Without it an alert binding is unreadable, never a pass (docs/operating.md).
+    o.operating?.alertmanager,
   );
   const health = journalHealthGate({
     clock: o.clock,
@@ -295,6 +297,7 @@ export async function executionDeps(
     pollIntervalMs: o.pollIntervalMs,
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
+    ...(o.operating ? { operating: o.operating } : {}),
   };
   return { deps, evidence };
 }

@@ -1,14 +1,18 @@
 /**
  * The step loop every executing kind shares: resume is not rerun. At start every live operation of
  * the plan owned by another controller instance is taken over (its in-flight work becomes
- * `unresolved`); then the plan's steps run in order, one at a time. A step whose operation already
+ * `unresolved`); then the plan's steps run in order, one at a time, each new commitment waiting
+ * first for the operating hold (a freeze, a breakpoint, a maintenance window without room for the
+ * step: `engine/operating/hold.ts`). A step whose operation already
  * completed is skipped; a step with any other operation holds the rollout (it is recovery's, never
  * re-executed from the top); the first step that does not complete stops the rollout, because
  * progression needs every mutation accounted and the post-gate passing. A stop request ends the
  * loop cleanly between steps.
  */
 import { isTerminal, type RolloutEnd } from "../../domain/operation.ts";
-import type { ExecutorDeps } from "./deps.ts";
+import type { OperatedPlan } from "../../domain/plan/schema.ts";
+import { waitForCommitment } from "../operating/hold.ts";
+import type { BoundPlan, ExecutorDeps } from "./deps.ts";
 import { controllerActor } from "./observe.ts";
 import type { StepTarget } from "./commit_step.ts";
 import type { NodeOutcome } from "./step_outcome.ts";
@@ -33,8 +37,6 @@ export interface StepLoop<S extends PlannedStep, O extends NodeOutcome> {
   readonly steps: readonly S[];
   /** Names a step in the detail of an operation found already there (the component). */
   readonly label?: (step: S) => string;
-  /** Before each new commitment: `stopped` ends the rollout cleanly (nothing committed). */
-  readonly beforeCommitment?: (step: S, index: number) => Promise<"admitted" | "stopped">;
   /** Runs one step from its gate to its classification. */
   readonly run: (step: S, index: number) => Promise<O>;
 }
@@ -42,7 +44,7 @@ export interface StepLoop<S extends PlannedStep, O extends NodeOutcome> {
 /** Runs the steps; see the module comment. */
 export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
   deps: ExecutorDeps,
-  bound: { readonly digest: string },
+  bound: BoundPlan<OperatedPlan>,
   loop: StepLoop<S, O>,
 ): Promise<StepsOutcome<O>> {
   await takeOverStale(deps, bound);
@@ -75,7 +77,9 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
       if (existing.state === "completed") continue;
       return { state: "halted", nodes };
     }
-    if (loop.beforeCommitment && await loop.beforeCommitment(step, index) === "stopped") {
+    // A closed window, a freeze or a breakpoint holds the commitment; nothing is sent meanwhile.
+    const previous = index === 0 ? undefined : loop.steps[index - 1]!.node.name;
+    if (await waitForCommitment(deps, bound, step.node, previous) === "stopped") {
       return { state: "stopped", nodes };
     }
     // The node hosts this replica: hand over before its step (no commitment, no cordon yet).

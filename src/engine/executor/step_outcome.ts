@@ -75,13 +75,16 @@ export function notCommitted(
 
 /**
  * A committed step that halted without a terminal reading: its operation, while still in flight,
- * is recorded `unresolved` (the scope stays held for recovery); nothing is retried here.
+ * is recorded `unresolved` (the scope stays held for recovery); nothing is retried here. The post
+ * hooks the step owes run first, while the journal still admits their Job creates; the step's own
+ * halt stays its reason whatever they do (a failing one is recorded as its phase fact).
  */
 export async function haltUnresolved(
   s: StepState<Plan>,
   reason: Reason,
   detail: string,
 ): Promise<NodeOutcome> {
+  await s.postHooks?.run(false);
   const op = await s.deps.journal.getOperation(s.operationId);
   if (op && (op.state === "committed" || op.state === "sending" || op.state === "verifying")) {
     await transition(s, "unresolved", reason, detail);

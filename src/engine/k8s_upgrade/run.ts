@@ -6,6 +6,7 @@
  * Pure orchestration over ports, like `engine/executor/run_plan.ts` for a TalosUpgrade.
  */
 import { CairnError } from "../../domain/errors.ts";
+import { hookAttempts } from "../../domain/ops/hook_attempts.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { KubernetesUpgradePlan } from "../../domain/plan/schema.ts";
 import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
@@ -73,8 +74,9 @@ export async function bindKubernetesUpgrade(
     signatures: o.signatures,
     firstSeenCommit: o.firstSeenCommit,
     expiresAtMs: Date.parse(plan.metadata.expires),
-    // Pull and configuration change per operation, plus the plan's retry allowance for reads.
-    maxAttempts: 2 + plan.spec.retry.maxAttempts,
+    // Pull and configuration change per operation, its node hooks' Job creates, plus the plan's
+    // retry allowance for reads.
+    maxAttempts: 2 + hookAttempts(plan) + plan.spec.retry.maxAttempts,
     maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
     steps: await kubernetesStepBindings(plan),
     nowMs: o.nowMs,

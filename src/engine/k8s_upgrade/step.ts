@@ -22,6 +22,7 @@ import type { Reason } from "../../domain/reasons.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
+import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
 import {
@@ -168,6 +169,9 @@ export async function runComponentStep(
   if (!committed.ok) return committed.outcome;
   const s = committed.state;
   try {
+    // Pre hooks first, before anything is sent to the node; one that does not succeed holds it.
+    const hook = await startHooks(s);
+    if (hook) return await haltUnresolved(s, hook.reason, hook.detail);
     return await upgrade(s, component, retag(image, plan.spec.to));
   } catch (e) {
     if (deps.signal?.aborted) {
@@ -466,6 +470,12 @@ async function settle(
     detail: { component, summary: r.summary, reading: r.reading },
     nowMs: s.deps.clock.now(),
   });
+  // The post hooks the step owes run before it verifies; one that does not succeed holds it.
+  const owed = await postHooksBeforeVerifying(
+    s,
+    componentReading(component, r, plan.spec.to) === "established",
+  );
+  if (owed) return await haltUnresolved(s, owed.reason, owed.detail);
   await transition(
     s,
     "verifying",

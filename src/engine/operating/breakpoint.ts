@@ -10,7 +10,7 @@ import {
   continuationPath,
   continuationText,
 } from "../../domain/ops/continuation.ts";
-import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { OperatedPlan, Plan } from "../../domain/plan/schema.ts";
 import { evaluatePolicy } from "../../domain/trust/policy.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { Clock } from "../../ports/clock.ts";
@@ -35,14 +35,24 @@ export type ContinuationCheck =
 
 /** Checks one breakpoint's continuation. */
 export interface BreakpointGate {
-  check(bound: BoundPlan, breakpoint: string): Promise<ContinuationCheck>;
+  check(bound: BoundPlan<Plan>, breakpoint: string): Promise<ContinuationCheck>;
 }
 
-/** The breakpoint between the plan's node at `index - 1` and the one at `index`, if any. */
-export function breakpointBefore(plan: TalosUpgradePlan, index: number): Breakpoint | undefined {
-  if (index === 0) return undefined;
-  const prev = plan.spec.nodes[index - 1]!.name;
-  return (plan.spec.breakpoints ?? []).find((b) => b.after === prev);
+/**
+ * The breakpoint between the step before (on node `previous`) and the next one (on `node`), if
+ * any: a breakpoint after a node stands before every step on another node that follows a step on
+ * it. A TalosUpgrade or ConfigApply has one step per node, so that is the next node; a
+ * KubernetesUpgrade, several steps per control plane, holds the first time the rollout leaves the
+ * node (after its kube-apiserver), and its signed continuation, once there, lets every later
+ * crossing pass.
+ */
+export function breakpointBefore(
+  plan: OperatedPlan,
+  previous: string | undefined,
+  node: string,
+): Breakpoint | undefined {
+  if (previous === undefined || previous === node) return undefined;
+  return (plan.spec.breakpoints ?? []).find((b) => b.after === previous);
 }
 
 /** Continuations read from the repository and verified under the trust root, at each check. */

@@ -9,7 +9,7 @@
  * Only commitments are held. A node step already committed is never interrupted by a window
  * closing or a freeze: it finishes, or halts and is classified by the recovery rules.
  */
-import type { PlanNode } from "../../domain/plan/schema.ts";
+import type { OperatedPlan, PlanNode } from "../../domain/plan/schema.ts";
 import type { Alertmanager } from "../../ports/alertmanager.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import { admitCommitment, type WindowSpec } from "../../domain/ops/window.ts";
@@ -45,17 +45,21 @@ const NO_WINDOW_RETRY_MS = 3_600_000;
 
 /** The windows that govern a plan: its own, else the cluster's default, else none. */
 export function governingWindows(
-  bound: BoundPlan,
+  bound: BoundPlan<OperatedPlan>,
   settings: OperatingSettings | undefined,
 ): readonly WindowSpec[] {
   return bound.plan.spec.windows ?? settings?.defaultWindows ?? [];
 }
 
-/** The first reason the commitment of `node` (at plan position `index`) must wait, if any. */
+/**
+ * The first reason the commitment of a step on `node` must wait, if any; `previous` is the node of
+ * the plan's step before it (undefined for the first step).
+ */
 export async function holdReason(
   deps: ExecutorDeps,
-  bound: BoundPlan,
-  index: number,
+  bound: BoundPlan<OperatedPlan>,
+  previous: string | undefined,
+  node: string,
 ): Promise<Hold | undefined> {
   const cluster = bound.plan.metadata.cluster;
   const freeze = await deps.journal.clusterFreeze(cluster);
@@ -66,7 +70,7 @@ export async function holdReason(
       facts: { frozenBy: freeze.actor, frozenAtMs: freeze.atMs, why: freeze.reason },
     };
   }
-  const bp = breakpointBefore(bound.plan, index);
+  const bp = breakpointBefore(bound.plan, previous, node);
   if (bp) {
     const gate = deps.operating?.continuations ?? signedContinuations(deps.authority.ports);
     const c = await gate.check(bound, bp.name);
@@ -104,19 +108,20 @@ export async function holdReason(
 }
 
 /**
- * Waits until nothing holds the commitment of the plan's node at `index`. Returns `stopped` when
- * the controller is asked to stop meanwhile (nothing was committed).
+ * Waits until nothing holds the commitment of a step on `node` (`previous`: the node of the step
+ * before). Returns `stopped` when the controller is asked to stop meanwhile (nothing was
+ * committed).
  */
 export async function waitForCommitment(
   deps: ExecutorDeps,
-  bound: BoundPlan,
-  node: PlanNode,
-  index: number,
+  bound: BoundPlan<OperatedPlan>,
+  node: Pick<PlanNode, "name">,
+  previous: string | undefined,
 ): Promise<"admitted" | "stopped"> {
   let held: { readonly key: string; readonly reason: string } | undefined;
   while (true) {
     if (deps.signal?.aborted) return "stopped";
-    const h = await holdReason(deps, bound, index);
+    const h = await holdReason(deps, bound, previous, node.name);
     if (!h) {
       if (held !== undefined) await record(deps, bound, node, "resume", { after: held.reason });
       return "admitted";
@@ -143,8 +148,8 @@ export async function waitForCommitment(
 
 async function record(
   deps: ExecutorDeps,
-  bound: BoundPlan,
-  node: PlanNode,
+  bound: BoundPlan<OperatedPlan>,
+  node: Pick<PlanNode, "name">,
   kind: "hold" | "resume",
   detail: Record<string, unknown>,
 ): Promise<void> {

@@ -12,9 +12,9 @@
  * attempt of the step lost its response and left it unresolved, so nothing more may be sent),
  * the post hook is recorded as not sent and left to recovery, never sent around the journal.
  */
-import type { NodeHook } from "../../domain/plan/schema.ts";
+import type { NodeHook, OperatedPlan } from "../../domain/plan/schema.ts";
 import type { KubeObject, KubeResourceRef } from "../../ports/kube.ts";
-import type { StepState } from "../executor/deps.ts";
+import type { StepState as AnyStepState } from "../executor/deps.ts";
 import { requestDigest } from "../executor/digests.ts";
 import { type Halt, unresolved } from "../executor/halt.ts";
 import { errorText, mutate, type Sent } from "../executor/mutation.ts";
@@ -39,6 +39,9 @@ export interface HookRun {
   readonly job: string;
   readonly detail: string;
 }
+
+/** The step of any kind that takes node hooks. */
+type StepState = AnyStepState<OperatedPlan>;
 
 /** One create's transport bound: a POST is small; the Job's own run has `timeoutSeconds`. */
 const CREATE_TRANSPORT_SECONDS = 30;

@@ -4,6 +4,7 @@ import { parseCatalogue } from "../../../src/domain/catalogue.ts";
 import { checkPlan } from "../../../src/domain/plan/checks.ts";
 import { buildTalosUpgradePlanYaml } from "../../../src/domain/plan/example.ts";
 import { located, safeParsePlan } from "../../../src/domain/plan/parse.ts";
+import { expectedStepMs } from "../../../src/domain/ops/expected_step.ts";
 
 const enc = new TextEncoder();
 const catBytes = await Deno.readFile(new URL("../../../catalogue/talos.yaml", import.meta.url));
@@ -38,4 +39,55 @@ Deno.test("a breakpoint after a node the plan lacks, or after its last node, is 
     "Breakpoint stray follows nobody, which is not a node of this plan",
     `Breakpoint last follows the last node ${names.at(-1)}: nothing would wait for it`,
   ]);
+});
+
+async function shipped(path: string, extra: string) {
+  const text = await Deno.readTextFile(new URL(`../../../${path}`, import.meta.url));
+  const p = await safeParsePlan(enc.encode(text + extra), { file: path });
+  assert(p.ok, JSON.stringify(!p.ok && p.problems));
+  return p.parsed;
+}
+
+Deno.test("a KubernetesUpgrade's or ConfigApply's breakpoints are checked as a TalosUpgrade's are", async () => {
+  const breakpoints = (after: string[]) =>
+    "  breakpoints:\n" + after.map((a, i) => `    - name: b${i}\n      after: ${a}\n`).join("");
+  const config = await shipped(
+    "plans/config-apply-ntp.yaml",
+    breakpoints(["worker-1", "nobody", "cp-1"]),
+  );
+  const issues = (p: typeof config) =>
+    located(p.source, checkPlan(p.plan, { nowMs: 0, catalogue }))
+      .filter((i) => i.reason === "BreakpointInvalid").map((i) => i.message);
+  assertEquals(issues(config), [
+    "Breakpoint b1 follows nobody, which is not a node of this plan",
+    "Breakpoint b2 follows the last node cp-1: nothing would wait for it",
+  ]);
+  // A KubernetesUpgrade leaves a control plane again after its own components, so a breakpoint
+  // after a last control plane holds something; after a last worker it would not.
+  const k8s = await shipped(
+    "plans/kubernetes-v1.36.0-talos-v1.13.9.yaml",
+    breakpoints(["cp-1", "nobody", "worker-4"]),
+  );
+  assertEquals(issues(k8s), [
+    "Breakpoint b1 follows nobody, which is not a node of this plan",
+    "Breakpoint b2 follows the last node worker-4: nothing would wait for it",
+  ]);
+});
+
+Deno.test("the expected step of a KubernetesUpgrade or ConfigApply is the sum of its phase bounds unless stated", async () => {
+  const k8s = await shipped("plans/kubernetes-v1.36.0-talos-v1.13.9.yaml", "");
+  assert(k8s.plan.kind === "KubernetesUpgrade");
+  // Pull, configuration change and observation, each within the longer (900 s) component bound.
+  assertEquals(expectedStepMs(k8s.plan), 3 * 900_000);
+  const ntp = await shipped("plans/config-apply-ntp.yaml", "");
+  assert(ntp.plan.kind === "ConfigApply");
+  // Apply and activation read, 300 s each; a change that needs a reboot adds the reboot and boot.
+  assertEquals(expectedStepMs(ntp.plan), 2 * 300_000);
+  assertEquals(
+    expectedStepMs({ ...ntp.plan, spec: { ...ntp.plan.spec, activation: "explicitActivation" } }),
+    4 * 300_000,
+  );
+  const stated = await shipped("plans/config-apply-ntp.yaml", "  expectedStepMinutes: 7\n");
+  assert(stated.plan.kind === "ConfigApply");
+  assertEquals(expectedStepMs(stated.plan), 7 * 60_000);
 });
