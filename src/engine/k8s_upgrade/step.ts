@@ -471,10 +471,7 @@ async function settle(
     nowMs: s.deps.clock.now(),
   });
   // The post hooks the step owes run before it verifies; one that does not succeed holds it.
-  const owed = await postHooksBeforeVerifying(
-    s,
-    componentReading(component, r, plan.spec.to) === "established",
-  );
+  const owed = await postHooksBeforeVerifying(s, r.reading === "established");
   if (owed) return await haltUnresolved(s, owed.reason, owed.detail);
   await transition(
     s,
