@@ -66,7 +66,7 @@ export interface OwedHookEntry {
   readonly planDigest: string;
   readonly machine: string;
   readonly hook: string;
-  /** `owed`: not sent yet; `claimed`: sent once, its outcome not recorded. */
+  /** `owed`: not sent yet; `claimed`: admitted once, maybe sent, no outcome recorded. */
   readonly state: "owed" | "claimed";
   readonly sinceMs: number;
 }
@@ -278,7 +278,8 @@ export function statusText(r: StatusReport): string {
             "else on the machine"
           : `  ${h.operationId}  ${safe(h.machine)}  ${plan(h)}: post hook ${
             safe(h.hook)
-          } sent at ${iso(h.sinceMs)}, its outcome not recorded; never sent again`,
+          } claimed at ${iso(h.sinceMs)}: its Job may have been created, no outcome is ` +
+            "recorded; it is never sent again (check the Job)",
       );
     }
   }

@@ -243,7 +243,7 @@ export interface HookObligationEntry {
   readonly operationId: string;
   readonly node: string;
   readonly hook: string;
-  readonly state: "pending" | "void" | "owed" | "claimed" | "discharged" | "sent-in-step";
+  readonly state: "owed" | "claimed" | "discharged" | "sent-in-step";
   readonly owedAtMs: number;
   readonly namespace: string;
   readonly job: Readonly<Record<string, unknown>>;

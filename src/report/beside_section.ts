@@ -154,8 +154,9 @@ export function hookRows(h: PlanHistory | undefined): HookRow[] {
         stage: "post (owed)",
         hook: o.hook,
         job: o.jobRef ?? "",
-        outcome: o.outcome ?? "sent, outcome not recorded",
-        detail: o.detail ?? `claimed by ${o.claimedBy ?? "?"}; never sent again`,
+        outcome: o.outcome ?? "claimed, no outcome recorded",
+        detail: o.detail ??
+          `claimed by ${o.claimedBy ?? "?"}: its Job may have been created; never sent again`,
       });
     }
   }

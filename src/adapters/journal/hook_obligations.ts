@@ -5,9 +5,8 @@
  * of both stages), so no crash between the pre hook's send and the post hook's loses it. What it
  * has become is derived, never stored twice:
  *
+ * - nothing, while no pre hook attempt (its request digest) is in the journal: nothing to undo;
  * - `sent-in-step`: the step's own post hook attempt (its request digest) is in the journal;
- * - `pending`: no pre hook attempt yet, the operation still live (nothing is owed yet);
- * - `void`: the operation ended and its pre hook was never attempted (nothing to undo);
  * - `owed`: the pre hook was attempted and the post hook was not; it blocks the machine's next
  *   commitment (comparison 4, `hook-owed`) and is sent once the operation is terminal;
  * - `claimed`: a controller was admitted to send it (`hook-claimed`, at most one ever) and its
@@ -128,15 +127,19 @@ export async function hookDischargeTx(ctx: Ctx, input: HookDischargeInput): Prom
   });
 }
 
-/** The post hooks still owed on a machine (they refuse its next commitment). */
+/**
+ * The post hooks still owed on a machine (they refuse its next commitment). Only operations with a
+ * pre hook attempt can owe one: found through the operations and attempts tables (small, indexed
+ * by operation), so a commitment on a plan without hooks reads no event at all.
+ */
 export async function owedOnMachine(tx: Tx, machine: string): Promise<HookObligationEntry[]> {
-  const owedOps = await tx.selectFrom("events").select("operation_id").where(
-    "kind",
-    "=",
-    "hook-owed",
-  )
-    .where("machine", "=", machine).execute();
-  const ids = [...new Set(owedOps.map((r) => r.operation_id).filter((x): x is string => !!x))];
+  const rows = await tx.selectFrom("attempts")
+    .innerJoin("operations", "operations.id", "attempts.operation_id")
+    .select("attempts.operation_id as id")
+    .where("operations.machine", "=", machine)
+    .where("attempts.phase", "=", "pre-hook")
+    .execute();
+  const ids = [...new Set(rows.map((r) => r.id))];
   if (ids.length === 0) return [];
   return (await obligationsOf(tx, ids)).filter((o) => o.state === "owed");
 }
@@ -147,12 +150,16 @@ export async function obligationsOf(
   operationIds: readonly string[],
 ): Promise<HookObligationEntry[]> {
   if (operationIds.length === 0) return [];
+  // Nothing is owed without a pre hook attempt: the attempts (indexed by operation) answer that
+  // before any event is read, so reports of plans without hooks pay nothing here.
+  const attempts = await tx.selectFrom("attempts")
+    .select(["operation_id", "request_digest", "phase"])
+    .where("operation_id", "in", [...operationIds]).execute();
+  if (!attempts.some((a) => a.phase === "pre-hook")) return [];
   const events = await eventsOf(tx, operationIds);
   if (!events.some((e) => e.kind === "hook-owed")) return [];
   const ops = await tx.selectFrom("operations").select(["id", "state", "machine"])
     .where("id", "in", [...operationIds]).execute();
-  const attempts = await tx.selectFrom("attempts").select(["operation_id", "request_digest"])
-    .where("operation_id", "in", [...operationIds]).execute();
   const out: HookObligationEntry[] = [];
   for (const e of events) {
     if (e.kind !== "hook-owed") continue;
@@ -169,14 +176,14 @@ export async function obligationsOf(
     const claim = later.find((x) => x.kind === "hook-claimed");
     const discharge = later.find((x) => x.kind === "hook-discharged");
     const db = discharge ? parse(discharge) : {};
+    // No pre hook attempt: nothing to undo (yet, or ever once the operation has ended).
+    if (!digests.has(String(b["preRequestDigest"]))) continue;
     const state: HookObligationEntry["state"] = digests.has(String(b["postRequestDigest"]))
       ? "sent-in-step"
       : discharge
       ? "discharged"
       : claim
       ? "claimed"
-      : !digests.has(String(b["preRequestDigest"]))
-      ? (isTerminal(op.state as OperationState) ? "void" : "pending")
       : "owed";
     out.push({
       operationId: op.id,

@@ -10,7 +10,9 @@
  * happened in between, so `ceph osd unset noout` follows `set noout` even when the step halts. It
  * runs through the same mutation path: if the journal no longer admits an attempt (an earlier
  * attempt of the step lost its response and left it unresolved, so nothing more may be sent),
- * the post hook is recorded as not sent and left to recovery, never sent around the journal.
+ * the post hook is recorded as not sent, never sent around the journal. It is not lost: it was
+ * recorded as owed before the pre hook's attempt, and `owed_hooks.ts` sends it once the operation
+ * is settled (docs/operating.md#owed-post-hooks).
  */
 import type { NodeHook, OperatedPlan } from "../../domain/plan/schema.ts";
 import type { KubeObject, KubeResourceRef } from "../../ports/kube.ts";
