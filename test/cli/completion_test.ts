@@ -148,18 +148,28 @@ Deno.test("in a real zsh, <TAB> completes commands, subcommands, flags and a fla
     await Deno.writeTextFile(`${dir}/only-catalogue.yaml`, "");
     const zsh = zshOnTerminal(dir);
     try {
-      // READ""Y: the echoed command line does not match, only the command's output does.
+      // READ""Y: the echoed command line does not match, only the command's output does. ^T
+      // shows the line editor's buffer as one message, however the terminal redraws the line.
       await zsh.type(
-        "PS1='> '; autoload -U compinit && compinit -u -D; source ./cairn.zsh; print READ\"\"Y\n",
+        "PS1='> '; autoload -U compinit && compinit -u -D; source ./cairn.zsh; " +
+          'show-buffer() { zle -M "BUF<$BUFFER>" }; zle -N show-buffer; ' +
+          "bindkey '^T' show-buffer; print READ\"\"Y\n",
         /READY/,
       );
       const kill = "\x15"; // ^U: the line editor's kill-whole-line, between tries
-      await zsh.type("cairn pl\t", /cairn plan/);
-      await zsh.type(`${kill}cairn plan ch\t`, /cairn plan check/);
-      await zsh.type(`${kill}cairn sim serve --sp\t`, /--speed/);
-      await zsh.type(`${kill}cairn help plan ve\t`, /help plan verify/);
+      const complete = (typed: string) => zsh.type(`${kill}${typed}\t\x14`, /BUF<[^>]*>/);
+      const buffer = async (typed: string) => /BUF<([^>]*)>/.exec(await complete(typed))![1];
+      assertEquals(await buffer("cairn pl"), "cairn plan ");
+      assertEquals(await buffer("cairn plan ch"), "cairn plan check ");
+      assertEquals(await buffer("cairn sim serve --sp"), "cairn sim serve --speed ");
+      assertEquals(await buffer("cairn help plan ve"), "cairn help plan verify ");
       // The word after a value-taking flag is a file, as with bash's `-o default`.
-      await zsh.type(`${kill}cairn plan check --catalogue only\t`, /only-catalogue\.yaml/);
+      assertEquals(
+        await buffer("cairn plan check --catalogue only"),
+        "cairn plan check --catalogue only-catalogue.yaml ",
+      );
+      // A flag of another command is not offered: the word stays as typed.
+      assertEquals(await buffer("cairn plan check --sp"), "cairn plan check --sp");
     } finally {
       await zsh.close();
     }
