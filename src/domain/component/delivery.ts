@@ -33,6 +33,11 @@ export interface FluxObjectReading {
   /** HelmRelease `lastAttemptedRevision` / Kustomization `lastAppliedRevision`. */
   readonly lastRevision?: string;
   /**
+   * Kustomization `lastAppliedRevision` alone: what was applied (an attempted revision that did
+   * not apply is never a delivery).
+   */
+  readonly appliedRevision?: string;
+  /**
    * The Kustomization that applied this object, from the labels kustomize-controller sets on
    * everything it applies (`kustomize.toolkit.fluxcd.io/name` and `/namespace`).
    */
@@ -224,12 +229,12 @@ export function judgeApplied(
       detail: `${what} not Ready (${r.ready?.reason ?? "no condition"})`,
     };
   }
-  const tie = tiedToMerge(`${what} applied`, r.lastRevision, r.containsMerge, reading.merge);
+  const tie = tiedToMerge(`${what} applied`, r.appliedRevision, r.containsMerge, reading.merge);
   if (tie) return { id, ...tie };
   return {
     id,
     verdict: "pass",
-    detail: `${what} applied ${r.lastRevision}, which contains the merge ${
+    detail: `${what} applied ${r.appliedRevision}, which contains the merge ${
       reading.merge.slice(0, 12)
     }, Ready at generation ${r.generation ?? "?"}`,
   };

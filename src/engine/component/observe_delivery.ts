@@ -141,7 +141,7 @@ export async function readDelivery(
       ? await readFlux(deps, by, timeoutMs)
       : undefined;
     const appliedTied = spec.change && applied
-      ? await tied(deps, applied, "lastRevision")
+      ? await tied(deps, applied, "appliedRevision")
       : applied;
     const images = [];
     for (const want of spec.delivery?.images ?? []) {
@@ -183,7 +183,7 @@ export async function readDelivery(
 async function tied(
   deps: ObserveDeps,
   r: FluxObjectReading,
-  field: "revision" | "lastRevision",
+  field: "revision" | "appliedRevision",
 ): Promise<FluxObjectReading> {
   const merge = deps.merged?.commit;
   const commit = revisionCommit(r[field]);
@@ -215,7 +215,8 @@ function fluxStatus(
   const revision = str(rec(s.artifact).revision);
   const chartVersion = str(history[0]?.chartVersion);
   const releaseStatus = str(history[0]?.status);
-  const lastRevision = str(s.lastAppliedRevision) ?? str(s.lastAttemptedRevision);
+  const appliedRevision = str(s.lastAppliedRevision);
+  const lastRevision = appliedRevision ?? str(s.lastAttemptedRevision);
   const labels = rec(o.metadata?.labels);
   const byName = str(labels["kustomize.toolkit.fluxcd.io/name"]);
   const byNamespace = str(labels["kustomize.toolkit.fluxcd.io/namespace"]);
@@ -235,6 +236,7 @@ function fluxStatus(
     ...(chartVersion ? { chartVersion } : {}),
     ...(releaseStatus ? { releaseStatus } : {}),
     ...(lastRevision ? { lastRevision } : {}),
+    ...(appliedRevision ? { appliedRevision } : {}),
     ...(byName && byNamespace ? { appliedBy: { namespace: byNamespace, name: byName } } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import {
   deliveryState,
   type FluxObjectReading,
+  judgeApplied,
   judgeImages,
   judgeRelease,
   judgeSource,
@@ -97,4 +98,51 @@ Deno.test("images: one pod on the old image keeps the bump from landing, naming 
     deliveryState([judgeSource(plan, oci({})), judgeRelease(plan, hr({})), all]),
     "landed",
   );
+});
+
+const MERGE = "ab".repeat(20);
+const changed = {
+  spec: { from: "v1.20.2", to: "v1.21.0", change: { base: "", head: "", pins: [] } },
+} as unknown as ComponentUpgradePlan;
+const ks = (o: Partial<FluxObjectReading>): FluxObjectReading => ({
+  kind: "Kustomization",
+  namespace: "flux-system",
+  name: "rook-ceph",
+  found: true,
+  generation: 3,
+  observedGeneration: 3,
+  ready: { status: "True" },
+  appliedRevision: `main@sha1:${MERGE}`,
+  lastRevision: `main@sha1:${MERGE}`,
+  ...o,
+});
+const applied = (a: FluxObjectReading | undefined, merge: string | undefined = MERGE) =>
+  judgeApplied(changed, {
+    atMs: 0,
+    images: [],
+    ...(merge ? { merge } : {}),
+    ...(a ? { applied: a } : {}),
+  });
+
+Deno.test("applied: only the merge, or a later commit git says contains it, applied and Ready at its generation", () => {
+  assertEquals(applied(ks({}))?.verdict, "pass");
+  const later = `main@sha1:${"cd".repeat(20)}`;
+  assertEquals(applied(ks({ appliedRevision: later, containsMerge: true }))?.verdict, "pass");
+  const older = applied(ks({ appliedRevision: later, containsMerge: false }));
+  assertEquals(older?.verdict, "pending");
+  assert(older?.detail.includes("an older revision without the merge"), older?.detail);
+  // Not known to git (not fetched yet): never a pass.
+  assertEquals(applied(ks({ appliedRevision: later }))?.verdict, "pending");
+  // An attempted revision that did not apply is not the applied one.
+  assertEquals(
+    applied(ks({ appliedRevision: later, lastRevision: `main@sha1:${MERGE}` }))?.verdict,
+    "pending",
+  );
+  assertEquals(applied(ks({ observedGeneration: 2 }))?.verdict, "pending");
+  assertEquals(applied(ks({ ready: { status: "False" } }))?.verdict, "pending");
+  assertEquals(applied(ks({ found: false }))?.verdict, "fail");
+  assertEquals(applied(undefined)?.verdict, "fail");
+  assertEquals(applied(ks({}), "")?.verdict, "pending", "no merge commit known: nothing ties");
+  // A plan binding no reviewed branch has no merge to tie to.
+  assertEquals(judgeApplied(plan, { atMs: 0, images: [], applied: ks({}) }), undefined);
 });
