@@ -56,6 +56,9 @@ ${JOURNAL_HELP}
                           that introduced FILE on the first-parent history of its repository's HEAD);
                           Flux must report it, or a later commit containing it, as applied
 
+On a terminal the rollout shows one status line (node, phase, elapsed time, what it waits for)
+with log lines above it; elsewhere one JSON line per phase beside the JSON log lines on stderr.
+
 Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
   options: {
     ...CLUSTER_OPTIONS,

@@ -55,6 +55,9 @@ Options:
   --out DIR             where execution.md is written (default reports/rehearsal/<plan>/)
   --output json         print the outcome as JSON
 
+On a terminal the rollout shows one status line (node, phase, the twin's elapsed time, what it
+waits for) with log lines above it; elsewhere one JSON line per phase on stderr.
+
 Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, refused);
 2 usage error (an unknown fault or fault node).`,
   options: {
