@@ -153,8 +153,9 @@ function phasesApart(ops: Ops): { verdict: RowResult["verdict"]; evidence: strin
     }
     : {
       verdict: "pass",
-      evidence: `pre-pull and configuration change attempted and accounted apart, the component ` +
-        `observed as its own fact, on ${done.length} operation(s)`,
+      evidence: `pre-pull (kube-proxy's none: each kubelet pulls it) and configuration change ` +
+        `attempted and accounted apart, the component observed as its own fact, on ` +
+        `${done.length} operation(s)`,
     };
 }
 

@@ -2,9 +2,10 @@
  * One node of a ConfigApply (docs/config-apply.md): checks on what the node runs now (its Talos
  * minor against the mode, its active and persistent configuration, the class of the whole
  * effective diff against the plan), the gate, the dispatch check, the commitment, then the apply
- * and — for a change that needs explicit activation — the reboot, each through the one mutation
- * path with its own intent, attempt and observed postcondition; then every changed setting's
- * activation is read back from the running node until the verification deadline, and the
+ * and — for a change that needs explicit activation — cordon, drain and the reboot, each through
+ * the one mutation path with its own intent, attempt and observed postcondition; then every
+ * changed setting's activation is read back from the running node until the verification
+ * deadline, the node's own cordon lifted once it is observed back (`out_of_service.ts`), and the
  * completion observation says which settings are active and which are stored but not yet.
  */
 import { stringify } from "yaml";
@@ -13,6 +14,8 @@ import { type ConfigValue, sameValue } from "../../domain/config_apply/config_di
 import type { ConfigApplyPlan, PlanNode } from "../../domain/plan/schema.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import { type Assessed, assessNode } from "./assess.ts";
+import { cordonAndDrain, verifyThenUncordon } from "./out_of_service.ts";
+import type { CordonFact } from "../cordon_ownership.ts";
 import type { ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf, stepKey } from "../executor/digests.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
@@ -181,7 +184,13 @@ async function applyAndActivate(
     nowMs: s.deps.clock.now(),
   });
   let booted = false;
+  let cordon: CordonFact | undefined;
   if (explicit && storedHolds) {
+    // The node leaves service before its reboot: cordoned (provenance recorded) and drained
+    // through the Eviction API. A halt here keeps the cordon; nothing is rebooted.
+    const out = await cordonAndDrain(s);
+    if (!out.ok) return await haltUnresolved(s, out.halt.reason, out.halt.detail);
+    cordon = out.value;
     // The explicit activation: a reboot of its own, after the store was observed.
     const rebooted = await mutate(s, {
       phase: "reboot",
@@ -205,10 +214,13 @@ async function applyAndActivate(
     }
     booted = await awaitNewBoot(s, bootBefore!, deadline.verificationSeconds * 1000);
     if (!booted) {
+      // Not back: the cordon stays, whatever the settings read.
       return await settle(s, bound, classification, target, storedHolds, false, "BootNotObserved");
     }
   }
-  return await settle(s, bound, classification, target, storedHolds, booted, "ConfigNotActive");
+  return await settle(s, bound, classification, target, storedHolds, booted, "ConfigNotActive", {
+    cordon,
+  });
 }
 
 /** Polls the boot ID until it changed and the node is back, or the window passes. */
@@ -251,6 +263,7 @@ async function settle(
   storedHolds: boolean | undefined,
   booted: boolean,
   notActiveReason: Reason,
+  after: { readonly cordon?: CordonFact | undefined } = {},
 ): Promise<ConfigNodeOutcome> {
   const spec = bound.plan.spec;
   const deadline = s.deps.clock.now() + spec.phases.deadlines.apply.verificationSeconds * 1000;
@@ -274,6 +287,11 @@ async function settle(
     await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
     settings = await read();
   }
+  if (after.cordon) {
+    // The node is back: once a node round passes, cairn lifts its own cordon (only that one).
+    const u = await verifyThenUncordon(s, after.cordon);
+    if (!u.ok) return { ...await haltUnresolved(s, u.halt.reason, u.halt.detail), settings };
+  }
   // The post hooks the step owes run before it verifies; one that does not succeed holds it.
   const owed = await postHooksBeforeVerifying(
     s,
@@ -281,10 +299,7 @@ async function settle(
   );
   if (owed) return { ...await haltUnresolved(s, owed.reason, owed.detail), settings };
   await transition(s, "verifying", "ConfigApplied", "every attempt accepted; reading activation");
-  const post = await s.deps.health.round("post-gate", {
-    target: { node: s.node, operationOwnedCordon: false },
-    operationId: s.operationId,
-  });
+  const post = await postGate(s);
   let reading = activationReading(storedHolds, settings);
   if (reading === "established" && post.verdict !== "pass") {
     reading = post.verdict === "fail" ? "contradicted" : "unreadable";
@@ -328,6 +343,25 @@ async function settle(
   }
   await transition(s, "unresolved", "CompletionUnreadable", summary);
   return out("unresolved", "CompletionUnreadable");
+}
+
+/**
+ * Post-gate rounds until one passes or the apply's verification window ends: a node that was
+ * drained and rebooted takes time to get its workloads back, so a failing round before the
+ * deadline keeps verifying (as a TalosUpgrade's post-gate does); at the deadline the last round
+ * decides.
+ */
+async function postGate(s: Step) {
+  const { clock, health, pollIntervalMs } = s.deps;
+  const until = clock.now() + s.bound.plan.spec.phases.deadlines.apply.verificationSeconds * 1000;
+  while (true) {
+    const r = await health.round("post-gate", {
+      target: { node: s.node, operationOwnedCordon: false },
+      operationId: s.operationId,
+    });
+    if (r.verdict === "pass" || clock.now() >= until || s.deps.signal?.aborted) return r;
+    await clock.sleep(Math.min(pollIntervalMs, Math.max(1, until - clock.now())), s.deps.signal);
+  }
 }
 
 /** `stored=yes active: a, b; not active: c; install-only: d`: paths and states, never values. */

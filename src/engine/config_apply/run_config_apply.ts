@@ -79,8 +79,9 @@ export async function bindConfigApply(
     signatures: o.signatures,
     firstSeenCommit: o.firstSeenCommit,
     expiresAtMs: Date.parse(plan.metadata.expires),
-    // Apply and reboot per node, its node hooks' Job creates, plus the plan's retry allowance.
-    maxAttempts: 2 + hookAttempts(plan) + plan.spec.retry.maxAttempts,
+    // Apply, cordon, drain, reboot and uncordon per node, its node hooks' Job creates, plus the
+    // plan's retry allowance.
+    maxAttempts: 5 + hookAttempts(plan) + plan.spec.retry.maxAttempts,
     maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
     steps: await configStepBindings(plan),
     nowMs: o.nowMs,

@@ -1,16 +1,20 @@
 import type { KubePod } from "../../ports/kube.ts";
 import { type DrainPlan, planDrain } from "../drain_plan.ts";
 import type { StepState } from "./deps.ts";
+import { type DisruptingPlan, disruptionBounds } from "./disruption.ts";
+
+/** A step that may take its node out of service (TalosUpgrade, ConfigApply with a reboot). */
+type Step = StepState<DisruptingPlan>;
 import { halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
 import { podKey as key, runDrain } from "../drain_run.ts";
 import { errorText, mutate, type Sent } from "./mutation.ts";
 import { pdbOfRefusal, stallAfterMs, StallWatch } from "../operating/stall.ts";
 
-function partialDrainEntry(s: StepState) {
+function partialDrainEntry(s: Step) {
   return s.bound.plan.spec.recovery.find((r) => r.action === "partialDrain");
 }
 
-async function drainFact(s: StepState, kind: "intent" | "fact", detail: Record<string, unknown>) {
+async function drainFact(s: Step, kind: "intent" | "fact", detail: Record<string, unknown>) {
   await s.deps.journal.recordPhase({
     operationId: s.operationId,
     token: s.token,
@@ -25,26 +29,26 @@ async function drainFact(s: StepState, kind: "intent" | "fact", detail: Record<s
  * Every Kubernetes call of the drain (the pod lists, each eviction, each pod read) is bounded by
  * the drain's transport deadline; one that passes it throws `KubeTimeout`.
  */
-function callBound(s: StepState) {
+function callBound(s: Step) {
   return {
     timeoutMs: s.deps.callTimeoutMs(
-      s.bound.plan.spec.phases.deadlines.drain.transportSeconds * 1000,
+      disruptionBounds(s.bound.plan).drain.transportSeconds * 1000,
     ),
   };
 }
 
 /** Plans the drain from a fresh pod list; refuses before any eviction when the plan says so. */
-export async function planNodeDrain(s: StepState): Promise<DrainPlan> {
+export async function planNodeDrain(s: Step): Promise<DrainPlan> {
   return (await planWithPods(s)).plan;
 }
 
 /** The drain plan and the pod list it was made from (which names each pod's workload). */
-async function planWithPods(s: StepState) {
+async function planWithPods(s: Step) {
   const pods = (await s.deps.kube.listPods(s.node, callBound(s))).items;
   const plan = planDrain({
     node: s.node,
     pods,
-    drainBoundSeconds: s.bound.plan.spec.phases.drainTimeoutSeconds,
+    drainBoundSeconds: disruptionBounds(s.bound.plan).drainTimeoutSeconds,
     partialDrainAuthorized: partialDrainEntry(s) !== undefined,
   });
   return { plan, pods };
@@ -57,7 +61,7 @@ async function planWithPods(s: StepState) {
  * the attempt is accounted as the target's refusal and the step is unresolved with the
  * remaining pods recorded.
  */
-export async function drainPhase(s: StepState): Promise<PhaseResult> {
+export async function drainPhase(s: Step): Promise<PhaseResult> {
   let plan: DrainPlan, pods: readonly KubePod[];
   try {
     ({ plan, pods } = await planWithPods(s));
@@ -87,10 +91,10 @@ export async function drainPhase(s: StepState): Promise<PhaseResult> {
       verb: "evict",
       node: s.node,
       pods: plan.evict.map(key),
-      drainBoundSeconds: s.bound.plan.spec.phases.drainTimeoutSeconds,
+      drainBoundSeconds: disruptionBounds(s.bound.plan).drainTimeoutSeconds,
     },
     route: "kube-apiserver",
-    deadline: s.bound.plan.spec.phases.deadlines.drain,
+    deadline: disruptionBounds(s.bound.plan).drain,
     send: () => drainUntilDone(s, plan, pods),
   });
   if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
@@ -99,9 +103,9 @@ export async function drainPhase(s: StepState): Promise<PhaseResult> {
     : halt(unresolved("DrainIncomplete", r.sent.detail));
 }
 
-async function drainUntilDone(s: StepState, plan: DrainPlan, pods: readonly KubePod[]) {
+async function drainUntilDone(s: Step, plan: DrainPlan, pods: readonly KubePod[]) {
   const { clock, pollIntervalMs } = s.deps;
-  const boundMs = s.bound.plan.spec.phases.drainTimeoutSeconds * 1000;
+  const boundMs = disruptionBounds(s.bound.plan).drainTimeoutSeconds * 1000;
   // A drain held by a PDB is reported while it waits, naming the budget (docs/operating.md#stalls).
   const stall = new StallWatch(s, "drain");
   const stallMs = stallAfterMs(s, boundMs);
@@ -146,7 +150,7 @@ async function drainUntilDone(s: StepState, plan: DrainPlan, pods: readonly Kube
 }
 
 async function boundReached(
-  s: StepState,
+  s: Step,
   remaining: readonly KubePod[],
   graceDeadline: ReadonlyMap<string, number>,
 ): Promise<Sent<undefined>> {

@@ -1,6 +1,7 @@
 import type { KubeObject, KubeResourceRef } from "../../ports/kube.ts";
 import { type CordonFact, decideUncordon } from "../cordon_ownership.ts";
 import type { StepState } from "./deps.ts";
+import { type DisruptingPlan, disruptionBounds } from "./disruption.ts";
 import { halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
 import { errorText, mutate, type Sent } from "./mutation.ts";
 
@@ -11,19 +12,22 @@ export const NODES: KubeResourceRef = {
   namespaced: false,
 };
 
-function deadlines(s: StepState) {
-  return s.bound.plan.spec.phases.deadlines;
+/** A step that may take its node out of service (TalosUpgrade, ConfigApply with a reboot). */
+type Step = StepState<DisruptingPlan>;
+
+function deadlines(s: Step) {
+  return disruptionBounds(s.bound.plan);
 }
 
 /**
  * The bound of one Kubernetes read in a phase: its transport deadline (one RPC), converted to
  * the adapter's wall clock. A read past it throws `KubeTimeout` and is unreadable, never a pass.
  */
-export function kubeReadOptions(s: StepState, phase: "cordon" | "drain" | "uncordon") {
+export function kubeReadOptions(s: Step, phase: "cordon" | "drain" | "uncordon") {
   return { timeoutMs: s.deps.callTimeoutMs(deadlines(s)[phase].transportSeconds * 1000) };
 }
 
-async function fact(s: StepState, phase: "cordon" | "uncordon", detail: Record<string, unknown>) {
+async function fact(s: Step, phase: "cordon" | "uncordon", detail: Record<string, unknown>) {
   await s.deps.journal.recordPhase({
     operationId: s.operationId,
     token: s.token,
@@ -38,7 +42,7 @@ async function fact(s: StepState, phase: "cordon" | "uncordon", detail: Record<s
  * Cordons the node and records its provenance. A node that is already unschedulable is left
  * alone and recorded as not ours, so nothing later undoes someone else's cordon.
  */
-export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>> {
+export async function cordonPhase(s: Step): Promise<PhaseResult<CordonFact>> {
   let node;
   try {
     node = await s.deps.kube.getNode(s.node, kubeReadOptions(s, "cordon"));
@@ -94,7 +98,7 @@ export async function cordonPhase(s: StepState): Promise<PhaseResult<CordonFact>
  * Uncordons only an operation-owned cordon whose ownership evidence is unchanged; anything else
  * is recorded and left for a human (docs/recovery.md#cordon-provenance).
  */
-export async function uncordonPhase(s: StepState, cordon: CordonFact): Promise<PhaseResult> {
+export async function uncordonPhase(s: Step, cordon: CordonFact): Promise<PhaseResult> {
   let obj: KubeObject | undefined;
   try {
     obj = await s.deps.kube.getObject(NODES, s.node, undefined, kubeReadOptions(s, "uncordon"));

@@ -190,10 +190,14 @@ Deno.test("an etcd change is staged, then activated by a separate journaled rebo
       "active",
     ]]);
     const op = await phasesOf(w, n.operationId!);
-    // Two attempts, each with its intent: the staged apply and the reboot, in that order.
+    // Each with its intent: the staged apply, then the node out of service (cordon, drain), the
+    // reboot, and once it is back, the uncordon of its own cordon.
     assertEquals(op.attempts.map((a) => [a.phase, a.responseClass]), [
       ["config-apply", "accepted"],
+      ["cordon", "accepted"],
+      ["drain", "accepted"],
       ["reboot", "accepted"],
+      ["uncordon", "accepted"],
     ]);
     const kinds = op.phases.map((p) => `${p.phase}:${p.kind}`);
     assertEquals(kinds.filter((k) => k.startsWith("config-apply") || k.startsWith("reboot")), [
@@ -201,6 +205,7 @@ Deno.test("an etcd change is staged, then activated by a separate journaled rebo
       "config-apply:fact",
       "reboot:intent",
     ]);
+    assertEquals((await w.twin.kube.getNode("cp-1"))?.unschedulable, false);
     assert(kinds.includes("boot-observed:fact"));
     assert(
       w.twin.cluster.nodes.get("cp-1")!.history.some((h) => h === "apply-config STAGED -> STAGED"),
@@ -343,6 +348,24 @@ Deno.test("the execution rows of a ConfigApply: 2 and 10 not applicable, 20 and 
       attempts: o.attempts.filter((a) => a.phase !== "reboot"),
     }));
     assertEquals(rows(noReboot).get("PhasesRecordedSeparately")?.verdict, "fail");
+    // A reboot without the drain before it fails row 20.
+    const noDrain = editOp(h, (o) => ({
+      ...o,
+      attempts: o.attempts.filter((a) => a.phase !== "drain"),
+    }));
+    assertEquals(rows(noDrain).get("PhasesRecordedSeparately")?.verdict, "fail");
+    assert(rows(noDrain).get("PhasesRecordedSeparately")!.evidence.includes("completed drain"));
+    // An uncordon of a cordon the operation recorded as not its own fails row 21.
+    const foreign = editOp(h, (o) => ({
+      ...o,
+      phases: o.phases.map((p) =>
+        p.phase === "cordon" && p.kind === "fact"
+          ? { ...p, detail: { ...p.detail, priorUnschedulable: true, cordonedByOperation: false } }
+          : p
+      ),
+    }));
+    assertEquals(rows(foreign).get("PostconditionsThenOwnedUncordon")?.verdict, "fail");
+    assert(rows(foreign).get("PostconditionsThenOwnedUncordon")!.evidence.includes("not record"));
     // Completed on anything but the bound postcondition (every setting active) fails row 21.
     const onDigest = editOp(h, (o) => ({
       ...o,

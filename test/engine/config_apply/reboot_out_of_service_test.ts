@@ -1,0 +1,237 @@
+/**
+ * A ConfigApply's explicit reboot on the in-process twin takes the node out of service first
+ * (docs/config-apply.md#the-reboot): cordon with its provenance recorded, a drain through the
+ * Eviction API only (a PDB-protected pod evicted, never deleted), then the reboot, the node
+ * observed back, the setting observed active, and only cairn's own cordon lifted. A node someone
+ * else cordoned stays cordoned.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
+import { inprocCluster, inprocExecutionTiming } from "../../../src/app/inproc_rollout.ts";
+import { sha256Hex } from "../../../src/domain/plan/digest.ts";
+import { parsePlan } from "../../../src/domain/plan/parse.ts";
+import {
+  bindConfigApply,
+  type ConfigRolloutOutcome,
+  executeConfigApply,
+} from "../../../src/engine/config_apply/run_config_apply.ts";
+import type { ExecutionObserver } from "../../../src/engine/executor/deps.ts";
+import type { BoundFileSource } from "../../../src/ports/dispatch.ts";
+import type { Journal, OperationDetail } from "../../../src/ports/journal.ts";
+import { ClusterDescriptionSchema } from "../../../src/sim/cluster_description.ts";
+import { type InprocTwin, startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
+import { InprocKube } from "../../../src/sim/inproc/kube.ts";
+import { counterIds } from "../../_helpers/journal_world.ts";
+import { MemoryLogger } from "../../_helpers/memory_logger.ts";
+import { onlyNodes, ROOT } from "../../_helpers/twin_world.ts";
+
+const PLAN_PATH = join(ROOT, "plans/config-apply-ntp.yaml");
+const PATCH_PATH = "talos/home-ops/ntp-patch.yaml";
+/** An environment retained by running services: it takes effect only after a reboot. */
+const ENV = "machine:\n  env:\n    HTTPS_PROXY: http://proxy.internal:3128\n";
+const NODE = "worker-1";
+
+type R = Record<string, unknown>;
+
+interface World {
+  readonly twin: InprocTwin;
+  readonly journal: Journal;
+  readonly out: ConfigRolloutOutcome;
+}
+
+function filesWith(patch: string): BoundFileSource {
+  const repo = workingTreeBoundFiles(PLAN_PATH);
+  return {
+    describe: () => repo.describe(),
+    read: (p) =>
+      p === PATCH_PATH
+        ? Promise.resolve({ status: "read", bytes: new TextEncoder().encode(patch) })
+        : repo.read(p),
+  };
+}
+
+/** The reboot-only change staged on worker-1 (Talos v1.14.2), run to its end. */
+async function run(o: {
+  before?: (twin: InprocTwin) => Promise<void>;
+  observer?: (twin: InprocTwin) => ExecutionObserver;
+} = {}): Promise<World> {
+  const desc = ClusterDescriptionSchema.parse(
+    parse(await Deno.readTextFile(join(ROOT, "fixtures/clusters/home-ops.yaml"))),
+  );
+  for (const n of desc.spec.nodes) n.talosVersion = "v1.14.2";
+  const twin = startInprocTwin({ description: desc });
+  await o.before?.(twin);
+  const journal = await openJournal({
+    url: ":memory:",
+    ids: counterIds(),
+    nowMs: twin.clock.now(),
+  });
+  const text = onlyNodes(NODE)(await Deno.readTextFile(PLAN_PATH))
+    .replace(
+      /sha256: [0-9a-f]{64}\n {2}nodes:/,
+      `sha256: ${await sha256Hex(new TextEncoder().encode(ENV))}\n  nodes:`,
+    )
+    .replace("mode: noReboot", "mode: staged")
+    .replace("activation: immediate", "activation: explicitActivation")
+    .replace("talosVersion: v1.13.9", "talosVersion: v1.14.2");
+  const bytes = new TextEncoder().encode(text);
+  const parsed = await parsePlan(bytes, { file: PLAN_PATH });
+  const bound = await bindConfigApply(journal, {
+    parsed,
+    bytes,
+    signatures: "",
+    firstSeenCommit: "test",
+    approver: { identity: "test", role: "approver" },
+    nowMs: twin.clock.now(),
+  });
+  const out = await executeConfigApply({
+    journal,
+    bound,
+    cluster: inprocCluster(twin),
+    authority: { bytes, signatures: "", requiredApprovals: 1, files: filesWith(ENV) },
+    ...inprocExecutionTiming(twin),
+    log: new MemoryLogger(),
+    owner: "ctl_test",
+    ...(o.observer ? { observer: o.observer(twin) } : {}),
+  });
+  return { twin, journal, out };
+}
+
+/** The first fact a phase recorded. */
+function fact(op: OperationDetail, phase: string): Record<string, unknown> {
+  const p = op.phases.find((x) => x.phase === phase && x.kind === "fact");
+  assert(p, `a ${phase} fact was recorded`);
+  return JSON.parse(p.detail) as Record<string, unknown>;
+}
+
+/** Another client of the same cluster writing under its own field manager (an operator). */
+function createInprocKube(twin: InprocTwin, fieldManager: string): InprocKube {
+  return new InprocKube({
+    store: twin.store,
+    controllers: twin.controllers,
+    time: twin.time,
+    faults: twin.faults,
+    kubernetesVersion: "v1.35.2",
+    fieldManager,
+  });
+}
+
+/** Pods on `node` that a PodDisruptionBudget selects (matchLabels), by namespace/name. */
+function pdbProtectedPods(twin: InprocTwin, node: string): string[] {
+  const pods = twin.store.list(twin.controllers.pods).filter((p) =>
+    (p.spec as R).nodeName === node && !p.metadata.deletionTimestamp
+  );
+  const pdbs = twin.store.list(twin.controllers.pdbs);
+  return pods.filter((p) =>
+    pdbs.some((b) => {
+      if (b.metadata.namespace !== p.metadata.namespace) return false;
+      const want = ((b.spec as R).selector as R | undefined)?.matchLabels as
+        | Record<string, string>
+        | undefined;
+      return !!want && Object.entries(want).every(([k, v]) => p.metadata.labels?.[k] === v);
+    })
+  ).map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+}
+
+Deno.test("a reboot-only setting: the node is cordoned and drained (a PDB-protected pod evicted, not deleted) before its reboot, comes back with the setting active, and is uncordoned", async () => {
+  let protectedPods: string[] = [];
+  const w = await run({
+    before: (twin) => {
+      protectedPods = pdbProtectedPods(twin, NODE);
+      return Promise.resolve();
+    },
+  });
+  try {
+    assert(protectedPods.length > 0, "worker-1 runs a pod a PodDisruptionBudget protects");
+    assertEquals(w.out.state, "completed", JSON.stringify(w.out.nodes));
+    const n = w.out.nodes[0]!;
+    assertEquals(n.settings?.map((s) => [s.path, s.state]), [[
+      "machine.env.HTTPS_PROXY",
+      "active",
+    ]]);
+    const op = (await w.journal.showOperation(n.operationId!))!;
+    assertEquals(op.attempts.map((a) => [a.phase, a.responseClass]), [
+      ["config-apply", "accepted"],
+      ["cordon", "accepted"],
+      ["drain", "accepted"],
+      ["reboot", "accepted"],
+      ["uncordon", "accepted"],
+    ]);
+    const at = (phase: string) => op.attempts.find((a) => a.phase === phase)!;
+    // The drain was answered (every planned pod gone) before the reboot was sent.
+    const planned = fact(op, "drain")["planned"] as string[];
+    for (const p of protectedPods) assert(planned.includes(p), `${p} planned for eviction`);
+    assert(at("drain").sentAtMs < at("reboot").sentAtMs);
+    const evictions = w.twin.kube.stats.byVerb["evict"] ?? 0;
+    assert(evictions >= protectedPods.length, `evictions: ${evictions}`);
+    assertEquals(w.twin.kube.stats.byVerb["delete"] ?? 0, 0, "no pod was deleted");
+    // The node came back (a new boot observed), and the cordon lifted was cairn's own.
+    assert(op.phases.some((p) => p.phase === "boot-observed" && p.kind === "fact"));
+    const cordon = fact(op, "cordon");
+    assertEquals([cordon["priorUnschedulable"], cordon["cordonedByOperation"]], [false, true]);
+    const lifted = fact(op, "uncordon");
+    assertEquals(lifted["decision"], "uncordoned");
+    assert(at("uncordon").sentAtMs > op.phases.find((p) => p.phase === "boot-observed")!.atMs);
+    assertEquals((await w.twin.kube.getNode(NODE))?.unschedulable, false);
+    for (const p of protectedPods) {
+      const [namespace, name] = p.split("/") as [string, string];
+      const still = await w.twin.kube.getPod({ namespace, name });
+      assert(still === undefined || still.nodeName !== NODE, `${p} left ${NODE}`);
+    }
+  } finally {
+    w.twin.stop();
+    await w.journal.close();
+  }
+});
+
+Deno.test("a node someone else cordoned before the run is left cordoned: no commitment, nothing sent", async () => {
+  const w = await run({
+    before: async (twin) => {
+      const operator = createInprocKube(twin, "kubectl-cordon");
+      const node = await operator.getNode(NODE);
+      assertEquals((await operator.cordon(NODE, node!.resourceVersion)).kind, "applied");
+    },
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    assertEquals([n.state, n.reason], ["not-committed", "GateFailed"]);
+    assertEquals(await w.journal.listOperations(), []);
+    assertEquals(w.twin.talos.stats.totalMutating, 0);
+    assertEquals((await w.twin.kube.getNode(NODE))?.unschedulable, true);
+  } finally {
+    w.twin.stop();
+    await w.journal.close();
+  }
+});
+
+Deno.test("a node someone else cordons after the commitment is drained and rebooted but never uncordoned by cairn", async () => {
+  const w = await run({
+    observer: (twin) => ({
+      onOperationState: (e) => {
+        if (e.state !== "committed") return;
+        // The operator's `kubectl cordon` (its own field manager) lands before cairn's cordon.
+        const operator = createInprocKube(twin, "kubectl-cordon");
+        const node = twin.store.get(twin.controllers.nodes, undefined, NODE)!;
+        void operator.cordon(NODE, String(node.metadata.resourceVersion));
+      },
+    }),
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    const op = (await w.journal.showOperation(n.operationId!))!;
+    const cordon = fact(op, "cordon");
+    assertEquals([cordon["priorUnschedulable"], cordon["cordonedByOperation"]], [true, false]);
+    // Drained and rebooted; neither a cordon nor an uncordon was sent by cairn.
+    assertEquals(op.attempts.map((a) => a.phase), ["config-apply", "drain", "reboot"]);
+    assertEquals((await w.twin.kube.getNode(NODE))?.unschedulable, true);
+    // With someone else's cordon on it the node cannot pass a node round: not completed.
+    assertEquals([n.state, n.reason], ["unresolved", "VerificationHealthFailed"]);
+    assert(n.detail.includes("the node stays cordoned"), n.detail);
+  } finally {
+    w.twin.stop();
+    await w.journal.close();
+  }
+});
