@@ -10,6 +10,7 @@ import {
   wantsJson,
 } from "./command.ts";
 import { parseNow } from "./plan_check.ts";
+import { suggest } from "./suggest.ts";
 import { checkPlanFile } from "../app/plan_check_run.ts";
 import {
   componentBranchChange,
@@ -87,8 +88,13 @@ async function writeNew(path: string, text: string): Promise<string> {
 
 async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<number> {
   const kind = args.positionals[0]!;
-  if (!["talos", "kubernetes", "config", "component"].includes(kind)) {
-    throw new UsageError(`plan new ${kind}: expected talos, kubernetes, config or component`);
+  const kinds = ["talos", "kubernetes", "config", "component"];
+  if (!kinds.includes(kind)) {
+    const near = suggest(kind, kinds);
+    throw new UsageError(
+      `plan new ${kind}: expected talos, kubernetes, config or component` +
+        (near ? ` — did you mean "${near}"?` : ""),
+    );
   }
   const nowMs = parseNow(str(args, "now")) ?? Date.now();
   const required = (name: string) => {

@@ -182,3 +182,14 @@ Deno.test("a flag before any command is an unknown flag, not an unknown command"
       "[options])\nrun 'cairn --help' for usage\n",
   );
 });
+
+Deno.test("a mistyped plan kind gets the nearest kind", async () => {
+  const r = await run(["plan", "new", "tallos", "--to", "v1.14.2", "--author", "a@example.com"]);
+  assertEquals(r.code, 2);
+  assert(
+    r.stderr.includes(
+      'plan new tallos: expected talos, kubernetes, config or component — did you mean "talos"?',
+    ),
+    r.stderr,
+  );
+});
