@@ -94,13 +94,19 @@ export async function classifyWithBoundPolicy(
   const { needTalos } = await import("../engine/recovery/recover_actions.ts");
   const op = await journal.getOperation(o.operationId);
   const record = op ? await journal.getPlan(op.planDigest) : undefined;
+  // Talos reads go to the addresses the plan declares, as the executor's do.
+  const addresses = new Map<string, string>();
   if (record) {
     const { parsePlan } = await import("../domain/plan/parse.ts");
     const bytes = new TextEncoder().encode(record.bytes);
-    await requireBoundPolicy(o.policyPath, (await parsePlan(bytes, { file: record.name })).plan);
+    const plan = (await parsePlan(bytes, { file: record.name })).plan;
+    await requireBoundPolicy(o.policyPath, plan);
+    if (plan.kind === "TalosUpgrade") {
+      for (const n of plan.spec.nodes) addresses.set(n.name, n.address);
+    }
   }
   const policy = await loadHealthPolicy(o.policyPath);
-  const evidence = new ClusterEvidence(cluster.kube, needTalos(cluster), rt.clock);
+  const evidence = new ClusterEvidence(cluster.kube, needTalos(cluster), rt.clock, addresses);
   try {
     return await classifyOperation(journal, cluster, {
       policy,

@@ -37,10 +37,9 @@ export class TalosEvidence {
   async #readNode(b: Binding, node: string, deadlineMs: number, signal: AbortSignal) {
     const opts = { timeoutMs: Math.max(0, deadlineMs - this.clock.now()), signal };
     const target = this.targetOf(node);
-    const prev = this.#obs.get(node);
     try {
       const next: TalosNodeObservation = { node, observedAtMs: this.clock.now() };
-      let o = { ...(prev?.error ? {} : prev), ...next } as TalosNodeObservation;
+      let o = next;
       if (b.reader === "node-versions") {
         o = { ...o, version: (await this.talos.version(target, opts)).tag };
       } else if (b.reader === "talos-services") {
@@ -72,7 +71,11 @@ export class TalosEvidence {
           },
         };
       }
-      this.#obs.set(node, { ...o, observedAtMs: this.clock.now() });
+      // Merged with what the node holds NOW, not before the reads: another binding's read of the
+      // same node (services and etcd on a control plane) may have landed meanwhile, and a merge
+      // onto the earlier value would drop it (the etcd binding then read HealthResultMissing).
+      const cur = this.#obs.get(node);
+      this.#obs.set(node, { ...(cur?.error ? {} : cur), ...o, observedAtMs: this.clock.now() });
     } catch (e) {
       const reason = signal.aborted
         ? "HealthReadTimedOut"

@@ -7,14 +7,10 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { loadHealthPolicy } from "../../../src/app/run_plan.ts";
-import { ClusterEvidence } from "../../../src/engine/health/cluster_evidence.ts";
+import { classifyWithBoundPolicy } from "../../../src/app/recover_wiring.ts";
 import { buildStatus, statusText } from "../../../src/cli/status.ts";
 import { JOBS } from "../../../src/engine/operating/hooks.ts";
-import {
-  accountAttempt,
-  classifyOperation,
-} from "../../../src/engine/recovery/recover_decisions.ts";
+import { accountAttempt } from "../../../src/engine/recovery/recover_decisions.ts";
 import { uncordonOwned } from "../../../src/engine/recovery/recover_uncordon.ts";
 import { inprocReport } from "../../_helpers/inproc_report.ts";
 import { startInprocWorld } from "../../_helpers/inproc_world.ts";
@@ -102,27 +98,18 @@ Deno.test("a post hook owed after a lost reboot response is shown while the scop
     await account();
     // The operation's own cordon is lifted by the recovery action the plan authorises.
     await uncordonOwned(w.journal, cluster, { operationId: opId, actor: "carol@example.com" });
-    // Classified on a completion observation, with evidence wired as the executor wires it. Its
-    // caches are synced first: a fresh-list round on never-synced caches selects no Talos node
-    // (etcd-healthy then reads HealthResultMissing), a gap of recovery's wiring left for its owner.
-    const evidence = new ClusterEvidence(
-      w.twin.kube,
-      w.twin.talos,
-      w.twin.clock,
-      new Map(w.bound.plan.spec.nodes.map((n) => [n.name, n.address])),
-    );
-    const policy = await loadHealthPolicy(join(ROOT, "policies/home-ops.yaml"));
-    for (const b of policy.bindings) {
-      await evidence.prepare(b, w.twin.clock.now() + 30_000, new AbortController().signal);
-    }
-    const classified = await classifyOperation(w.journal, cluster, {
-      policy,
-      evidence,
+    // Classified as `cairn recover --classify` classifies it, on a completion observation.
+    const classified = await classifyWithBoundPolicy(w.journal, cluster, {
+      clock: w.twin.clock,
       timeoutClock: w.twin.timeoutClock,
-      intervalMs: 30_000,
-      pollIntervalMs: 5_000,
-      log: w.log,
-    }, { operationId: opId, actor: "carol@example.com" }).finally(() => evidence.stop());
+      wrap: (p) => p,
+      callTimeoutMs: (ms) => ms,
+    }, {
+      operationId: opId,
+      actor: "carol@example.com",
+      policyPath: join(ROOT, "policies/home-ops.yaml"),
+      writeLog: () => {},
+    });
     assertEquals(classified.state, "completed");
 
     // Settled, the obligation is still owed: nothing has sent it yet.
