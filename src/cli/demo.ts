@@ -62,7 +62,9 @@ not-landed with --stale-operator);
     );
     const fault = args.values["fault"] as string | undefined;
     if (fault !== undefined && !isFaultPresetName(fault)) {
-      throw new UsageError(`unknown fault '${fault}'; one of: ${FAULT_PRESET_NAMES.join(", ")}`);
+      // Only the presets of the demo's kind: the others would be refused next.
+      const talos = FAULT_PRESET_NAMES.filter((n) => presetPlanKind(n) === "TalosUpgrade");
+      throw new UsageError(`unknown fault '${fault}'; one of: ${talos.join(", ")}`);
     }
     if (fault !== undefined && presetPlanKind(fault) !== "TalosUpgrade") {
       // The demo rolls out a TalosUpgrade: a preset for another kind would never fire.
@@ -71,8 +73,7 @@ not-landed with --stale-operator);
       );
     }
     const json = args.values["output"] === "json";
-    const dir = (args.values["dir"] as string | undefined) ??
-      await Deno.makeTempDir({ prefix: "cairn-demo-" });
+    const dir = await demoDir(args.values["dir"] as string | undefined, "cairn-demo-");
     // The execution's phases are shown live: on a terminal a status line (node, phase, the
     // twin's elapsed time, what it waits for) with the demo's lines kept above it; elsewhere one
     // JSON line per phase on stderr.
@@ -110,6 +111,28 @@ not-landed with --stale-operator);
   },
 };
 
+/**
+ * Where the demo works. It builds its repository, keys and journal from nothing: a directory
+ * holding a previous run would be half overwritten (new keys) and then fail on the old repository.
+ */
+async function demoDir(given: string | undefined, prefix: string): Promise<string> {
+  if (given === undefined) return await Deno.makeTempDir({ prefix });
+  try {
+    for await (const _ of Deno.readDir(given)) {
+      throw new UsageError(
+        `--dir ${given} is not empty (a previous demo?); give a new or empty one`,
+      );
+    }
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return given; // the demo creates it
+    if (e instanceof Deno.errors.NotADirectory) {
+      throw new UsageError(`--dir ${given} is not a directory`);
+    }
+    throw e;
+  }
+  return given;
+}
+
 function printSummary(r: DemoResult, out: (t: string) => void): void {
   const mins = Math.floor(r.virtualMs / 60_000);
   const secs = Math.round((r.virtualMs % 60_000) / 1000);
@@ -141,8 +164,7 @@ async function componentDemo(
     throw new UsageError("--fault and --component exclude each other");
   }
   const json = args.values["output"] === "json";
-  const dir = (args.values["dir"] as string | undefined) ??
-    await Deno.makeTempDir({ prefix: "cairn-demo-component-" });
+  const dir = await demoDir(args.values["dir"] as string | undefined, "cairn-demo-component-");
   const stale = args.values["stale-operator"] === true;
   const { runComponentDemo } = await import("../app/demo_component.ts");
   const r = await runComponentDemo({

@@ -193,3 +193,29 @@ Deno.test("a mistyped plan kind gets the nearest kind", async () => {
     r.stderr,
   );
 });
+
+Deno.test("cairn demo --dir refuses a directory holding a previous run before touching it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/journal.db`, "a previous run");
+    for (
+      const argv of [["demo", "--dir", dir], ["demo", "--component", "rook-ceph", "--dir", dir]]
+    ) {
+      const r = await run(argv);
+      assertEquals(r.code, 2);
+      assert(r.stderr.includes(`--dir ${dir} is not empty (a previous demo?)`), r.stderr);
+    }
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["journal.db"]);
+    const file = await run(["demo", "--dir", `${dir}/journal.db`]);
+    assert(file.stderr.includes("is not a directory"), file.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cairn demo --fault lists only the faults the demo's TalosUpgrade can take", async () => {
+  const r = await run(["demo", "--fault", "nope"]);
+  assertEquals(r.code, 2);
+  assert(r.stderr.includes("reboot-response-lost"), r.stderr);
+  assert(!r.stderr.includes("kube-proxy-not-ready"), r.stderr);
+});
