@@ -138,8 +138,20 @@ export async function gitOrThrow(
   opts: GitRunOptions & { readonly reason?: Reason; readonly what?: string } = {},
 ): Promise<Uint8Array> {
   const out = await runGit(args, opts);
-  if (out.code !== 0) throw gitError(out, opts.reason ?? "GitCommandFailed", opts.what ?? args[0]);
+  if (out.code !== 0) {
+    throw gitError(out, opts.reason ?? "GitCommandFailed", opts.what ?? subcommandOf(args));
+  }
   return out.stdout;
+}
+
+/** `git remote` for `-c k=v remote add …`: a message names the subcommand, not `-c`. */
+export function subcommandOf(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "-c" || a === "-C") i++; // its value is the next word
+    else if (!a.startsWith("-")) return `git ${a}`;
+  }
+  return "git";
 }
 
 /** Same as {@link gitOrThrow}, decoded as UTF-8 with the trailing newline removed. */
