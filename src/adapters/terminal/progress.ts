@@ -70,6 +70,10 @@ export function createProgress(opts: ProgressOptions): Progress {
     // Cut before colouring, by visible characters; one column is left for the cursor.
     const room = opts.tty && opts.columns ? opts.columns - 1 - head.length : Infinity;
     if (waiting.length > room) waiting = room > 1 ? `${waiting.slice(0, room - 1)}…` : "";
+    if (room < 0) {
+      // Even the node and phase do not fit: the plain line, cut (a wrapped line cannot be redrawn).
+      return `${head.slice(0, Math.max(1, opts.columns! - 2))}…`;
+    }
     return `[${st.index}/${st.total}] ${paint("1", printable(st.node))} ${
       paint("36", printable(st.phase))
     } ${paint("2", elapsed)}${paint("2", waiting)}`;

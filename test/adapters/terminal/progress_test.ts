@@ -83,3 +83,19 @@ Deno.test("on a terminal the status line says what the run waits for, cut to the
     "\r\x1b[2K[1/7] worker-1 drain 00:00:00 · waiting for the node marked?[31m unschedulable",
   );
 });
+
+Deno.test("on a very narrow terminal even the node and phase are cut, so the line never wraps", () => {
+  const out: string[] = [];
+  const clock = new SimClock(Date.UTC(2026, 0, 1));
+  const p = createProgress({
+    tty: true,
+    color: true,
+    write: (t) => out.push(t),
+    clock,
+    columns: 30,
+  });
+  p.update({ node: "worker-1", index: 1, total: 7, phase: "health post-gate fail", waiting: "x" });
+  const visible = out[0]!.replace("\r\x1b[2K", "");
+  assertEquals(visible, "[1/7] worker-1 health post-g…");
+  assertEquals([...visible].length, 29);
+});
