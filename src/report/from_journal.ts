@@ -178,7 +178,10 @@ function nodeTimeline(
   ops: readonly OperationHistory[],
   rounds: readonly HealthRound[],
 ): NodeTimeline {
-  const op = ops.find((o) => o.machine === n.name);
+  // The machine's latest operation: where it stands now. A KubernetesUpgrade runs several on one
+  // machine and stops at the first that does not complete, always its machine's latest, so the
+  // verdict (from each node's state) sees it.
+  const op = ops.findLast((o) => o.machine === n.name);
   if (!op) return { node: n.name, role: n.role, state: "pending", phases: [] };
   const moments = [...phaseMoments(op, rounds)]
     .sort((a, b) => a[1].first - b[1].first || PHASES.indexOf(a[0]) - PHASES.indexOf(b[0]));

@@ -54,3 +54,13 @@ Deno.test("a GitOps manager appearing mid-run fails row 25 and the verdict names
   assert(!md.includes("**Verdict: COMPLETED"), md.slice(0, 400));
   assert(/\*\*Verdict: [^*]*row[^*]*25/.test(md), md.slice(0, 600));
 });
+
+Deno.test("a kube-proxy pod that never becomes ready: the verdict is FAILED, from the operation that moved the DaemonSet (cp-3's fourth)", async () => {
+  const { out, md } = await report([
+    { kind: "daemon-pod-not-ready", point: "kube.daemonPod", target: "worker-2" },
+  ]);
+  assertEquals(out.state, "halted");
+  // cp-3's earlier operations completed; its kube-proxy operation failed, and that decides.
+  assert(md.includes("**Verdict: FAILED:"), md.slice(0, 400));
+  assert(md.includes("not ready: kube-proxy-"), md.slice(0, 1200));
+});
