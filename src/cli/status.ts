@@ -10,6 +10,7 @@ import { JOURNAL_HELP, JOURNAL_OPTION, openForReading } from "./journal_common.t
 import { nextWindow } from "../domain/ops/window.ts";
 import { safeParsePlan } from "../domain/plan/parse.ts";
 import { isOperatedPlan } from "../domain/plan/schema.ts";
+import { COMPONENT_END_EVENT, type ComponentOutcome } from "../domain/component/outcome.ts";
 
 /** One operation in flight. */
 export interface RunningEntry {
@@ -82,6 +83,49 @@ export interface StatusReport {
   readonly clusters: readonly ClusterEntry[];
   /** Post hooks owed by steps (present only when there is one). */
   readonly owedHooks?: readonly OwedHookEntry[];
+  /** ComponentUpgrades (no machine steps): how each observation ended (present when any). */
+  readonly components?: readonly ComponentEntry[];
+}
+
+/**
+ * A ComponentUpgrade as the journal knows it: the end its observation journaled, or none yet
+ * (bound and not ended, or its last run refused, unreadable or stopped, which are checked again).
+ */
+export interface ComponentEntry {
+  readonly planName: string;
+  readonly planDigest: string;
+  readonly end: ComponentOutcome["end"] | "not ended";
+  readonly atMs?: number;
+  /** Why it did not complete: the first part that did not pass, or the refusal. */
+  readonly detail?: string;
+}
+
+/** The ComponentUpgrade plans among `plans`, each with its journaled end. */
+async function componentEntries(
+  j: Journal,
+  plans: readonly PlanEntry[],
+): Promise<ComponentEntry[]> {
+  const out: ComponentEntry[] = [];
+  for (const p of plans.filter((x) => x.kind === "ComponentUpgrade")) {
+    const e = (await j.planHistory(p.digest))?.rolloutEvents?.find((x) =>
+      x.kind === COMPONENT_END_EVENT
+    );
+    const o = e?.detail["outcome"] as ComponentOutcome | undefined;
+    const base = { planName: p.name, planDigest: p.digest };
+    if (!e || !o) {
+      out.push({ ...base, end: "not ended" });
+      continue;
+    }
+    const stuck = o.delivery?.checks.find((c) => c.verdict !== "pass")?.detail ??
+      o.rounds.at(-1)?.outcome.message ?? o.refusal?.detail;
+    out.push({
+      ...base,
+      end: o.end,
+      atMs: e.atMs,
+      ...(o.end !== "completed" && stuck ? { detail: stuck } : {}),
+    });
+  }
+  return out;
 }
 
 const LIVE_PLAN = new Set(["proposed", "approved", "committed"]);
@@ -175,8 +219,10 @@ export async function buildStatus(j: Journal, nowMs = Date.now()): Promise<Statu
         sinceMs: h.state === "claimed" ? h.claimedAtMs ?? h.owedAtMs : h.owedAtMs,
       }];
     });
+  const components = await componentEntries(j, [...plans.values()]);
   return {
     ...(owedHooks.length > 0 ? { owedHooks } : {}),
+    ...(components.length > 0 ? { components } : {}),
     epoch: inst.epoch,
     recoveryMode: inst.recoveryMode,
     running: ops.filter((o) => isInFlight(o.state)).map(entry),
@@ -280,6 +326,16 @@ export function statusText(r: StatusReport): string {
             safe(h.hook)
           } claimed at ${iso(h.sinceMs)}: its Job may have been created, no outcome is ` +
             "recorded; it is never sent again (check the Job)",
+      );
+    }
+  }
+  if (r.components) {
+    lines.push(`component upgrades (${r.components.length}):`);
+    for (const c of r.components) {
+      lines.push(
+        `  ${plan(c)}: ${c.end}${c.atMs !== undefined ? ` at ${iso(c.atMs)}` : ""}${
+          c.detail ? `: ${safe(c.detail)}` : ""
+        }`,
       );
     }
   }

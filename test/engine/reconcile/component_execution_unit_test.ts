@@ -7,6 +7,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { buildStatus, statusText } from "../../../src/cli/status.ts";
 import { sha256Hex } from "../../../src/domain/plan/digest.ts";
 import { parsePlan } from "../../../src/domain/plan/parse.ts";
 import type { ComponentUpgradePlan } from "../../../src/domain/plan/schema.ts";
@@ -97,6 +98,10 @@ Deno.test("a stopped observation journals no end and the next run observes; an e
     const first = await executeComponent(settings, auth, bound, { signal: stopped.signal, files });
     assertEquals(first.state, "stopped");
     assertEquals(await ends(), 0, "a stopped observation decides nothing");
+    // `cairn status` says so: bound, no end yet.
+    assertEquals((await buildStatus(journal)).components?.map((c) => [c.planName, c.end]), [
+      ["rook-ceph-v1.21.0", "not ended"],
+    ]);
 
     // Flux delivers the bump; the next run observes it.
     twin.gitops.merge({
@@ -117,6 +122,9 @@ Deno.test("a stopped observation journals no end and the next run observes; an e
       }),
     );
     assertEquals(await ends(), 1);
+    const status = await buildStatus(journal);
+    assertEquals(status.components?.map((c) => [c.end, c.detail]), [["completed", undefined]]);
+    assert(statusText(status).includes("component upgrades (1):"), statusText(status));
     const reads = twin.kube.stats.total;
 
     const third = await executeComponent(settings, auth, bound, {
