@@ -8,6 +8,8 @@
  *   its fields the first one lacks); `current-context` comes from the first file that sets it;
  *   missing files are skipped; a list of which none exists is an error.
  *
+ * A name repeated inside one file is refused (client-go's conversion refuses it too).
+ *
  * Relative paths inside a file (`certificate-authority`, `client-certificate`, `client-key`,
  * `tokenFile`, an exec `command` containing a slash) resolve against that file's directory, as
  * client-go's `ResolveLocalPaths` does, before the files are merged.
@@ -103,11 +105,16 @@ export function mergeKubeconfigs(files: readonly KubeconfigText[]): R {
     for (const [list, bodyKey] of LISTS) {
       const entries = doc[list] ?? [];
       if (!Array.isArray(entries)) throw invalid(file.path, `${list} is not a list`);
+      const inFile = new Set<string>();
       entries.forEach((entry: unknown, i) => {
         if (!isRecord(entry) || typeof entry["name"] !== "string" || entry["name"] === "") {
           throw invalid(file.path, `${list}[${i}] has no name`);
         }
         const name = entry["name"];
+        // One file naming an entry twice is refused, as client-go's conversion refuses it (which
+        // of the two was meant is not knowable); the message names the entry, never its body.
+        if (inFile.has(name)) throw invalid(file.path, `${list}[${i}]: duplicate name "${name}"`);
+        inFile.add(name);
         // The first file to set a name wins, with its whole entry (clientcmd's merge).
         if (seen[list]!.has(name)) return;
         seen[list]!.add(name);

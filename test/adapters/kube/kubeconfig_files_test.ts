@@ -222,3 +222,19 @@ Deno.test("a malformed file in the list is named by path and line, never by its 
     assert(!noName.includes("FAKETOKEN"), noName);
   });
 });
+
+Deno.test("a name repeated inside one file is refused, naming it but not its body", () => {
+  const twice = kubeconfig({ name: "home", server: "https://a", token: TOKEN_A }).replace(
+    "contexts:",
+    `- name: home\n  user: {token: ${TOKEN_B}}\ncontexts:`,
+  );
+  try {
+    mergeKubeconfigs([{ path: "/a/one", text: twice }]);
+    throw new Error("accepted");
+  } catch (e) {
+    assert(e instanceof CairnError, String(e));
+    assertEquals(e.reason, "KubeconfigInvalid");
+    assert(e.message.includes('/a/one: users[1]: duplicate name "home"'), e.message);
+    assert(!e.message.includes("FAKETOKEN"), e.message);
+  }
+});
