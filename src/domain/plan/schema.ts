@@ -185,7 +185,7 @@ export const ExpectedNoise = z.strictObject({
 
 /**
  * What operates beside the steps of every executing kind (docs/operating.md): maintenance windows,
- * the expected step duration they are fitted with, breakpoints and node hooks.
+ * the expected step duration they are fitted with, breakpoints, node hooks and stall reports.
  */
 const OperatingControls = {
   /** Maintenance windows; absent: the cluster's default windows (none: always open). */
@@ -203,6 +203,11 @@ const OperatingControls = {
     .max(64).optional(),
   /** Jobs run before and after each node step (docs/operating.md#node-hooks). */
   hooks: z.array(NodeHook).min(1).max(8).optional(),
+  /**
+   * How long a step may wait on one blocker (a PDB, an unreadable binding, a node not back)
+   * before it is reported stalled while it waits; default half of that wait's bound.
+   */
+  stallAfterSeconds: PositiveSeconds.optional(),
 } as const;
 
 const Envelope = { apiVersion: z.literal(PLAN_API_VERSION), metadata: Metadata } as const;
@@ -242,11 +247,6 @@ export const TalosUpgradeSchema = z.strictObject({
      * and that step only, as a lease (docs/operating.md#alert-veto-and-silences).
      */
     expectedNoise: z.array(ExpectedNoise).min(1).max(16).optional(),
-    /**
-     * How long a step may wait on one blocker (a PDB, an unreadable binding, a node not back)
-     * before it is reported stalled while it waits; default half of that wait's bound.
-     */
-    stallAfterSeconds: PositiveSeconds.optional(),
   }),
 });
 

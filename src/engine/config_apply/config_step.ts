@@ -19,6 +19,7 @@ import type { CordonFact } from "../cordon_ownership.ts";
 import type { ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf, stepKey } from "../executor/digests.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
+import { gateBefore } from "../executor/gate_wait.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
@@ -88,17 +89,15 @@ export async function runConfigNode(
   const prepared = await prepare(deps, bound, node);
   if (!prepared.ok) return prepared.outcome;
   const { target, classification } = prepared.value;
-  const gate = await deps.health.round("gate", {
-    target: { node: node.name, operationOwnedCordon: false },
-  });
-  if (gate.verdict !== "pass") {
-    return notCommitted(
-      node.name,
-      gate.verdict === "fail" ? "GateFailed" : "GateUnreadable",
-      `${gate.reason}: ${gate.message}`,
-    );
-  }
   const boundPlan = { plan: bound.plan, digest: bound.digest };
+  // The gate holds within the apply's verification window, as every kind's does.
+  const held = await gateBefore(
+    deps,
+    boundPlan,
+    node.name,
+    bound.plan.spec.phases.deadlines.apply.verificationSeconds * 1000,
+  );
+  if (held) return held;
   const stop = await dispatchCheckBefore(deps, boundPlan, node);
   if (stop) return stop;
   const committed = await commitStep(deps, boundPlan, node, stepKey(node.name));

@@ -7,6 +7,7 @@ import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
 import { stepKey } from "./digests.ts";
 import { commitStep, dispatchCheckBefore } from "./commit_step.ts";
 import { drainPhase } from "./drain_phase.ts";
+import { gateBefore } from "./gate_wait.ts";
 import type { Halt, PhaseResult } from "./halt.ts";
 import { unresolved } from "./halt.ts";
 import { cordonPhase, uncordonPhase } from "./kube_phases.ts";
@@ -14,7 +15,6 @@ import { errorText } from "./mutation.ts";
 import { type NodeOutcome, notCommitted, outcome, transition } from "./step_outcome.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
-import { stallAfterMs, StallWatch } from "../operating/stall.ts";
 import { leasedClock, openNoiseLease } from "../operating/silences.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
@@ -111,48 +111,13 @@ async function preflight(
       `${node.name} runs ${running}, plan expects ${first.from}`,
     );
   }
-  const gate = await gateUntilPass(deps, bound, node.name);
-  if (gate.verdict !== "pass") {
-    return notCommitted(
-      node.name,
-      gate.verdict === "fail" ? "GateFailed" : "GateUnreadable",
-      `${gate.reason}: ${gate.message}`,
-    );
-  }
-  return undefined;
-}
-
-/**
- * The gate holds, it does not fail the rollout: fresh rounds are taken until one passes or the
- * verify window ends, so a transient unreadable read (an apid reconnect, a slow watch) delays the
- * node instead of stopping the rollout. Every round is recorded; nothing is committed meanwhile.
- */
-const GATE_RETRY_MS = 30_000;
-
-async function gateUntilPass(deps: ExecutorDeps, bound: BoundPlan, node: string) {
-  const window = bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000;
-  const deadline = deps.clock.now() + window;
-  // A gate held by a failing or unreadable binding is reported while it waits, naming it.
-  const stall = new StallWatch({ deps, bound, node }, "gate");
-  const stallMs = stallAfterMs({ deps, bound, node }, window);
-  while (true) {
-    const r = await deps.health.round("gate", { target: { node, operationOwnedCordon: false } });
-    if (r.verdict === "pass" || deps.clock.now() >= deadline || deps.signal?.aborted) return r;
-    const blocker = `binding ${r.message.split(":")[0]}`;
-    stall.blocked({
-      name: blocker,
-      holding: `commitment of ${node}`,
-      detail: `${r.reason}: ${r.message}`,
-    }, deps.clock.now());
-    stall.keepOnly(new Set([blocker]));
-    await stall.check(deps.clock.now(), stallMs);
-    // A held gate is re-read every 30 s at most often: it waits for the cluster, not for a step.
-    const wait = Math.min(
-      Math.max(deps.pollIntervalMs, GATE_RETRY_MS),
-      Math.max(1, deadline - deps.clock.now()),
-    );
-    await deps.clock.sleep(wait, deps.signal);
-  }
+  // The gate holds within the verify window; nothing is committed meanwhile.
+  return await gateBefore(
+    deps,
+    bound,
+    node.name,
+    bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000,
+  );
 }
 
 async function phases(s: StepState): Promise<PhaseResult<TalosHop>> {

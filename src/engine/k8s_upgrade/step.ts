@@ -22,6 +22,7 @@ import type { Reason } from "../../domain/reasons.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
+import { gateBefore } from "../executor/gate_wait.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
@@ -99,7 +100,6 @@ const MACHINE_CONFIG = {
   id: "v1alpha1",
 } as const;
 const PODS = { group: "", version: "v1", plural: "pods", namespaced: true } as const;
-const GATE_RETRY_MS = 30_000;
 
 function deadlineOf(plan: KubernetesUpgradePlan, c: UpgradeComponent) {
   return c === "kubelet"
@@ -117,14 +117,8 @@ export async function runComponentStep(
   const plan = bound.plan;
   const deadline = deadlineOf(plan, component);
   const readMs = deps.callTimeoutMs(deadline.transportSeconds * 1000);
-  const gate = await gateUntilPass(deps, node.name, deadline.verificationSeconds * 1000);
-  if (gate.verdict !== "pass") {
-    return notCommitted(
-      node.name,
-      gate.verdict === "fail" ? "GateFailed" : "GateUnreadable",
-      `${gate.reason}: ${gate.message}`,
-    );
-  }
+  const held = await gateBefore(deps, bound, node.name, deadline.verificationSeconds * 1000);
+  if (held) return held;
   const stop = await dispatchCheckBefore(deps, bound, node);
   if (stop) return stop;
   // Rows 23–25 again, now: a GitOps manager may have appeared, a node may have moved.
@@ -178,22 +172,6 @@ export async function runComponentStep(
       return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
     }
     return await haltUnresolved(s, "ExecutorError", errorText(e));
-  }
-}
-
-/** The gate holds, it does not fail: fresh rounds until one passes or the window ends. */
-async function gateUntilPass(deps: ExecutorDeps, node: string, windowMs: number) {
-  const deadline = deps.clock.now() + windowMs;
-  while (true) {
-    const r = await deps.health.round("gate", { target: { node, operationOwnedCordon: false } });
-    if (r.verdict === "pass" || deps.clock.now() >= deadline || deps.signal?.aborted) return r;
-    await deps.clock.sleep(
-      Math.min(
-        Math.max(deps.pollIntervalMs, GATE_RETRY_MS),
-        Math.max(1, deadline - deps.clock.now()),
-      ),
-      deps.signal,
-    );
   }
 }
 

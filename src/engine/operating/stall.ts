@@ -6,8 +6,8 @@
  * (metrics, notifications); the wait itself goes on to its own bound, a stall changes nothing.
  */
 import type { Reason } from "../../domain/reasons.ts";
+import type { OperatedPlan } from "../../domain/plan/schema.ts";
 import type { StepState } from "../executor/deps.ts";
-import type { DisruptingPlan } from "../executor/disruption.ts";
 import { controllerActor } from "../executor/observe.ts";
 
 /** What a waiting step waits for. */
@@ -21,10 +21,8 @@ export interface Blocker {
 
 /** How long a step may wait before it is reported stalled: the plan's, else half the bound. */
 export function stallAfterMs(s: StallScope, waitBoundMs: number): number {
-  // Only a TalosUpgrade declares it; a ConfigApply's drain is reported at half its bound.
-  const declared = s.bound.plan.kind === "TalosUpgrade"
-    ? s.bound.plan.spec.stallAfterSeconds
-    : undefined;
+  // Every executing kind may declare it (a gate, a ConfigApply's drain); else half the bound.
+  const declared = s.bound.plan.spec.stallAfterSeconds;
   return declared !== undefined ? declared * 1000 : Math.floor(waitBoundMs / 2);
 }
 
@@ -36,7 +34,7 @@ export function pdbOfRefusal(namespace: string, message: string): string | undef
 
 /** Tracks blockers since when they started blocking; reports each one once past the limit. */
 /** What a stall report needs: the plan, the node and the ports (a step's state has them). */
-export type StallScope = Pick<StepState<DisruptingPlan>, "deps" | "bound" | "node">;
+export type StallScope = Pick<StepState<OperatedPlan>, "deps" | "bound" | "node">;
 
 export class StallWatch {
   readonly #since = new Map<string, { readonly at: number; blocker: Blocker }>();

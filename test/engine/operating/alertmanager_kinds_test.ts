@@ -2,7 +2,8 @@
  * The Alertmanager veto for a KubernetesUpgrade and a ConfigApply, against a REAL Alertmanager
  * (Debian's prometheus-alertmanager) started on loopback by this test: their rounds read the
  * cluster's Alertmanager as a TalosUpgrade's do, so a firing alert matching a vetoing binding fails
- * the gate before the first commitment, and an unreachable Alertmanager is unreadable, never a pass.
+ * the gate before the first commitment, and an unreachable Alertmanager is unreadable, never a pass:
+ * the gate holds round after round within the step's window and is reported stalled, naming it.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { HttpAlertmanager } from "../../../src/adapters/alertmanager/http_alertmanager.ts";
@@ -87,6 +88,7 @@ async function configApplyWith(am: Alertmanager) {
     return {
       out,
       rows,
+      stalls: await stallsOf(journal, bound.digest),
       operations: (await journal.listOperations()).length,
       mutating: twin.talos.stats.totalMutating,
     };
@@ -94,6 +96,12 @@ async function configApplyWith(am: Alertmanager) {
     twin.stop();
     await journal.close();
   }
+}
+
+/** The stall events journaled beside the steps: node and blocker. */
+async function stallsOf(journal: Journal, digest: string) {
+  return ((await journal.planHistory(digest))?.rolloutEvents ?? [])
+    .filter((e) => e.kind === "stall").map((e) => [e.node, e.detail["blocker"]]);
 }
 
 async function vetoRows(journal: Journal, digest: string) {
@@ -164,8 +172,12 @@ Deno.test("an unreachable Alertmanager is unreadable for a KubernetesUpgrade and
       ["cp-1", "not-committed", "GateUnreadable"],
     ]);
     const rows = await vetoRows(w.journal, w.bound.digest);
-    assert(rows.length > 0 && rows.every((x) => x.outcome === "unreadable"));
+    assert(rows.length > 1 && rows.every((x) => x.outcome === "unreadable"));
     assertEquals(await w.journal.listOperations(), []);
+    // The held gate was reported stalled while it waited, naming the unreadable binding.
+    assertEquals(await stallsOf(w.journal, w.bound.digest), [
+      ["cp-1", "binding no-critical-alerts"],
+    ]);
   } finally {
     await w.close();
   }
@@ -174,5 +186,7 @@ Deno.test("an unreachable Alertmanager is unreadable for a KubernetesUpgrade and
     ["worker-1", "not-committed", "GateUnreadable"],
   ]);
   assertEquals([c.operations, c.mutating], [0, 0]);
-  assert(c.rows.length > 0 && c.rows.every((x) => x.outcome === "unreadable"));
+  // The ConfigApply's gate held too, round after round within its window, and was reported.
+  assert(c.rows.length > 1 && c.rows.every((x) => x.outcome === "unreadable"));
+  assertEquals(c.stalls, [["worker-1", "binding no-critical-alerts"]]);
 });
