@@ -13,12 +13,18 @@
 import type { Reason } from "../../domain/reasons.ts";
 import type { OperationRecord } from "../../ports/journal.ts";
 import { isTerminal } from "../../domain/operation.ts";
-import type { ExecutorDeps } from "../executor/deps.ts";
+import type { PhaseDeps } from "../executor/deps.ts";
 import { errorText } from "../executor/mutation.ts";
 import { JOBS, watchJob } from "./hooks.ts";
 
 /** One create's transport bound (as the step's own hook create). */
 const CREATE_TRANSPORT_MS = 30_000;
+
+/** What sending them needs: the rollout's deps, or `cairn recover`'s after a classification. */
+export type OwedHookDeps = Pick<
+  PhaseDeps,
+  "journal" | "clock" | "kube" | "owner" | "callTimeoutMs" | "pollIntervalMs" | "signal" | "log"
+>;
 
 /** What settling a settled operation's owed post hooks came to. */
 export type OwedHooksResult =
@@ -30,7 +36,7 @@ export type OwedHooksResult =
  * order of do). Nothing is sent for an operation that is not terminal: its scope is still held.
  */
 export async function sendOwedHooks(
-  deps: ExecutorDeps,
+  deps: OwedHookDeps,
   op: Pick<OperationRecord, "id" | "machine" | "state">,
 ): Promise<OwedHooksResult> {
   if (!isTerminal(op.state)) return { ok: true, sent: 0 };
@@ -53,8 +59,8 @@ export async function sendOwedHooks(
       if (claim.cause === "not-owed") continue;
       return {
         ok: false,
-        reason: "HookUnresolved",
-        detail: `post hook ${o.hook}: ${claim.detail}`,
+        reason: claim.cause === "gate-frozen" ? "ClusterFrozen" : "HookUnresolved",
+        detail: `owed post hook ${o.hook} not sent: ${claim.detail}`,
       };
     }
     const meta = (claim.job["metadata"] ?? {}) as Record<string, unknown>;

@@ -19,6 +19,7 @@ import {
 } from "./recovery.ts";
 import type { StepState } from "../executor/deps.ts";
 import { journalHealthGate } from "../executor/health_gate.ts";
+import { sendOwedHooks } from "../operating/owed_hooks.ts";
 import { completionObservation, NODE_READERS, roundsUntilPass } from "../executor/verify_phase.ts";
 import {
   gatherEvidence,
@@ -158,11 +159,18 @@ export async function classifyOperation(
     reason: `${CLASSIFIED}: ${message}`.slice(0, 1000),
     nowMs: c.clock.now(),
   });
+  // The journal admits mutations on the scope again: a post hook the step owes goes out now,
+  // before anything else on the node (docs/operating.md#owed-post-hooks). If it cannot (a freeze),
+  // it stays owed and the rollout sends it before its next step.
+  const owed = await sendOwedHooks(s.deps, after);
+  const hooks = owed.ok
+    ? owed.sent > 0 ? `; owed post hooks sent: ${owed.sent}` : ""
+    : `; owed post hook not settled: ${owed.reason}: ${owed.detail}`;
   return {
     decision: "classify",
     operation: o.operationId,
     state: after.state,
-    message,
+    message: message + hooks,
     observation: obs.id,
   };
 }

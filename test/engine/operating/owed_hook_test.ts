@@ -3,7 +3,8 @@
  * own post hook cannot go out (the journal admits nothing more while an attempt is unaccounted),
  * so it stays OWED in the journal — shown by `cairn status` and the execution report — and is sent
  * exactly once as soon as the operation is settled (accounted and classified by the recovery
- * rules), before anything else on that node; then the rollout continues.
+ * rules): by `cairn recover --classify` itself, or, when it could not (a freeze), by the rollout
+ * before anything else on that node; then the rollout continues.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { JOBS } from "../../../src/engine/operating/hooks.ts";
 import { accountAttempt } from "../../../src/engine/recovery/recover_decisions.ts";
 import { uncordonOwned } from "../../../src/engine/recovery/recover_uncordon.ts";
 import { inprocReport } from "../../_helpers/inproc_report.ts";
-import { startInprocWorld } from "../../_helpers/inproc_world.ts";
+import { type InprocWorld, startInprocWorld } from "../../_helpers/inproc_world.ts";
 import { ROOT } from "../../_helpers/twin_world.ts";
 
 const IMAGE = "quay.io/ceph/ceph:v19@sha256:" + "a".repeat(64);
@@ -27,33 +28,95 @@ const HOOKS = `  hooks:
       post:
         command: [ceph, osd, unset, noout]
 `;
+const ADMIN = "carol@example.com";
 
 type Job = { metadata: { name: string; annotations?: Record<string, string> }; spec: unknown };
 
-Deno.test("a post hook owed after a lost reboot response is shown while the scope is held, sent once after the operation is settled, then the rollout continues", async () => {
+/**
+ * worker-1's reboot response is lost after its pre hook ran: the step is unresolved and its post
+ * hook owed. Returns the world and the steps a recovery-admin takes: account the reboot after the
+ * settle floor, lift the operation's own cordon, classify.
+ */
+async function lostRebootAfterPreHook() {
   const w = await startInprocWorld({
     nodes: ["worker-1", "worker-2"],
     editPlan: (t) => t + HOOKS,
     faults: [{ kind: "lose-response", point: "talos.Reboot", target: "worker-1" }],
   });
+  const jobs = async () =>
+    (await w.twin.kube.listObjects(JOBS, { namespace: "rook-ceph" })).items as unknown as Job[];
+  const first = await w.run();
+  assertEquals(first.nodes.map((n) => [n.node, n.state, n.reason]), [
+    ["worker-1", "unresolved", "RebootResponseLost"],
+  ]);
+  const opId = first.nodes[0]!.operationId!;
+  const [op] = await w.operations();
+  const stoppedAt = w.twin.clock.now();
+  const cluster = {
+    kube: w.twin.kube,
+    talos: w.twin.talos,
+    clock: w.twin.clock,
+    callTimeoutMs: (ms: number) => ms,
+  };
+  const account = () =>
+    accountAttempt(w.journal, cluster, {
+      operationId: opId,
+      attemptId: op!.attempts.find((a) => a.phase === "reboot")!.id,
+      actor: ADMIN,
+      evidence: "worker-1 rebooted into v1.14.2 (boot id changed)",
+      settleFloorMs: 30_000,
+      executorStoppedAtMs: stoppedAt,
+    });
+  return {
+    w,
+    first,
+    opId,
+    op: op!,
+    jobs,
+    /** The reboot landed; the lost attempt is accounted after the settle floor, the cordon lifted. */
+    async settle() {
+      await w.twin.time.advanceTo(w.twin.clock.now() + 900_000);
+      // The first recovery read starts the settle floor; the decision comes after it.
+      await account().then(() => assert(false, "accounted before the settle floor"), () => {});
+      await w.twin.time.advanceTo(w.twin.clock.now() + 31_000);
+      await account();
+      await uncordonOwned(w.journal, cluster, { operationId: opId, actor: ADMIN });
+    },
+    /** `cairn recover OP --classify`, through its own wiring. */
+    classify: () =>
+      classifyWithBoundPolicy(w.journal, cluster, {
+        clock: w.twin.clock,
+        timeoutClock: w.twin.timeoutClock,
+        wrap: (p) => p,
+        callTimeoutMs: (ms) => ms,
+      }, {
+        operationId: opId,
+        actor: ADMIN,
+        policyPath: join(ROOT, "policies/home-ops.yaml"),
+        writeLog: () => {},
+      }),
+  };
+}
+
+const w1Jobs = (jobs: readonly Job[], opId: string) =>
+  jobs.filter((j) => j.metadata.annotations?.["cairn.dev/operation"] === opId)
+    .map((j) => j.metadata.name.includes("-post-") ? "post" : "pre").sort();
+
+async function owedState(w: InprocWorld, opId: string) {
+  return (await w.journal.hookObligations([opId])).map((o) => [o.hook, o.state, o.outcome]);
+}
+
+Deno.test("a post hook owed after a lost reboot response is shown while the scope is held and sent exactly once by the classification that settles it", async () => {
+  const t = await lostRebootAfterPreHook();
+  const { w, opId } = t;
   try {
-    const jobs = async () =>
-      (await w.twin.kube.listObjects(JOBS, { namespace: "rook-ceph" })).items as unknown as Job[];
-    const first = await w.run();
-    assertEquals(first.nodes.map((n) => [n.node, n.state, n.reason]), [
-      ["worker-1", "unresolved", "RebootResponseLost"],
-    ]);
-    const opId = first.nodes[0]!.operationId!;
-    const [op] = await w.operations();
     // The step's own post hook was refused by the journal: the reboot's attempt is unaccounted.
-    const facts = op!.phases.filter((p) => p.kind === "fact" && p.phase.endsWith("-hook"))
+    const facts = t.op.phases.filter((p) => p.kind === "fact" && p.phase.endsWith("-hook"))
       .map((p) => JSON.parse(p.detail) as Record<string, unknown>)
       .map((d) => [d["stage"], d["outcome"]]);
     assertEquals(facts, [["pre", "succeeded"], ["post", "not-sent"]]);
-    assertEquals((await jobs()).map((j) => j.metadata.name.includes("-pre-")), [true]);
-    assertEquals((await w.journal.hookObligations([opId])).map((o) => [o.hook, o.state]), [
-      ["ceph-noout", "owed"],
-    ]);
+    assertEquals(w1Jobs(await t.jobs(), opId), ["pre"]);
+    assertEquals(await owedState(w, opId), [["ceph-noout", "owed", undefined]]);
 
     // Status and the report show the owed post hook while the scope is held.
     const status = await buildStatus(w.journal, w.twin.clock.now());
@@ -61,7 +124,7 @@ Deno.test("a post hook owed after a lost reboot response is shown while the scop
       [opId, "worker-1", "ceph-noout", "owed"],
     ]);
     assert(/post hook ceph-noout owed since/.test(statusText(status)), statusText(status));
-    const held = await inprocReport(w, first);
+    const held = await inprocReport(w, t.first);
     assert(
       /\| `worker-1` \| post \(owed\) \| `ceph-noout` \| +\| \*\*post hook owed\*\* \|/.test(held),
       held,
@@ -70,80 +133,91 @@ Deno.test("a post hook owed after a lost reboot response is shown while the scop
     // A rerun while the operation is unresolved sends nothing: its scope is still held.
     const again = await w.run();
     assertEquals(again.nodes.map((n) => [n.node, n.reason]), [["worker-1", "OperationExists"]]);
-    assertEquals((await jobs()).length, 1);
-    const stoppedAt = w.twin.clock.now();
+    assertEquals((await t.jobs()).length, 1);
 
-    // The reboot landed; after the settle floor a recovery-admin accounts the lost attempt and the
-    // operation is classified on a completion observation.
-    await w.twin.time.advanceTo(w.twin.clock.now() + 900_000);
-    const cluster = {
-      kube: w.twin.kube,
-      talos: w.twin.talos,
-      clock: w.twin.clock,
-      callTimeoutMs: (ms: number) => ms,
-    };
-    const reboot = op!.attempts.find((a) => a.phase === "reboot")!;
-    const account = () =>
-      accountAttempt(w.journal, cluster, {
-        operationId: opId,
-        attemptId: reboot.id,
-        actor: "carol@example.com",
-        evidence: "worker-1 rebooted into v1.14.2 (boot id changed)",
-        settleFloorMs: 30_000,
-        executorStoppedAtMs: stoppedAt,
-      });
-    // The first recovery read starts the settle floor; the decision comes after it.
-    await account().then(() => assert(false, "accounted before the settle floor"), () => {});
-    await w.twin.time.advanceTo(w.twin.clock.now() + 31_000);
-    await account();
-    // The operation's own cordon is lifted by the recovery action the plan authorises.
-    await uncordonOwned(w.journal, cluster, { operationId: opId, actor: "carol@example.com" });
-    // Classified as `cairn recover --classify` classifies it, on a completion observation.
-    const classified = await classifyWithBoundPolicy(w.journal, cluster, {
-      clock: w.twin.clock,
-      timeoutClock: w.twin.timeoutClock,
-      wrap: (p) => p,
-      callTimeoutMs: (ms) => ms,
-    }, {
-      operationId: opId,
-      actor: "carol@example.com",
-      policyPath: join(ROOT, "policies/home-ops.yaml"),
-      writeLog: () => {},
-    });
+    // Settled by the recovery rules: the classification sends the owed post hook at once.
+    await t.settle();
+    const classified = await t.classify();
     assertEquals(classified.state, "completed");
+    assert(/owed post hooks sent: 1/.test(classified.message), classified.message);
+    assertEquals(await owedState(w, opId), [["ceph-noout", "discharged", "succeeded"]]);
+    assertEquals(w1Jobs(await t.jobs(), opId), ["post", "pre"]);
+    assert(!(await buildStatus(w.journal, w.twin.clock.now())).owedHooks);
 
-    // Settled, the obligation is still owed: nothing has sent it yet.
-    assertEquals((await w.journal.hookObligations([opId])).map((o) => o.state), ["owed"]);
-
-    // The rollout sends it first, then goes on to worker-2.
+    // The rollout continues and never sends it again.
     const resumed = await w.run();
-    assertEquals(resumed.state, "completed");
     assertEquals(resumed.nodes.map((n) => [n.node, n.state]), [
       ["worker-1", "completed"],
       ["worker-2", "completed"],
     ]);
-    const [ob] = await w.journal.hookObligations([opId]);
-    assertEquals([ob!.state, ob!.outcome], ["discharged", "succeeded"]);
-    const forW1 = (await jobs()).filter((j) =>
-      j.metadata.annotations?.["cairn.dev/operation"] === opId
-    );
-    assertEquals(forW1.map((j) => j.metadata.name.includes("-post-")).sort(), [false, true]);
-    // Before anything else on the cluster's next node: worker-2 was committed after it.
-    const w2 = (await w.operations()).find((o) => o.operation.machine === "worker-2")!;
-    assert(ob!.dischargedAtMs! <= w2.operation.createdAtMs);
-    assert(!(await buildStatus(w.journal, w.twin.clock.now())).owedHooks);
+    assertEquals(w1Jobs(await t.jobs(), opId), ["post", "pre"]);
     const report = await inprocReport(w, resumed);
     assert(
       /\| `worker-1` \| post \(owed\) \| `ceph-noout` \| `rook-ceph\/cairn-ceph-noout-post-[0-9a-f]+` \| succeeded \|/
         .test(report),
       report,
     );
-
-    // Exactly once: another run sends nothing more.
-    const count = (await jobs()).length;
     assertEquals((await w.run()).state, "completed");
-    assertEquals((await jobs()).length, count);
-    assertEquals(count, 4, "pre and owed post for worker-1, pre and post for worker-2");
+    assertEquals(
+      (await t.jobs()).length,
+      4,
+      "pre and owed post for worker-1, pre and post for worker-2",
+    );
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("an owed post hook the classification could not send (a freeze) is sent by the rollout before anything else on the node, once", async () => {
+  const t = await lostRebootAfterPreHook();
+  const { w, opId } = t;
+  try {
+    await t.settle();
+    const cluster = w.bound.plan.metadata.cluster;
+    await w.journal.setClusterFrozen({
+      cluster,
+      frozen: true,
+      reason: "storage maintenance",
+      actor: { identity: "dave@example.com", role: "approver" },
+      nowMs: w.twin.clock.now(),
+    });
+    const classified = await t.classify();
+    assertEquals(classified.state, "completed");
+    assert(
+      /owed post hook not settled: ClusterFrozen/.test(classified.message),
+      classified.message,
+    );
+    assertEquals(await owedState(w, opId), [["ceph-noout", "owed", undefined]]);
+    // Frozen, the rollout holds on it: nothing is sent, nothing else is committed.
+    // (A hold before worker-2's commitment would wait for the unfreeze: end such a run at once.)
+    const stop = new AbortController();
+    const frozen = await w.run({ signal: stop.signal, observer: { onHold: () => stop.abort() } });
+    assertEquals(frozen.nodes.map((n) => [n.node, n.reason]), [["worker-1", "ClusterFrozen"]]);
+    assertEquals(w1Jobs(await t.jobs(), opId), ["pre"]);
+    await w.journal.setClusterFrozen({
+      cluster,
+      frozen: false,
+      reason: "done",
+      actor: { identity: "dave@example.com", role: "approver" },
+      nowMs: w.twin.clock.now(),
+    });
+    // Unfrozen: the owed post hook goes first, then the rollout goes on to worker-2.
+    const resumed = await w.run();
+    assertEquals(resumed.nodes.map((n) => [n.node, n.state]), [
+      ["worker-1", "completed"],
+      ["worker-2", "completed"],
+    ]);
+    const [ob] = await w.journal.hookObligations([opId]);
+    assertEquals([ob!.state, ob!.outcome], ["discharged", "succeeded"]);
+    assertEquals(w1Jobs(await t.jobs(), opId), ["post", "pre"]);
+    const w2 = (await w.operations()).find((o) => o.operation.machine === "worker-2")!;
+    assert(ob!.dischargedAtMs! <= w2.operation.createdAtMs, "sent before the next commitment");
+    assertEquals((await w.run()).state, "completed");
+    assertEquals(
+      (await t.jobs()).length,
+      4,
+      "pre and owed post for worker-1, pre and post for worker-2",
+    );
   } finally {
     await w.close();
   }
