@@ -130,6 +130,8 @@ const BANNED = [
   /\bsetTimeout\(/,
   /\bsetInterval\(/,
   /\bMath\.random\(/,
+  /\brandom(Bytes|UUID|Int|Fill)\b/,
+  /\bgetRandomValues\(/,
   /\bprocess\./,
   /\bconsole\./,
 ];
