@@ -197,7 +197,8 @@ Deno.test("a mistyped plan kind gets the nearest kind", async () => {
 Deno.test("cairn demo --dir refuses a directory holding a previous run before touching it", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeTextFile(`${dir}/journal.db`, "a previous run");
+    // A file where the demo makes a directory: without the check the run fails at once (fast).
+    await Deno.writeTextFile(`${dir}/trust`, "a previous run");
     for (
       const argv of [["demo", "--dir", dir], ["demo", "--component", "rook-ceph", "--dir", dir]]
     ) {
@@ -205,8 +206,9 @@ Deno.test("cairn demo --dir refuses a directory holding a previous run before to
       assertEquals(r.code, 2);
       assert(r.stderr.includes(`--dir ${dir} is not empty (a previous demo?)`), r.stderr);
     }
-    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["journal.db"]);
-    const file = await run(["demo", "--dir", `${dir}/journal.db`]);
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["trust"]);
+    assertEquals(await Deno.readTextFile(`${dir}/trust`), "a previous run");
+    const file = await run(["demo", "--dir", `${dir}/trust`]);
     assert(file.stderr.includes("is not a directory"), file.stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
