@@ -187,7 +187,7 @@ Deno.test("a reboot-only setting: the node is cordoned and drained (a PDB-protec
   }
 });
 
-Deno.test("a node someone else cordoned before the run is left cordoned: no commitment, nothing sent", async () => {
+Deno.test("a node someone else keeps cordoned is left cordoned: the gate holds to its window, no commitment, nothing sent", async () => {
   const w = await run({
     before: async (twin) => {
       const operator = createInprocKube(twin, "kubectl-cordon");
@@ -201,6 +201,31 @@ Deno.test("a node someone else cordoned before the run is left cordoned: no comm
     assertEquals(await w.journal.listOperations(), []);
     assertEquals(w.twin.talos.stats.totalMutating, 0);
     assertEquals((await w.twin.kube.getNode(NODE))?.unschedulable, true);
+  } finally {
+    w.twin.stop();
+    await w.journal.close();
+  }
+});
+
+Deno.test("the gate holds: a node an operator keeps cordoned for a minute before the run is applied once it is uncordoned", async () => {
+  const w = await run({
+    before: async (twin) => {
+      const operator = createInprocKube(twin, "kubectl-cordon");
+      const node = await operator.getNode(NODE);
+      assertEquals((await operator.cordon(NODE, node!.resourceVersion)).kind, "applied");
+      twin.sim.schedule(60_000, () => {
+        const now = twin.store.get(twin.controllers.nodes, undefined, NODE)!;
+        void operator.uncordon(NODE, String(now.metadata.resourceVersion));
+      });
+    },
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    assertEquals([n.state, n.reason], ["completed", "CompletionObserved"]);
+    const op = (await w.journal.showOperation(n.operationId!))!;
+    // By the time cairn cordoned, the operator's cordon was gone: the cordon was cairn's own.
+    assertEquals(fact(op, "cordon")["cordonedByOperation"], true);
+    assertEquals((await w.twin.kube.getNode(NODE))?.unschedulable, false);
   } finally {
     w.twin.stop();
     await w.journal.close();
