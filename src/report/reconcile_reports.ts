@@ -182,8 +182,7 @@ export function executionModel(f: ExecutionFacts): ExecutionReportModel {
 function operatingOf(plan: Plan | undefined, atMs: number): OperatingPlan | undefined {
   if (!plan || !isOperatedPlan(plan)) return undefined;
   const s = plan.spec;
-  const noise = plan.kind === "TalosUpgrade" ? plan.spec.expectedNoise : undefined;
-  if (!s.windows && !s.breakpoints && !s.hooks && !noise) return undefined;
+  if (!s.windows && !s.breakpoints && !s.hooks && !s.expectedNoise) return undefined;
   const window = windowOf(plan, atMs);
   return {
     ...(window ? { window } : {}),
@@ -194,7 +193,7 @@ function operatingOf(plan: Plan | undefined, atMs: number): OperatingPlan | unde
       (h.pre ? `; pre: ${h.pre.command.join(" ")}` : "") +
       (h.post ? `; post: ${h.post.command.join(" ")}` : "")
     ),
-    noise: (noise ?? []).map((n) =>
+    noise: (s.expectedNoise ?? []).map((n) =>
       `${n.name}: ${
         n.matchers.map((m) => `${m.name}${m.isEqual ? "" : "!"}${m.isRegex ? "=~" : "="}${m.value}`)
           .join(", ")

@@ -185,7 +185,8 @@ export const ExpectedNoise = z.strictObject({
 
 /**
  * What operates beside the steps of every executing kind (docs/operating.md): maintenance windows,
- * the expected step duration they are fitted with, breakpoints, node hooks and stall reports.
+ * the expected step duration they are fitted with, breakpoints, node hooks, expected-noise silences
+ * and stall reports.
  */
 const OperatingControls = {
   /** Maintenance windows; absent: the cluster's default windows (none: always open). */
@@ -203,6 +204,11 @@ const OperatingControls = {
     .max(64).optional(),
   /** Jobs run before and after each node step (docs/operating.md#node-hooks). */
   hooks: z.array(NodeHook).min(1).max(8).optional(),
+  /**
+   * Alerts expected while a node's step runs (seed 004's known noise): silenced for that node
+   * and that step only, as a lease (docs/operating.md#alert-veto-and-silences).
+   */
+  expectedNoise: z.array(ExpectedNoise).min(1).max(16).optional(),
   /**
    * How long a step may wait on one blocker (a PDB, an unreadable binding, a node not back)
    * before it is reported stalled while it waits; default half of that wait's bound.
@@ -242,11 +248,6 @@ export const TalosUpgradeSchema = z.strictObject({
     }),
     recovery: z.array(RecoveryAction).max(8),
     ...OperatingControls,
-    /**
-     * Alerts expected while a node's step runs (seed 004's known noise): silenced for that node
-     * and that step only, as a lease (docs/operating.md#alert-veto-and-silences).
-     */
-    expectedNoise: z.array(ExpectedNoise).min(1).max(16).optional(),
   }),
 });
 

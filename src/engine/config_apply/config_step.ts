@@ -20,6 +20,7 @@ import type { ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf, stepKey } from "../executor/digests.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
 import { gateBefore } from "../executor/gate_wait.ts";
+import { underNoiseLease } from "../executor/step_lease.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
@@ -102,21 +103,23 @@ export async function runConfigNode(
   if (stop) return stop;
   const committed = await commitStep(deps, boundPlan, node, stepKey(node.name));
   if (!committed.ok) return committed.outcome;
-  const s = committed.state;
-  try {
-    // Pre hooks first, before anything is sent to the node; one that does not succeed holds it.
-    const hook = await startHooks(s);
-    if (hook) return { ...await haltUnresolved(s, hook.reason, hook.detail), classification };
-    return { ...await applyAndActivate(s, bound, target, classification), classification };
-  } catch (e) {
-    if (deps.signal?.aborted) {
-      return {
-        ...outcome(s, "stopped", "Stopped", "the controller was asked to stop"),
-        classification,
-      };
+  // The step's expected-noise silences (a reboot's CephOSDDown) live exactly as long as it does.
+  return await underNoiseLease(committed.state, async (s) => {
+    try {
+      // Pre hooks first, before anything is sent to the node; one that does not succeed holds it.
+      const hook = await startHooks(s);
+      if (hook) return { ...await haltUnresolved(s, hook.reason, hook.detail), classification };
+      return { ...await applyAndActivate(s, bound, target, classification), classification };
+    } catch (e) {
+      if (deps.signal?.aborted) {
+        return {
+          ...outcome(s, "stopped", "Stopped", "the controller was asked to stop"),
+          classification,
+        };
+      }
+      return { ...await haltUnresolved(s, "ExecutorError", errorText(e)), classification };
     }
-    return { ...await haltUnresolved(s, "ExecutorError", errorText(e)), classification };
-  }
+  });
 }
 
 async function applyAndActivate(

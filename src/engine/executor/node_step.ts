@@ -8,6 +8,7 @@ import { stepKey } from "./digests.ts";
 import { commitStep, dispatchCheckBefore } from "./commit_step.ts";
 import { drainPhase } from "./drain_phase.ts";
 import { gateBefore } from "./gate_wait.ts";
+import { underNoiseLease } from "./step_lease.ts";
 import type { Halt, PhaseResult } from "./halt.ts";
 import { unresolved } from "./halt.ts";
 import { cordonPhase, uncordonPhase } from "./kube_phases.ts";
@@ -15,7 +16,6 @@ import { errorText } from "./mutation.ts";
 import { type NodeOutcome, notCommitted, outcome, transition } from "./step_outcome.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
-import { leasedClock, openNoiseLease } from "../operating/silences.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
 
 export type { NodeOutcome } from "./step_outcome.ts";
@@ -38,18 +38,9 @@ export async function runNodeStep(
   if (stop) return stop;
   const committed = await commitStep(deps, bound, node, stepKey(node.name));
   if (!committed.ok) return committed.outcome;
-  const s = committed.state;
   // Expected-noise silences live exactly as long as the step: opened now, renewed whenever the
   // step waits (its clock carries the lease), expired at its end.
-  const lease = await openNoiseLease(s, deps.operating?.alertmanager);
-  try {
-    return await committedStep(
-      { ...s, deps: { ...deps, clock: leasedClock(deps.clock, lease) } },
-      bound,
-    );
-  } finally {
-    await lease.close();
-  }
+  return await underNoiseLease(committed.state, (s) => committedStep(s, bound));
 }
 
 /** Everything after the commitment: hooks, phases, classification. */

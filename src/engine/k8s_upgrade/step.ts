@@ -23,6 +23,7 @@ import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
 import { gateBefore } from "../executor/gate_wait.ts";
+import { underNoiseLease } from "../executor/step_lease.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
@@ -161,18 +162,20 @@ export async function runComponentStep(
   }
   const committed = await commitStep(deps, bound, node, step.key);
   if (!committed.ok) return committed.outcome;
-  const s = committed.state;
-  try {
-    // Pre hooks first, before anything is sent to the node; one that does not succeed holds it.
-    const hook = await startHooks(s);
-    if (hook) return await haltUnresolved(s, hook.reason, hook.detail);
-    return await upgrade(s, component, retag(image, plan.spec.to));
-  } catch (e) {
-    if (deps.signal?.aborted) {
-      return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+  // The step's expected-noise silences live exactly as long as it does.
+  return await underNoiseLease(committed.state, async (s) => {
+    try {
+      // Pre hooks first, before anything is sent to the node; one that does not succeed holds it.
+      const hook = await startHooks(s);
+      if (hook) return await haltUnresolved(s, hook.reason, hook.detail);
+      return await upgrade(s, component, retag(image, plan.spec.to));
+    } catch (e) {
+      if (deps.signal?.aborted) {
+        return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+      }
+      return await haltUnresolved(s, "ExecutorError", errorText(e));
     }
-    return await haltUnresolved(s, "ExecutorError", errorText(e));
-  }
+  });
 }
 
 async function readConfig(

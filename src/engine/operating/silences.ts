@@ -32,7 +32,7 @@ import type { Alertmanager, AlertMatcher } from "../../ports/alertmanager.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
 import type { RolloutEventEntry } from "../../ports/journal_history.ts";
-import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { OperatedPlan, PhaseDeadline } from "../../domain/plan/schema.ts";
 import type { StepState } from "../executor/deps.ts";
 import { errorText } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
@@ -48,8 +48,8 @@ export const RENEW_EVERY_MS = 5 * 60_000;
  * (Alertmanager briefly unreachable) does not lapse it, plus the longest single call the plan
  * allows a phase, during which the step cannot renew.
  */
-export function silenceLeaseMs(plan: TalosUpgradePlan): number {
-  const d = plan.spec.phases.deadlines;
+export function silenceLeaseMs(plan: OperatedPlan): number {
+  const d: Readonly<Record<string, PhaseDeadline>> = plan.spec.phases.deadlines;
   const longestCallSeconds = Math.max(...Object.values(d).map((x) => x.transportSeconds));
   return 2 * RENEW_EVERY_MS + longestCallSeconds * 1000;
 }
@@ -81,7 +81,7 @@ function matcherText(m: AlertMatcher): string {
 
 /** Opens the step's expected-noise silences (none when the plan declares none). */
 export async function openNoiseLease(
-  s: StepState,
+  s: StepState<OperatedPlan>,
   am: Alertmanager | undefined,
 ): Promise<NoiseLease> {
   const noise = s.bound.plan.spec.expectedNoise ?? [];

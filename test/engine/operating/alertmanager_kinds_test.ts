@@ -20,7 +20,7 @@ import {
   bindConfigApply,
   executeConfigApply,
 } from "../../../src/engine/config_apply/run_config_apply.ts";
-import type { Alertmanager } from "../../../src/ports/alertmanager.ts";
+import type { Alertmanager, SilenceRecord } from "../../../src/ports/alertmanager.ts";
 import type { BoundFileSource } from "../../../src/ports/dispatch.ts";
 import type { Journal } from "../../../src/ports/journal.ts";
 import { startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
@@ -189,4 +189,104 @@ Deno.test("an unreachable Alertmanager is unreadable for a KubernetesUpgrade and
   // The ConfigApply's gate held too, round after round within its window, and was reported.
   assert(c.rows.length > 1 && c.rows.every((x) => x.outcome === "unreadable"));
   assertEquals(c.stalls, [["worker-1", "binding no-critical-alerts"]]);
+});
+
+const NOISE = `  expectedNoise:
+    - name: ceph-osd-down
+      nodeLabel: hostname
+      matchers:
+        - { name: alertname, value: CephOSDDownHigh }
+`;
+
+Deno.test("a ConfigApply's expected-noise silence exists only during its node step, scoped to that node (read back from Alertmanager)", async () => {
+  const am = await startAlertmanager();
+  try {
+    const real = new HttpAlertmanager(am.url);
+    const seen: Array<{ when: string; silences: SilenceRecord[] }> = [];
+    // Reads the real Alertmanager back at the step's boundaries, inside the executor's own calls.
+    const watched: Alertmanager = {
+      describe: () => real.describe(),
+      firingAlerts: (m, o) => real.firingAlerts(m, o),
+      silences: (o) => real.silences(o),
+      getSilence: (id, o) => real.getSilence(id, o),
+      updateSilence: (id, spec, o) => real.updateSilence(id, spec, o),
+      async createSilence(spec, o) {
+        const id = await real.createSilence(spec, o);
+        seen.push({ when: "after create", silences: await real.silences() });
+        return id;
+      },
+      async expireSilence(id, o) {
+        seen.push({ when: "before expire", silences: await real.silences() });
+        await real.expireSilence(id, o);
+        seen.push({ when: "after expire", silences: await real.silences() });
+      },
+    };
+    // Alertmanager keeps real time: the twin starts now, so the lease's times are real ones.
+    const description = await homeOps();
+    description.spec.startTime = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
+    const twin = startInprocTwin({ description });
+    const journal = await openJournal({
+      url: ":memory:",
+      ids: counterIdSource(),
+      nowMs: twin.clock.now(),
+    });
+    try {
+      const text = onlyNodes("worker-1", "worker-2")(await Deno.readTextFile(CONFIG_PLAN)) + NOISE;
+      const bytes = new TextEncoder().encode(text);
+      const parsed = await parsePlan(bytes, { file: CONFIG_PLAN });
+      const bound = await bindConfigApply(journal, {
+        parsed,
+        bytes,
+        signatures: "",
+        firstSeenCommit: "test",
+        approver: { identity: "test", role: "approver" },
+        nowMs: twin.clock.now(),
+      });
+      assertEquals(await real.silences(), [], "no silence before the rollout");
+      const out = await executeConfigApply({
+        journal,
+        bound,
+        cluster: inprocCluster(twin),
+        authority: {
+          bytes,
+          signatures: "",
+          requiredApprovals: 1,
+          files: workingTreeBoundFiles(CONFIG_PLAN),
+        },
+        ...inprocExecutionTiming(twin),
+        log: new MemoryLogger(),
+        owner: "ctl_test",
+        operating: { alertmanager: watched },
+      });
+      assertEquals(out.state, "completed", JSON.stringify(out.nodes));
+      // In force (active, or pending when virtual time ran ahead of Alertmanager's clock).
+      const live = (x: SilenceRecord[]) =>
+        x.filter((y) => y.state !== "expired").map((y) =>
+          y.matchers.map((m) => `${m.name}=${m.value}`).sort().join(",")
+        );
+      assertEquals(seen.map((x) => [x.when, live(x.silences)]), [
+        ["after create", ["alertname=CephOSDDownHigh,hostname=worker-1"]],
+        ["before expire", ["alertname=CephOSDDownHigh,hostname=worker-1"]],
+        ["after expire", []],
+        ["after create", ["alertname=CephOSDDownHigh,hostname=worker-2"]],
+        ["before expire", ["alertname=CephOSDDownHigh,hostname=worker-2"]],
+        ["after expire", []],
+      ]);
+      const events = (await journal.planHistory(bound.digest))!.rolloutEvents!;
+      assertEquals(events.map((e) => [e.kind, e.node]), [
+        ["silence-created", "worker-1"],
+        ["silence-expired", "worker-1"],
+        ["silence-created", "worker-2"],
+        ["silence-expired", "worker-2"],
+      ]);
+      // The silence started with the step's commitment and ended before the next one.
+      const ops = (await journal.listOperations()).sort((a, b) => a.createdAtMs - b.createdAtMs);
+      assert(events[0]!.atMs >= ops[0]!.createdAtMs && events[1]!.atMs <= ops[1]!.createdAtMs);
+    } finally {
+      twin.stop();
+      await journal.close();
+    }
+  } finally {
+    await am.stop();
+  }
 });
