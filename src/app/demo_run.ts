@@ -60,7 +60,8 @@ export interface DemoResult {
   readonly dir: string;
   readonly remote: string;
   readonly reportPath: string;
-  readonly reportCopy: string;
+  /** The local copy of the execution report; absent when none was committed (a stop before it). */
+  readonly reportCopy?: string;
   readonly previewVerdict: string;
   /** The execution report's headline words (`COMPLETED`, `COMPLETED, NOT VERIFIED`, …). */
   readonly reportVerdict: string;
@@ -325,8 +326,9 @@ async function summarise(
 ): Promise<DemoResult> {
   const reportPath = `reports/${o.plan}/execution.md`;
   const report = await reportAt(p.remote, reportPath);
-  const reportCopy = join(o.dir, "execution.md");
-  await Deno.writeTextFile(reportCopy, report ?? "");
+  // No report committed (stopped before the execution): no empty file standing in for one.
+  const reportCopy = report !== undefined ? join(o.dir, "execution.md") : undefined;
+  if (reportCopy !== undefined) await Deno.writeTextFile(reportCopy, report!);
   const ops = await p.journal.listOperations();
   const digest = ops[0]?.planDigest;
   const history = digest ? await p.journal.planHistory(digest) : undefined;
@@ -336,7 +338,7 @@ async function summarise(
     dir: o.dir,
     remote: p.remote,
     reportPath,
-    reportCopy,
+    ...(reportCopy !== undefined ? { reportCopy } : {}),
     previewVerdict: x.previewVerdict,
     reportVerdict: verdictWords(report),
     outcome,

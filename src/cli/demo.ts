@@ -139,8 +139,12 @@ function printSummary(r: DemoResult, out: (t: string) => void): void {
   out(
     [
       "",
-      `Execution report: ${r.reportPath} (branch main of ${r.remote})`,
-      `  local copy:     ${r.reportCopy}`,
+      ...(r.reportCopy !== undefined
+        ? [
+          `Execution report: ${r.reportPath} (branch main of ${r.remote})`,
+          `  local copy:     ${r.reportCopy}`,
+        ]
+        : [`Execution report: none committed (the run stopped before it)`]),
       `Outcome:          ${r.outcome}${r.fault ? ` (fault: ${r.fault})` : ""}`,
       `Report verdict:   ${r.reportVerdict}`,
       `Nodes completed:  ${r.nodesCompleted} of ${r.nodes}`,

@@ -84,7 +84,46 @@ Deno.test("Ctrl-C stops cairn demo promptly, with its summary and the run kept",
     assert(err.text.includes(`cairn demo: interrupted; the run stopped where it was`), err.text);
     assert(err.text.includes(`kept in ${dir}`), err.text.slice(-500));
     // The run is kept where it stopped: the execution report and the journal.
-    assert((await Deno.stat(join(dir, "execution.md"))).isFile);
+    assert(out.includes("  local copy:     "), out);
+    assert((await Deno.readTextFile(join(dir, "execution.md"))).includes("**Verdict: "));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Ctrl-C before the rollout: no empty report stands in for one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cairn-demo-int0-" });
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "-A", join(ROOT, "src/main.ts"), "demo", "--dir", dir],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const seen = { text: "" };
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      for await (const c of child.stdout) seen.text += decoder.decode(c, { stream: true });
+    })();
+    const stderr = new Response(child.stderr).text();
+    const deadline = Date.now() + 180_000; // a bound for a loaded machine, not a timing
+    while (!seen.text.includes("Pinned evidence:")) {
+      assert(Date.now() < deadline, `the demo never got going:\n${seen.text}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGINT");
+    const status = await child.status;
+    await reading;
+    const err = await stderr;
+    assertEquals(status.code, 1, err.slice(-1500));
+    assert(err.includes("cairn demo: interrupted"), err.slice(-1500));
+    // Wherever the stop landed, a local copy is named only when a report was committed.
+    const copy = await Deno.readTextFile(join(dir, "execution.md")).catch(() => undefined);
+    if (seen.text.includes("  local copy:     ")) assert(copy?.includes("**Verdict: "), copy);
+    else {
+      assertEquals(copy, undefined);
+      assert(seen.text.includes("Execution report: none committed"), seen.text);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
