@@ -46,7 +46,7 @@ refusal is journaled and nothing is sent. The health rounds use the plan's bound
 Options:
   --cluster FILE        cluster description (default ${DEFAULT_CLUSTER})
   --fault NAME          a named fault, repeatable: ${FAULT_PRESET_NAMES.join(", ")}
-  --fault-node NODE     node the faults aim at, one of the plan's nodes (default: its first)
+  --fault-node NODE     node the --fault presets aim at, one of the plan's nodes (default: its first)
   --journal URL         journal (default: a file: URL in a fresh temporary directory, printed)
   --allowed-signers F   check PLAN.sig against this trust root (re-read before every node);
                         without it the trust check is recorded as not evaluated
