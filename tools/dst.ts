@@ -67,7 +67,7 @@ if (values.seed !== undefined) {
     profile,
     ...(events ? { events } : {}),
   });
-  console.log(`seed ${r.seed}: ${r.nodes} nodes, plan ${r.planNodes.join(" → ")}`);
+  console.log(`seed ${r.seed}: ${r.nodes} nodes, ${r.kind} plan ${r.planNodes.join(" → ")}`);
   for (const e of r.events) console.log(`  - ${describeEvent(e)}`);
   console.log(
     `  end: ${r.end ?? "none"}${r.reason ? ` (${r.reason})` : ""}; states ${

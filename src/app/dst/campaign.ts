@@ -149,7 +149,7 @@ export async function crashSweep(o: {
   readonly onRun?: (r: SeedResult) => void;
 }): Promise<CrashSweep> {
   // The first seed from `o.seed` whose 7-node plan covers every node and completes cleanly.
-  let base = { seed: o.seed, catalogue: o.catalogue, shape: sevenNodes };
+  let base = { seed: o.seed, catalogue: o.catalogue, shape: sevenNodes, kind: "TalosUpgrade" };
   let clean = await runSeed({ ...base, events: [] });
   for (
     let tries = 0;

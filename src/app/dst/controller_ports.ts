@@ -123,6 +123,14 @@ export function controllerJournal(c: ControllerContext, j: Journal): Journal {
         }));
       return seen ? r : never;
     },
+    recordPhase: async (input) => {
+      const r = await guard(life, j.recordPhase(input));
+      const seen = step(
+        life,
+        () => checker.phaseRecorded(input.operationId, input.phase, input.kind, input.detail ?? {}),
+      );
+      return seen ? r : never;
+    },
     recordHealthRound: async (input) => {
       const r = await guard(life, j.recordHealthRound(input));
       const pass = input.results.length > 0 && input.results.every((x) => x.outcome === "pass");

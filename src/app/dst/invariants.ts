@@ -25,6 +25,8 @@ export const INVARIANTS = {
   7: "scope never released with an unaccounted attempt",
   8: "no send under a stale epoch or owner generation",
   9: "the report never claims more than the journal holds",
+  10: "a control-plane component is never moved on two nodes at once",
+  11: "no activating reboot before its staged configuration is observed stored",
 } as const;
 
 export type InvariantId = keyof typeof INVARIANTS;
@@ -53,15 +55,16 @@ export interface Send {
   readonly node: string;
 }
 
-/** The phase whose attempt a send belongs to. */
-const PHASE_OF: Record<Send["method"], Phase> = {
-  pull: "pull",
-  install: "install",
-  reboot: "reboot",
-  cordon: "cordon",
-  uncordon: "uncordon",
-  evict: "drain",
-  apply: "config-apply",
+/** The phases whose attempt a send may belong to (a configuration change: ConfigApply's own, or
+ * a KubernetesUpgrade's component change). */
+const PHASE_OF: Record<Send["method"], readonly Phase[]> = {
+  pull: ["pull"],
+  install: ["install"],
+  reboot: ["reboot"],
+  cordon: ["cordon"],
+  uncordon: ["uncordon"],
+  evict: ["drain"],
+  apply: ["config-apply", "component-config"],
 };
 
 /** What the checker asks the world (the twin) about ground truth. */
@@ -73,7 +76,10 @@ export interface WorldView {
   stage(node: string): string;
   bootId(node: string): string;
   installsSinceBoot(node: string): number;
-  runningVersion(node: string): string;
+  /** Control-plane components on the node replaced since the start and not ready again. */
+  componentsMoving(node: string): readonly string[];
+  /** Whether the machine's stored (persistent) configuration changed since the start. */
+  persistentChanged(node: string): boolean;
 }
 
 interface AttemptShadow {
@@ -94,6 +100,10 @@ interface AttemptShadow {
 interface OpShadow {
   readonly id: string;
   readonly node: string;
+  /** The plan step (a KubernetesUpgrade has one per component and node). */
+  readonly step: string;
+  /** A ConfigApply's stored document observed holding what was sent (a recorded fact). */
+  storedObserved: boolean;
   gen: number;
   state: OperationState;
   readonly attempts: AttemptShadow[];
@@ -106,8 +116,8 @@ interface ObservationShadow {
   readonly operationId: string | undefined;
   readonly postcondition: string | undefined;
   readonly step: number;
-  /** Whether the machine really ran the target version when the observation was recorded. */
-  readonly trueTarget: boolean;
+  /** What was not true of the machine, by the kind's completion claim, when it was recorded. */
+  readonly untrue: string | undefined;
 }
 
 export class InvariantChecker {
@@ -123,7 +133,8 @@ export class InvariantChecker {
   readonly #observations = new Map<string, ObservationShadow>();
   /** Plan nodes in plan order. */
   readonly #planNodes: readonly string[];
-  readonly #target: string;
+  readonly #kind: string;
+  readonly #untrue: (machine: string, step: string) => string | undefined;
   /** Invariants switched off (never in a campaign; the vacuity tests check one at a time). */
   readonly violations: Violation[] = [];
 
@@ -132,12 +143,19 @@ export class InvariantChecker {
     o: {
       readonly epoch: string;
       readonly planNodes: readonly string[];
-      readonly targetVersion: string;
+      /** The plan's kind (invariant 11 concerns a ConfigApply's reboot). */
+      readonly kind: string;
+      /**
+       * The kind's completion claim on ground truth: undefined when a completed operation of
+       * `step` on `machine` would be true of it now, else what is not (invariant 6).
+       */
+      readonly untrue: (machine: string, step: string) => string | undefined;
     },
   ) {
     this.epoch = o.epoch;
     this.#planNodes = o.planNodes;
-    this.#target = o.targetVersion;
+    this.#kind = o.kind;
+    this.#untrue = o.untrue;
   }
 
   #fail(invariant: InvariantId, detail: string): never {
@@ -197,17 +215,23 @@ export class InvariantChecker {
       this.#installBoot.set(s.node, boot);
     }
     const op = this.#opOfNode(s.node);
+    if (s.method === "apply" && op) this.#oneComponentAtATime(s, op);
+    if (s.method === "reboot" && this.#kind === "ConfigApply" && op) {
+      this.#storedBeforeReboot(s, op);
+    }
     const open = op?.attempts.filter((a) =>
-      a.record.phase === phase && a.controller === s.controller && a.recorded === undefined
+      phase.includes(a.record.phase) && a.controller === s.controller && a.recorded === undefined
     ).at(-1);
     if (!op || !open) {
       this.#fail(
         3,
-        `${s.controller} sends ${s.method} to ${s.node} with no open ${phase} attempt recorded`,
+        `${s.controller} sends ${s.method} to ${s.node} with no open ${
+          phase.join("/")
+        } attempt recorded`,
       );
     }
     // Only a drain sends many requests (one eviction per pod) under one attempt.
-    if (open.sends > 0 && phase !== "drain") {
+    if (open.sends > 0 && !phase.includes("drain")) {
       this.#fail(
         3,
         `${s.controller} sends ${s.method} to ${s.node} again under attempt ${open.record.id}`,
@@ -236,7 +260,7 @@ export class InvariantChecker {
     this.#step++;
     const op = this.#opOfNode(s.node);
     const open = op?.attempts.filter((a) =>
-      a.record.phase === PHASE_OF[s.method] && a.controller === s.controller &&
+      PHASE_OF[s.method].includes(a.record.phase) && a.controller === s.controller &&
       a.recorded === undefined
     ).at(-1);
     if (open) answered ? open.answered++ : open.unanswered++;
@@ -244,6 +268,38 @@ export class InvariantChecker {
       this.#cordonOwner.delete(s.node);
     }
     this.checkWorld();
+  }
+
+  /**
+   * 10: a component change is sent only while that component runs ready on every other node
+   * (a KubernetesUpgrade moves one control-plane component on one node at a time).
+   */
+  #oneComponentAtATime(s: Send, op: OpShadow): void {
+    const component = op.step.split("/k8s/")[1];
+    if (!component) return;
+    for (const other of this.#planNodes) {
+      if (other !== s.node && this.world.componentsMoving(other).includes(component)) {
+        this.#fail(
+          10,
+          `${s.controller} changes ${component} on ${s.node} while it is not ready again on ${other}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * 11: a ConfigApply's activating reboot only after its staged apply landed on the machine and
+   * the executor recorded the stored document observed holding what it sent.
+   */
+  #storedBeforeReboot(s: Send, op: OpShadow): void {
+    if (!this.world.persistentChanged(s.node) || !op.storedObserved) {
+      this.#fail(
+        11,
+        `${s.controller} reboots ${s.node} with its staged configuration ${
+          this.world.persistentChanged(s.node) ? "stored but never observed" : "not stored"
+        }`,
+      );
+    }
   }
 
   /** Someone other than cairn cordoned `node`. */
@@ -263,6 +319,13 @@ export class InvariantChecker {
       if (this.world.installsSinceBoot(n) > 1) {
         this.#fail(4, `${n} holds ${this.world.installsSinceBoot(n)} installs since its last boot`);
       }
+    }
+    const moving = new Map<string, string[]>();
+    for (const n of this.#planNodes) {
+      for (const c of this.world.componentsMoving(n)) moving.set(c, [...moving.get(c) ?? [], n]);
+    }
+    for (const [c, nodes] of moving) {
+      if (nodes.length > 1) this.#fail(10, `${c} moving on ${nodes.join(", ")} at once`);
     }
   }
 
@@ -292,6 +355,8 @@ export class InvariantChecker {
     this.ops.set(op.id, {
       id: op.id,
       node: op.machine,
+      step: op.step,
+      storedObserved: false,
       gen: op.ownerGen,
       state: op.state,
       attempts: [],
@@ -330,13 +395,30 @@ export class InvariantChecker {
     o: { id: string; operationId?: string; postcondition?: string; machine: string },
   ): void {
     this.#step++;
+    const op = o.operationId ? this.ops.get(o.operationId) : undefined;
     this.#observations.set(o.id, {
       id: o.id,
       operationId: o.operationId,
       postcondition: o.postcondition,
       step: this.#step,
-      trueTarget: this.world.runningVersion(o.machine) === this.#target,
+      untrue: op ? this.#untrue(o.machine, op.step) : "no operation of this plan",
     });
+  }
+
+  /** A phase record of an operation (intent or fact) the journal holds. */
+  phaseRecorded(
+    operationId: string,
+    phase: string,
+    kind: string,
+    detail: Readonly<Record<string, unknown>>,
+  ): void {
+    this.#step++;
+    const op = this.ops.get(operationId);
+    if (
+      op && phase === "config-apply" && kind === "fact" && detail["persistentHoldsSent"] === true
+    ) {
+      op.storedObserved = true;
+    }
   }
 
   healthRound(controller: string, purpose: string, pass: boolean): void {
@@ -392,11 +474,8 @@ export class InvariantChecker {
     if (obs.step < last) {
       this.#fail(6, `${op.node} completed on an observation older than its last accounting`);
     }
-    if (!obs.trueTarget) {
-      this.#fail(
-        6,
-        `${op.node} completed while the machine did not run ${this.#target} when observed`,
-      );
+    if (obs.untrue !== undefined) {
+      this.#fail(6, `${op.node} completed while, when observed, ${obs.untrue}`);
     }
     if (op.attempts.length === 0) this.#fail(6, `${op.node} completed with no attempt recorded`);
   }

@@ -9,11 +9,12 @@
 import { openJournal } from "../../adapters/journal/libsql_journal.ts";
 import { CairnError } from "../../domain/errors.ts";
 import { parsePlan } from "../../domain/plan/parse.ts";
-import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { Plan } from "../../domain/plan/schema.ts";
 import type { ExecutorDeps } from "../../engine/executor/deps.ts";
 import type { RolloutOutcome } from "../../engine/executor/rollout.ts";
-import { bindPlan, executePlan } from "../../engine/executor/run_plan.ts";
 import type { Journal } from "../../ports/journal.ts";
+import type { Kube } from "../../ports/kube.ts";
+import type { Talos } from "../../ports/talos.ts";
 import type { Logger } from "../../ports/logger.ts";
 import type { PlanFacts } from "../../ports/reconcile.ts";
 import { executionModel } from "../../report/reconcile_reports.ts";
@@ -35,16 +36,30 @@ import {
 } from "./invariants.ts";
 import { Prng } from "./prng.ts";
 import { drawSchedule, type DstEvent } from "./schedule.ts";
-import { describeShape, drawShape, PLAN_KINDS, type Profile, type Shape } from "./world.ts";
+import { kindAt, kindNamed } from "./kinds.ts";
+import { describeShape, drawShape, type Profile, type Shape } from "./world.ts";
 
 /** A deliberately broken executor (the vacuity tests): rewires the executor's own ports. */
 export type Variant = (deps: ExecutorDeps) => ExecutorDeps;
+
+/**
+ * A deliberately broken executor of any kind: rewires the cluster ports it is given (`checked`:
+ * inside the checker's view, every request seen; `unseen`: the twin's own ports, a request the
+ * checker learns of only from the world's state).
+ */
+export type PortsVariant = (
+  checked: { kube: Kube; talos: Talos },
+  unseen: { kube: Kube; talos: Talos },
+) => { kube: Kube; talos: Talos };
 
 export interface SeedOptions {
   readonly seed: number;
   /** Replaces the drawn schedule (shrinking, named scenarios). */
   readonly events?: readonly DstEvent[];
   readonly variant?: Variant;
+  readonly portsVariant?: PortsVariant;
+  /** Runs this plan kind instead of the drawn one (the seed's other draws do not move). */
+  readonly kind?: string;
   /** The catalogue bytes plans bind (read once per campaign). */
   readonly catalogue: Uint8Array;
   /** Edits the drawn shape (named scenarios pin a cluster). */
@@ -60,6 +75,8 @@ export interface SeedOptions {
 export interface SeedResult {
   readonly seed: number;
   readonly profile: Profile;
+  /** The plan kind the seed ran. */
+  readonly kind: string;
   readonly nodes: number;
   readonly planNodes: readonly string[];
   readonly events: readonly DstEvent[];
@@ -83,8 +100,6 @@ const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: ()
 /** Thrown at a write point inside a transaction: the transaction rolls back, as on a kill. */
 class Crash extends Error {}
 
-const TARGET_VERSION = "v1.14.2";
-
 function worldView(twin: InprocTwin): WorldView {
   const nodesType = twin.store.findType("", "v1", "nodes")!;
   const machine = (n: string) => twin.cluster.nodes.get(n)!;
@@ -96,7 +111,11 @@ function worldView(twin: InprocTwin): WorldView {
     stage: (n) => machine(n).stage,
     bootId: (n) => machine(n).bootId,
     installsSinceBoot: (n) => machine(n).installsSinceBoot,
-    runningVersion: (n) => machine(n).runningVersion,
+    componentsMoving: (n) =>
+      [...machine(n).k8s?.pods.values() ?? []]
+        .filter((p) => !p.ready && p.configVersion > 1)
+        .map((p) => p.component),
+    persistentChanged: (n) => machine(n).machineConfig.persistentVersion > 1,
   };
 }
 
@@ -107,11 +126,14 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const drawn = drawShape(prng, profile);
   const shape = o.shape ? o.shape(drawn) : drawn;
   const description = describeShape(shape, prng.fork());
-  const driver = prng.pick(PLAN_KINDS);
+  // One draw whichever kind runs: a pinned kind leaves the seed's other draws where they were.
+  const drawnKind = kindAt(prng.float());
+  const driver = o.kind ? kindNamed(o.kind) : drawnKind;
   const plan = await driver.draw(prng.fork(), shape, o.catalogue, {
     profile,
     ...(o.maxPlanNodes ? { maxNodes: o.maxPlanNodes } : {}),
   });
+  plan.editDescription?.(description);
   const scheduleRng = prng.fork();
   const runRng = prng.fork();
   const twin = startInprocTwin({ description, seed: o.seed });
@@ -179,18 +201,16 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     },
   });
   const parsed = await parsePlan(new TextEncoder().encode(plan.text), { file: "dst/plan.yaml" });
-  const bound = await bindPlan(journal, {
+  const bound = await driver.bind(journal, {
     parsed,
     bytes: new TextEncoder().encode(plan.text),
-    signatures: "",
-    firstSeenCommit: "dst",
-    approver: { identity: "dst-approver", role: "approver" },
     nowMs: startMs,
   });
   const checker = new InvariantChecker(worldView(twin), {
     epoch: (await journal.installation()).epoch,
     planNodes: plan.nodes,
-    targetVersion: TARGET_VERSION,
+    kind: driver.kind,
+    untrue: (machine, step) => driver.untrue(twin, { machine, step }),
   });
   const addressToNode = new Map(description.spec.nodes.map((n) => [n.address, n.name]));
   const podsType = twin.store.findType("", "v1", "pods")!;
@@ -280,13 +300,15 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     };
     const clock = controllerClock(ctx, timing.clock, skewMs);
     const now = () => twin.sim.now();
-    const run = executePlan({
+    const ports = {
+      kube: controllerKube(ctx, twin.kube, now),
+      talos: controllerTalos(ctx, twin.talos, now, (a) => addressToNode.get(a) ?? a),
+    };
+    const run = bound.execute({
       journal: controllerJournal(ctx, journal),
-      bound,
-      cluster: {
-        kube: controllerKube(ctx, twin.kube, now),
-        talos: controllerTalos(ctx, twin.talos, now, (a) => addressToNode.get(a) ?? a),
-      },
+      cluster: o.portsVariant
+        ? o.portsVariant(ports, { kube: twin.kube, talos: twin.talos })
+        : ports,
       authority: {
         bytes: new TextEncoder().encode(plan.text),
         signatures: "",
@@ -340,9 +362,18 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
       checker.checkWorld();
       const journalState = (n: string) => ops.filter((op) => op.machine === n).at(-1)?.state;
       for (const { owner, outcome } of outcomes) {
+        // An outcome names each step's operation (a KubernetesUpgrade has several per node):
+        // its claim is held against that operation; one without an id, against the node's last.
         checker.checkClaims(
-          outcome.nodes.map((n) => ({ by: `${owner}'s outcome`, node: n.node, state: n.state })),
-          journalState,
+          outcome.nodes.map((n) => ({
+            by: `${owner}'s outcome`,
+            node: n.operationId ? `${n.node} (${n.operationId})` : n.node,
+            state: n.state,
+          })),
+          (claimed) => {
+            const id = /\((.+)\)$/.exec(claimed)?.[1];
+            return id ? ops.find((op) => op.id === id)?.state : journalState(claimed);
+          },
         );
         if (
           outcome.state === "completed" && plan.nodes.some((n) => journalState(n) !== "completed")
@@ -354,7 +385,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
       }
       await checkReport(
         journal,
-        parsed.plan as TalosUpgradePlan,
+        parsed.plan,
         parsed.sha256,
         checker,
         journalState,
@@ -369,6 +400,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const result: SeedResult = {
     seed: o.seed,
     profile,
+    kind: driver.kind,
     nodes: shape.nodes,
     planNodes: plan.nodes,
     events,
@@ -395,7 +427,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
 /** 9, on the report: the execution report built from the journal claims no more than it holds. */
 async function checkReport(
   journal: Journal,
-  plan: TalosUpgradePlan,
+  plan: Plan,
   digest: string,
   checker: InvariantChecker,
   journalState: (n: string) => string | undefined,

@@ -44,6 +44,8 @@ export interface Scenario {
   readonly options?: Pick<SeedOptions, "shape">;
   /** Plan nodes kept (default 1: the scenario's node alone). */
   readonly planNodes?: number;
+  /** The plan kind it runs (default TalosUpgrade, whatever the seed would draw). */
+  readonly kind?: string;
 }
 
 /** A ci-profile seed whose first plan node is a worker hosting the database primary. */
@@ -477,5 +479,65 @@ export const SCENARIOS: readonly Scenario[] = [
       { kind: "stale", read: "watch-skip", p: 0.6 },
     ],
     expect: { state: "completed", end: "completed", cordoned: false, next: "completed" },
+  },
+  // Plan kinds other than TalosUpgrade (docs/dst.md, What a seed draws).
+  {
+    name: "kubernetes-component-never-ready-stops-the-rollout",
+    incidents: ["home-operations/tuppr#213", "kubernetes-sigs/cluster-api#13508"],
+    summary: "the first control plane's new kube-apiserver never becomes ready: its step is " +
+      "not completed, the component is never moved on the next control plane",
+    seed: 38,
+    kind: "KubernetesUpgrade",
+    planNodes: 3,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: {
+          kind: "static-pod-not-ready",
+          point: "talos.staticPod",
+          target: node,
+          params: { component: "kube-apiserver" },
+        },
+      }),
+    ],
+    expect: { state: "failed", end: "halted", next: "pending" },
+  },
+  {
+    name: "kubernetes-report-never-shows-a-half-moved-node-completed",
+    incidents: ["home-operations/tuppr#522", "axeII/home-ops#3870"],
+    summary: "a second replica takes the rollout over while the last control plane's components " +
+      "move: that node's later operation is unresolved, and the execution report shows the node " +
+      "unresolved, not completed on its first component (the report read the node's first " +
+      "operation only)",
+    seed: 38,
+    kind: "KubernetesUpgrade",
+    planNodes: 3,
+    events: () => [{ kind: "replica", atPoint: 141, skewMs: 0 }],
+    expect: { state: "completed", next: "completed" },
+  },
+  {
+    name: "config-stored-but-not-running-is-failed-not-completed",
+    incidents: ["home-operations/tuppr#522", "siderolabs/omni#1552"],
+    summary: "a time-server change is stored and active as a document but the service keeps its " +
+      "old servers: the operation is failed (ConfigNotActive), never completed on the digest",
+    seed: 3,
+    kind: "ConfigApply",
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "config-activation-deferred", point: "talos.config", target: node },
+      }),
+    ],
+    expect: { state: "failed", end: "halted", reason: "ConfigNotActive", reboots: 0 },
+  },
+  {
+    name: "staged-config-is-activated-by-its-own-reboot",
+    incidents: ["docs/config-apply.md (explicit activation)"],
+    summary: "an etcd change is staged, observed stored, then activated by one reboot of its own " +
+      "and observed running; nothing is installed",
+    seed: 5,
+    kind: "ConfigApply",
+    events: () => [],
+    expect: { state: "completed", end: "completed", installs: 0, reboots: 1 },
   },
 ];

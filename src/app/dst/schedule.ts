@@ -164,6 +164,24 @@ export function drawTwinFault(
     }
     case "machine-reimaged":
       return twin({ kind, point: "talos.machine", target: node }, node);
+    // A ConfigApply's next immediate change is stored and active but not running.
+    case "config-activation-deferred":
+      return twin({ kind, point: "talos.config", target: node });
+    // A KubernetesUpgrade's next replacement of that component on the node never gets ready.
+    case "static-pod-not-ready":
+      return twin({
+        kind,
+        point: "talos.staticPod",
+        target: node,
+        params: {
+          component: prng.pick(["kube-apiserver", "kube-controller-manager", "kube-scheduler"]),
+        },
+      });
+    // No drawn world has GitOps-managed bootstrap objects or node hooks: nothing to aim at.
+    case "gitops-field-manager":
+    case "job-fails":
+    case "job-hangs":
+      return undefined;
   }
 }
 

@@ -12,7 +12,13 @@ import {
   HOME_OPS_SCHEMATIC,
 } from "../../domain/plan/example.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
+import type { ParsedPlan } from "../../domain/plan/parse.ts";
+import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
+import type { RolloutOutcome } from "../../engine/executor/rollout.ts";
+import { bindPlan, type ExecuteOptions, executePlan } from "../../engine/executor/run_plan.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
+import type { Journal } from "../../ports/journal.ts";
+import type { InprocTwin } from "../../sim/inproc/cluster.ts";
 import {
   type ClusterDescription,
   ClusterDescriptionSchema,
@@ -39,13 +45,47 @@ export interface DrawnPlan {
   /** The plan's nodes in plan order (the nodes it may touch). */
   readonly nodes: readonly string[];
   readonly files: BoundFileSource;
+  /** What the kind needs the twin to model (Kubernetes components, a Talos version); in place. */
+  readonly editDescription?: (d: ClusterDescription) => void;
+}
+
+/** What a kind's executor is run with (the campaign's ports, journal, clocks and timings). */
+export type KindRunOptions = Omit<ExecuteOptions, "bound">;
+
+/** A plan recorded and approved in the journal, ready for its kind's executor. */
+export interface BoundRun {
+  readonly digest: string;
+  execute(o: KindRunOptions): Promise<RolloutOutcome>;
 }
 
 /** One plan kind the campaign can draw and run. */
 export interface PlanKindDriver {
   readonly kind: string;
   draw(prng: Prng, shape: Shape, catalogue: Uint8Array, o: DrawOptions): Promise<DrawnPlan>;
+  /** Records and approves the plan with the kind's own binding. */
+  bind(journal: Journal, plan: BindInput): Promise<BoundRun>;
+  /**
+   * Invariant 6's ground truth: what a completed operation of this kind claims, checked on the
+   * twin when its completion observation is recorded. Undefined when true; otherwise what is not.
+   */
+  untrue(twin: InprocTwin, op: { readonly machine: string; readonly step: string }):
+    | string
+    | undefined;
 }
+
+/** What every kind's binding takes. */
+export interface BindInput {
+  readonly parsed: ParsedPlan;
+  readonly bytes: Uint8Array;
+  readonly nowMs: number;
+}
+
+/** The binding's fixed inputs in the campaign: no signatures, one approver. */
+export const DST_BINDING = {
+  signatures: "",
+  firstSeenCommit: "dst",
+  approver: { identity: "dst-approver", role: "approver" as const },
+};
 
 export interface DrawOptions {
   readonly profile: Profile;
@@ -54,9 +94,11 @@ export interface DrawOptions {
 }
 
 export const CLUSTER_NAME = "home-ops";
-const FROM = "v1.13.9";
-const TO = "v1.14.2";
-const K8S = "v1.35.2";
+/** The Talos version every drawn world runs, and a TalosUpgrade's target. */
+export const FROM = "v1.13.9";
+export const TO = "v1.14.2";
+/** The Kubernetes version every drawn world runs. */
+export const K8S = "v1.35.2";
 const CNPG_UID = "6f1d2c55-0000-4000-a000-00000000dst0";
 
 /**
@@ -251,8 +293,11 @@ export function describeShape(shape: Shape, prng: Prng): ClusterDescription {
   });
 }
 
-/** The health policy the plan binds: every node, workloads, budgets, etcd, Talos services. */
-function policyText(shape: Shape): string {
+/**
+ * The health policy the plan binds: every node, workloads, budgets, etcd, Talos services. A plan
+ * that moves the kubelet binds one that pins no kubelet version (`kubeletVersion: null`).
+ */
+export function policyText(shape: Shape, o: { kubeletVersion?: string | null } = {}): string {
   const all = shape.nodes;
   const bindings: Record<string, unknown>[] = [
     {
@@ -266,7 +311,9 @@ function policyText(shape: Shape): string {
       name: "node-versions",
       reader: "node-versions",
       requiredCoverage: all,
-      predicate: { schematic: HOME_OPS_SCHEMATIC, kubeletVersion: K8S },
+      predicate: o.kubeletVersion === null
+        ? { schematic: HOME_OPS_SCHEMATIC }
+        : { schematic: HOME_OPS_SCHEMATIC, kubeletVersion: o.kubeletVersion ?? K8S },
     },
     { name: "workloads-ready", reader: "workloads", requiredCoverage: 1 },
     {
@@ -330,6 +377,22 @@ export function memoryFiles(files: ReadonlyMap<string, Uint8Array>): BoundFileSo
 
 const enc = new TextEncoder();
 
+/** The address the drawn world gives a node (`cp-N`, `worker-N`). */
+export function nodeAddress(n: string): string {
+  return n.startsWith("cp-")
+    ? exampleNodeAddress("controlplane", Number(n.slice(3)))
+    : exampleNodeAddress("worker", Number(n.slice(7)));
+}
+
+/** A plan's `nodes:` block for `order`. */
+export function nodesBlock(order: readonly string[]): string[] {
+  return order.flatMap((n) => [
+    `    - name: ${n}`,
+    `      role: ${n.startsWith("cp-") ? "controlplane" : "worker"}`,
+    `      address: ${nodeAddress(n)}`,
+  ]);
+}
+
 /** TalosUpgrade plans: workers first in a drawn order, control planes last, sometimes a subset. */
 export const TALOS_UPGRADE: PlanKindDriver = {
   kind: "TalosUpgrade",
@@ -342,10 +405,6 @@ export const TALOS_UPGRADE: PlanKindDriver = {
     if (order.length > 2 && prng.chance(0.2)) order = order.slice(0, prng.int(1, order.length - 1));
     if (profile === "ci") order = order.slice(0, 2);
     if (maxNodes !== undefined) order = order.slice(0, maxNodes);
-    const address = (n: string) =>
-      n.startsWith("cp-")
-        ? exampleNodeAddress("controlplane", Number(n.slice(3)))
-        : exampleNodeAddress("worker", Number(n.slice(7)));
     const verifySeconds = prng.pick([300, 600, 1200]);
     const deadlines: Record<string, [number, number]> = {
       pull: [300, 600],
@@ -388,11 +447,7 @@ export const TALOS_UPGRADE: PlanKindDriver = {
       `        image: ${image}`,
       `        schematic: ${HOME_OPS_SCHEMATIC}`,
       "  nodes:",
-      ...order.flatMap((n) => [
-        `    - name: ${n}`,
-        `      role: ${n.startsWith("cp-") ? "controlplane" : "worker"}`,
-        `      address: ${address(n)}`,
-      ]),
+      ...nodesBlock(order),
       "  rollout:",
       "    maxParallel: 1",
       "  phases:",
@@ -415,7 +470,16 @@ export const TALOS_UPGRADE: PlanKindDriver = {
       ),
     };
   },
+  async bind(journal, p) {
+    const bound = await bindPlan(journal, { ...p, ...DST_BINDING });
+    return {
+      digest: bound.digest,
+      execute: (o) =>
+        executePlan({ ...o, bound: bound as { plan: TalosUpgradePlan; digest: string } }),
+    };
+  },
+  untrue(twin, op) {
+    const running = twin.cluster.nodes.get(op.machine)?.runningVersion;
+    return running === TO ? undefined : `the machine runs ${running}, not ${TO}`;
+  },
 };
-
-/** The plan kinds a campaign draws from; other kinds join when their executor runs them. */
-export const PLAN_KINDS: readonly PlanKindDriver[] = [TALOS_UPGRADE];

@@ -19,9 +19,12 @@ import type { Talos } from "../../../src/ports/talos.ts";
 const catalogue = await Deno.readFile(new URL("../../../catalogue/talos.yaml", import.meta.url));
 /** A ci-profile seed whose plan starts with two workers and whose clean run completes. */
 const SEED = 3;
+/** The seeds here run a TalosUpgrade whatever kind they would draw. */
+const TALOS = "TalosUpgrade";
 
 async function planNodes(): Promise<readonly string[]> {
-  return (await runSeed({ seed: SEED, catalogue, profile: "ci", events: [] })).planNodes;
+  return (await runSeed({ seed: SEED, kind: TALOS, catalogue, profile: "ci", events: [] }))
+    .planNodes;
 }
 
 /** Runs the seed correct and broken; the broken run must fail `invariant`, the correct one not. */
@@ -31,7 +34,7 @@ async function fires(
   events: readonly DstEvent[],
   extra: { maxPlanNodes?: number; shape?: (s: Shape) => Shape } = {},
 ) {
-  const base = { seed: SEED, catalogue, profile: "ci" as const, events, ...extra };
+  const base = { seed: SEED, kind: TALOS, catalogue, profile: "ci" as const, events, ...extra };
   const correct = await runSeed(base);
   assertEquals(correct.violation, undefined, `the correct executor: ${correct.violation?.detail}`);
   assertEquals(correct.error, undefined);
@@ -247,6 +250,7 @@ Deno.test("dst invariant 9 fires when a restarted executor reports what its read
   // The controller dies halfway through its one node; its successor's reads claim completion.
   const clean = await runSeed({
     seed: SEED,
+    kind: TALOS,
     catalogue,
     profile: "ci",
     events: [],
@@ -285,7 +289,14 @@ Deno.test("dst: a failing seed prints its seed, its invariant and a shrunk sched
         : r;
     },
   }));
-  const base = { seed: SEED, catalogue, profile: "ci" as const, maxPlanNodes: 1, variant };
+  const base = {
+    seed: SEED,
+    kind: TALOS,
+    catalogue,
+    profile: "ci" as const,
+    maxPlanNodes: 1,
+    variant,
+  };
   const failing = await runSeed({ ...base, events: [noise[0]!, lost, ...noise.slice(1)] });
   assertEquals(failing.violation?.invariant, 7);
   const shrunk = await shrink(base, failing);

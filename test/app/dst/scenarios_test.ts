@@ -19,7 +19,12 @@ Deno.test("dst scenarios: at least fifteen, each naming its incidents", () => {
 
 for (const s of SCENARIOS) {
   Deno.test(`dst scenario ${s.name}`, async () => {
-    const run = { ...base, seed: s.seed, maxPlanNodes: s.planNodes ?? 1 };
+    const run = {
+      ...base,
+      seed: s.seed,
+      maxPlanNodes: s.planNodes ?? 1,
+      kind: s.kind ?? "TalosUpgrade",
+    };
     const clean = await runSeed({ ...run, events: [] });
     const node = clean.planNodes[0]!;
     const events = s.events({ node, cleanPoints: clean.pointNames });
