@@ -226,6 +226,16 @@ export function controllerKube(c: ControllerContext, k: Kube, now: () => number)
         { controller: owner, api: "kube", method: "evict", node: c.podNode(pod) },
         () => k.evict(pod, opts),
       ),
+    setContainerImage: (ref, ns, name, change, opts) =>
+      send(
+        {
+          controller: owner,
+          api: "kube",
+          method: "set-image",
+          node: checker.nodeOfOpenAttempt(owner, "kube-proxy-image"),
+        },
+        () => k.setContainerImage(ref, ns, name, change, opts),
+      ),
     watch: (ref, opts, onEvent) => {
       if (life.dead) return never;
       const deliver = (ev: KubeWatchEvent) => {

@@ -50,7 +50,15 @@ export class InvariantViolated extends Error {
 export interface Send {
   readonly controller: string;
   readonly api: "talos" | "kube";
-  readonly method: "pull" | "install" | "reboot" | "cordon" | "uncordon" | "evict" | "apply";
+  readonly method:
+    | "pull"
+    | "install"
+    | "reboot"
+    | "cordon"
+    | "uncordon"
+    | "evict"
+    | "apply"
+    | "set-image";
   /** The Kubernetes node (for an eviction: the node the pod runs on). */
   readonly node: string;
 }
@@ -65,6 +73,7 @@ const PHASE_OF: Record<Send["method"], readonly Phase[]> = {
   uncordon: ["uncordon"],
   evict: ["drain"],
   apply: ["config-apply", "component-config"],
+  "set-image": ["kube-proxy-image"],
 };
 
 /** What the checker asks the world (the twin) about ground truth. */
@@ -300,6 +309,21 @@ export class InvariantChecker {
         }`,
       );
     }
+  }
+
+  /**
+   * The plan node whose operation holds `controller`'s open attempt of `phase` (a change that
+   * names no node, kube-proxy's DaemonSet image, is sent under it); `?` when none does.
+   */
+  nodeOfOpenAttempt(controller: string, phase: Phase): string {
+    for (const op of this.ops.values()) {
+      if (
+        op.attempts.some((a) =>
+          a.record.phase === phase && a.controller === controller && a.recorded === undefined
+        )
+      ) return op.node;
+    }
+    return "?";
   }
 
   /** Someone other than cairn cordoned `node`. */

@@ -6,6 +6,7 @@
  * says what a completed operation of its kind claims of the machine (invariant 6).
  */
 import { parse } from "yaml";
+import { componentImage } from "../../domain/k8s_upgrade/machine_config.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import { bindConfigApply, executeConfigApply } from "../../engine/config_apply/run_config_apply.ts";
 import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../../engine/k8s_upgrade/run.ts";
@@ -141,6 +142,14 @@ export const KUBERNETES_UPGRADE: PlanKindDriver = {
     const machine = twin.cluster.nodes.get(op.machine);
     const component = op.step.split("/k8s/")[1];
     if (!machine || !component) return `no component step ${op.step}`;
+    if (component === "kube-proxy") {
+      // Its operation changes the control plane's configuration (the last one's also rolls the
+      // DaemonSet, which the twin's rollout follows): the configuration the machine runs names it.
+      const image = componentImage(machine.machineConfig.active, "kube-proxy");
+      return image?.endsWith(`:${K8S_TO}`)
+        ? undefined
+        : `its configuration names kube-proxy ${image ?? "nowhere"}`;
+    }
     if (component === "kubelet") {
       return machine.kubeletVersion === K8S_TO
         ? undefined

@@ -505,14 +505,24 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: "kubernetes-report-never-shows-a-half-moved-node-completed",
     incidents: ["home-operations/tuppr#522", "axeII/home-ops#3870"],
-    summary: "a second replica takes the rollout over while the last control plane's components " +
-      "move: that node's later operation is unresolved, and the execution report shows the node " +
-      "unresolved, not completed on its first component (the report read the node's first " +
-      "operation only)",
+    summary: "a second replica takes the rollout over right after the last control plane's " +
+      "kubelet commitment: that operation is unresolved, its earlier component operations " +
+      "completed, and the execution report shows the node unresolved, not completed (the report " +
+      "read a node's first operation only)",
     seed: 38,
     kind: "KubernetesUpgrade",
     planNodes: 3,
-    events: () => [{ kind: "replica", atPoint: 141, skewMs: 0 }],
+    // Right after the last commitment (the last control plane's kubelet, its earlier component
+    // operations completed) a second replica starts and takes that operation over.
+    events: ({ cleanPoints }) => [{
+      kind: "replica",
+      atPoint: nthPoint(
+        cleanPoints,
+        "commit:after-commit",
+        cleanPoints.filter((p) => p === "commit:after-commit").length - 1,
+      ),
+      skewMs: 0,
+    }],
     expect: { state: "completed", next: "completed" },
   },
   {

@@ -177,6 +177,14 @@ export function drawTwinFault(
           component: prng.pick(["kube-apiserver", "kube-controller-manager", "kube-scheduler"]),
         },
       });
+    // A KubernetesUpgrade's rolled kube-proxy pod on the node never gets ready.
+    case "daemon-pod-not-ready":
+      return twin({
+        kind,
+        point: "kube.daemonPod",
+        target: node,
+        params: { daemonset: "kube-proxy" },
+      });
     // No drawn world has GitOps-managed bootstrap objects or node hooks: nothing to aim at.
     case "gitops-field-manager":
     case "job-fails":
