@@ -123,6 +123,24 @@ export const RESPONSE_CLASSES = [
   "transport-failure",
   /** The executor never saw a response. */
   "lost",
+  /**
+   * Recorded by a resume after a takeover, never by a send: a Kubernetes write whose effect a
+   * fresh read shows in place, and which can no longer land differently (a cordon whose
+   * resourceVersion precondition the node has moved past, owned by cairn's field manager; a drain
+   * whose planned pods are gone). The API server's state is its answer (docs/recovery.md#resume-after-a-takeover).
+   */
+  "observed-in-effect",
+  /**
+   * Recorded by a resume: the write's effect is absent and the write can no longer land (its
+   * resourceVersion precondition is gone); the phase runs again under a new attempt.
+   */
+  "observed-absent",
+  /**
+   * Recorded by a resume for a drain only: some planned pods are still on the node. The drain
+   * runs again under a new attempt; an eviction of the earlier attempt landing late is one the
+   * new drain asks for too, admitted by the same disruption budget.
+   */
+  "observed-incomplete",
 ] as const;
 
 /** One response class. */
@@ -138,8 +156,29 @@ export type ResponseClass = (typeof RESPONSE_CLASSES)[number];
  * ```
  */
 export function accountsForAttempt(c: ResponseClass): boolean {
-  return c === "accepted" || c === "rejected-pre-mutation" || c === "target-error";
+  return c === "accepted" || c === "rejected-pre-mutation" || c === "target-error" ||
+    isObservedClass(c);
 }
+
+/** The classes a resume records from a fresh reading (never a send's own response). */
+export const OBSERVED_CLASSES = [
+  "observed-in-effect",
+  "observed-absent",
+  "observed-incomplete",
+] as const satisfies readonly ResponseClass[];
+
+/** True for a class a resume recorded from a reading. */
+export function isObservedClass(c: ResponseClass | string | null): boolean {
+  return (OBSERVED_CLASSES as readonly (string | null)[]).includes(c);
+}
+
+/**
+ * The phases whose unaccounted attempt a resume may classify from a fresh reading: Kubernetes
+ * writes the API server decides (a cordon under a resourceVersion precondition, the Eviction API).
+ * Every Talos call (pull, install, reboot) is left `unresolved`: a late landing cannot be read
+ * back, and an install is never sent twice.
+ */
+export const OBSERVABLE_PHASES = ["cordon", "drain"] as const satisfies readonly Phase[];
 
 /**
  * What a completion read established about the step's bound postconditions, recorded with the

@@ -1135,6 +1135,13 @@ export const REASONS = [
       "A recovery-admin decision lacks what ER requires (executor stopped or taken over, settle floor elapsed, a later observation).",
   },
   {
+    code: "ResumeRefused",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "The journal refused to resume a taken-over operation: it did not become unresolved by a controller's takeover, an attempt answered other than accepted, an unaccounted attempt has no reading or is of a phase a reading cannot decide, or authority or the gate does not allow it; the operation stays unresolved.",
+  },
+  {
     code: "SettleFloorTooShort",
     area: "journal",
     retry: "never",
@@ -1488,6 +1495,14 @@ export const REASONS = [
     meaning:
       "The node already has an operation for this plan that has not completed; it is resumed or recovered, never rerun.",
   },
+  {
+    code: "ResumeUndecided",
+    area: "executor",
+    retry: "never",
+    meaning:
+      "After a takeover, an earlier owner's in-flight request could not be classified from a fresh reading (a Talos call, a cordon whose precondition still holds, an unreadable node or pod list); the operation stays unresolved for recovery and nothing is sent.",
+  },
+
   // --- reconcile: GitOps loop and reports --------------------------------------------------
   {
     code: "ExecutionHalted",

@@ -434,6 +434,26 @@ export interface TransitionInput {
   readonly nowMs: number;
 }
 
+/** A fresh reading of an unaccounted attempt's effect, as a resume classifies it. */
+export interface AttemptReading {
+  readonly attemptId: string;
+  readonly outcome: "observed-in-effect" | "observed-absent" | "observed-incomplete";
+  /** What was read (resourceVersions, owners, the pods still on the node), kept on the timeline. */
+  readonly evidence: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A resume of an operation this controller took over in flight (docs/recovery.md#resume-after-a-takeover):
+ * every earlier owner's unaccounted attempt classified from a fresh reading, then the operation
+ * classified for continuing the step.
+ */
+export interface ResumeInput {
+  readonly operationId: string;
+  readonly token: OwnerToken;
+  readonly readings: readonly AttemptReading[];
+  readonly nowMs: number;
+}
+
 /** Input to a takeover: one conditional `UPDATE`. */
 export interface TakeoverInput {
   readonly operationId: string;
@@ -550,6 +570,14 @@ export interface Journal extends JournalHistory {
     observationId: string,
     nowMs: number,
   ): Promise<OperationRecord>;
+  /**
+   * Resumes an operation taken over in flight: records each reading as the attempt's accounting
+   * (only for phases in `OBSERVABLE_PHASES`, only for an earlier owner's attempts), then classifies
+   * the `unresolved` operation so that the step's next attempt transaction may admit it. Refused
+   * (`ResumeRefused`) unless the operation became `unresolved` by a controller's takeover, every
+   * other attempt was accepted, authority is valid and the gate open.
+   */
+  resumeAfterTakeover(input: ResumeInput): Promise<OperationRecord>;
   /** Takeover: generation + 1, in-flight → `unresolved`; false when another takeover won. */
   takeOver(input: TakeoverInput): Promise<{ ok: true; operation: OperationRecord } | { ok: false }>;
   /** A recovery-admin accounting decision for an unaccounted attempt. */

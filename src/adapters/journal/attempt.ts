@@ -16,6 +16,7 @@
  */
 import type { Client, InArgs, InStatement } from "@libsql/client";
 import { type Kysely, sql } from "kysely";
+import { OBSERVED_CLASSES } from "../../domain/operation.ts";
 import type { AttemptInput, AttemptRecord, OwnerToken, Refused } from "../../ports/journal.ts";
 import { authorityColumns, type AuthorityRow, judgeAuthority, refuse } from "./comparisons.ts";
 import { type Ctx, machineEvent } from "./context.ts";
@@ -44,6 +45,15 @@ const PLAN_COLUMNS = [
   "first_seen_at_ms",
   "steps_json",
 ] as const satisfies readonly (keyof PlanTable)[];
+
+/**
+ * Response classes after which a step's next phase may go on from `sending`: an acceptance, or a
+ * reading a resume recorded (written only together with the classification that admits the step
+ * to go on; docs/recovery.md#resume-after-a-takeover). A literal, so the statement's text never varies.
+ */
+export const CONTINUABLE = sql.raw(
+  `(${["accepted", ...OBSERVED_CLASSES].map((c) => `'${c}'`).join(",")})`,
+);
 
 /** Timeline kinds that void a safe-to-retry classification recorded before them (comparison 8). */
 const RECLASSIFYING = ["response", "ownership", "classification", "accounting"] as const;
@@ -219,7 +229,8 @@ function fencedUpdate(op: OperationTable, t: OwnerToken, maxAttempts: number) {
           AND safe_retry_gen = owner_gen)
         OR (state = 'sending' AND NOT EXISTS (SELECT 1 FROM attempts a
           WHERE a.operation_id = operations.id
-            AND (accounted_by IS NULL OR response_class IS DISTINCT FROM 'accepted'))))`;
+            AND (accounted_by IS NULL OR response_class NOT IN ${CONTINUABLE}
+              OR response_class IS NULL))))`;
 }
 
 export function attemptRow(id: string, input: AttemptInput, op: OperationTable) {

@@ -42,11 +42,13 @@ import type {
   RecoveryDecisionInput,
   RecoveryResponseInput,
   ResponseInput,
+  ResumeInput,
   RolloutEventInput,
   TakeoverInput,
   TransitionInput,
 } from "../../ports/journal.ts";
 import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./accounting.ts";
+import { resumeTx } from "./resume.ts";
 import { commitTx, recordRefusalTx } from "./commitment.ts";
 import { recoveryAttemptTx, recoveryResponseTx } from "./recovery_attempt.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
@@ -496,6 +498,10 @@ export class KyselyJournal implements Journal {
     nowMs: number,
   ) {
     return this.#tx((ctx) => classifyTx(ctx, { operationId, token, observationId, nowMs }));
+  }
+
+  resumeAfterTakeover(input: ResumeInput): Promise<OperationRecord> {
+    return this.#tx((ctx) => resumeTx(ctx, input));
   }
 
   async takeOver(input: TakeoverInput) {

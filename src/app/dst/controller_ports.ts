@@ -107,6 +107,14 @@ export function controllerJournal(c: ControllerContext, j: Journal): Journal {
       if (!step(life, () => checker.moved(r, input.observationId))) return never;
       return r;
     },
+    resumeAfterTakeover: async (input) => {
+      const r = await guard(life, j.resumeAfterTakeover(input));
+      const seen = step(life, () => {
+        checker.resumeRead(input.operationId, input.readings);
+        checker.moved(r);
+      });
+      return seen ? r : never;
+    },
     takeOver: async (input) => {
       const r = await guard(life, j.takeOver(input));
       if (r.ok && !step(life, () => checker.moved(r.operation))) return never;

@@ -453,8 +453,41 @@ export class InvariantChecker {
   /** An operation's recorded state or owner moved (transition, takeover, classification). */
   moved(after: OperationRecord, observationId?: string): void {
     this.#step++;
-    const op = this.ops.get(after.id);
-    if (op) this.#moved(op, after, observationId);
+    let op = this.ops.get(after.id);
+    if (!op) {
+      // Committed by a controller that died before the checker heard of it: a successor's
+      // takeover (and resume) is the first the checker sees of it.
+      op = {
+        id: after.id,
+        node: after.machine,
+        gen: after.ownerGen,
+        state: after.state,
+        attempts: [],
+        accountedByAdmin: new Set(),
+      };
+      this.ops.set(after.id, op);
+    }
+    this.#moved(op, after, observationId);
+  }
+
+  /**
+   * A resume recorded readings of earlier attempts (docs/recovery.md#resume-after-a-takeover): each
+   * counts as its attempt's answer for 7 only on the same ground truth as a response (every request
+   * the attempt sent was answered).
+   */
+  resumeRead(
+    operationId: string,
+    readings: ReadonlyArray<{ readonly attemptId: string; readonly outcome: ResponseClass }>,
+  ): void {
+    this.#step++;
+    const op = this.ops.get(operationId);
+    for (const r of readings) {
+      const a = op?.attempts.find((x) => x.record.id === r.attemptId);
+      if (a) {
+        a.recorded = r.outcome;
+        a.recordedStep = this.#step;
+      }
+    }
   }
 
   adminAccounted(operationId: string, attemptId: string): void {

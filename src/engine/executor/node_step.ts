@@ -17,6 +17,10 @@ import { type NodeOutcome, notCommitted, outcome, transition } from "./step_outc
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
+import type { OperationRecord } from "../../ports/journal.ts";
+import { parseIdentityRecord } from "../../domain/machine_identity.ts";
+import { resumeTakenOver } from "../recovery/resume.ts";
+import type { ResumeCursor } from "../recovery/resume_rules.ts";
 
 export type { NodeOutcome } from "./step_outcome.ts";
 
@@ -43,16 +47,73 @@ export async function runNodeStep(
   return await underNoiseLease(committed.state, (s) => committedStep(s, bound));
 }
 
+/**
+ * Resume is not rerun (docs/recovery.md#resume-after-a-takeover): an operation this controller took
+ * over in flight is continued from where the journal says it stood, once every earlier request
+ * the journal has no answer for is classified from a fresh reading. Phases already done are never
+ * sent again; what a reading cannot decide leaves the operation `unresolved` with nothing sent.
+ */
+export async function resumeNodeStep(
+  deps: ExecutorDeps,
+  bound: BoundPlan,
+  node: PlanNode,
+  op: OperationRecord,
+): Promise<NodeOutcome> {
+  const committed = await committedIdentity(deps, op);
+  const s: StepState = {
+    deps,
+    bound,
+    node: node.name,
+    address: node.address,
+    ...(committed ? { committed } : {}),
+    step: op.step,
+    operationId: op.id,
+    token: { owner: op.owner, gen: op.ownerGen, epoch: op.ownerEpoch },
+  };
+  const resumed = await resumeTakenOver(s);
+  if (!resumed.ok) {
+    deps.log.warn("operation not resumed", {
+      operationId: op.id,
+      node: node.name,
+      reason: resumed.reason,
+    });
+    return outcome(s, "unresolved", resumed.reason, resumed.detail);
+  }
+  deps.log.info("operation resumed", {
+    operationId: op.id,
+    node: node.name,
+    verdict: resumed.readings.map((r) => r.outcome).join(",") || "no request in flight",
+  });
+  return await underNoiseLease(s, (leased) => committedStep(leased, bound, resumed.cursor));
+}
+
+/** The machine identity the commitment bound, from its evidence observation. */
+async function committedIdentity(deps: ExecutorDeps, op: OperationRecord) {
+  const detail = await deps.journal.showOperation(op.id);
+  const commitment = detail?.events.find((e) => e.kind === "commitment");
+  const evidenceId = commitment
+    ? (JSON.parse(commitment.body) as { evidence?: string }).evidence
+    : undefined;
+  const obs = (await deps.journal.machineObservations(op.machine)).find((o) => o.id === evidenceId);
+  // Without it every attempt is refused (MachineIdentityUnreadable): nothing is sent.
+  return obs?.machineIdentity ? parseIdentityRecord(obs.machineIdentity) : undefined;
+}
+
 /** Everything after the commitment: hooks, phases, classification. */
-async function committedStep(s: StepState, bound: BoundPlan): Promise<NodeOutcome> {
+async function committedStep(
+  s: StepState,
+  bound: BoundPlan,
+  cursor?: ResumeCursor,
+): Promise<NodeOutcome> {
   const { deps } = s;
   let result: PhaseResult<TalosHop>;
   // Pre hooks run first, before anything touches the node: a failing one holds it uncordoned.
+  // (A resumed step has none: a plan with hooks is not resumed.)
   const hooks = await runPreHooks(s);
   if (hooks.halt) result = { ok: false, halt: hooks.halt };
   else {
     try {
-      result = await phases(s);
+      result = await phases(s, cursor);
     } catch (e) {
       if (deps.signal?.aborted) {
         return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
@@ -111,48 +172,124 @@ async function preflight(
   );
 }
 
-async function phases(s: StepState): Promise<PhaseResult<TalosHop>> {
+/**
+ * The step's phases in order. On a resume, `cursor` says which are done (accepted, or read in
+ * effect after a takeover): each is skipped, never sent again, and the rest run as usual.
+ */
+async function phases(s: StepState, cursor?: ResumeCursor): Promise<PhaseResult<TalosHop>> {
   const hops = s.bound.plan.spec.hops;
+  const done = (phase: "pull" | "install" | "drain" | "reboot" | "boot-observed") =>
+    cursor?.take(phase) ?? false;
   let cordon: CordonFact | undefined;
   for (const [i, hop] of hops.entries()) {
     const legacy = hop.rpcPath === "legacy";
-    let r: PhaseResult<unknown> = await pullPhase(s, hop);
+    let r: PhaseResult<unknown> = done("pull") ? proceedUnit : await pullPhase(s, hop);
     if (!r.ok) return r;
     if (legacy && i === 0) {
       // The legacy API installs and reboots in one call: cordon and drain must come first.
-      const c = await cordonAndDrain(s);
+      const c = await cordonAndDrain(s, cursor);
       if (!c.ok) return c;
       cordon = c.value;
     }
-    const bootIdBefore = await readBootId(s);
+    const installed = done("install");
+    const rebooted = !legacy && done("reboot");
+    const booted = done("boot-observed");
+    if (booted) continue;
+    const bootIdBefore = await bootIdFor(s, cursor, { i, legacy, installed, rebooted });
     if (!bootIdBefore.ok) return bootIdBefore;
-    r = await installPhase(s, hop);
-    if (!r.ok) return r;
+    if (!installed) {
+      r = await installPhase(s, hop);
+      if (!r.ok) return r;
+    }
     if (!legacy && i === 0) {
-      const c = await cordonAndDrain(s);
+      const c = await cordonAndDrain(s, cursor);
       if (!c.ok) return c;
       cordon = c.value;
     }
-    if (!legacy) {
+    if (!legacy && !rebooted) {
       r = await rebootPhase(s, bootIdBefore.value);
       if (!r.ok) return r;
     }
     r = await awaitBoot(s, hop, bootIdBefore.value);
     if (!r.ok) return r;
   }
+  cordon ??= cursor?.cordon;
   const owned = cordon?.cordonedByOperation ?? false;
   const verify = await roundsUntilPass(s, "verify", owned, NODE_READERS);
   if (verify.verdict !== "pass") return verdictHalt("Verification", verify);
-  const u = await uncordonPhase(s, cordon!);
+  if (cursor?.uncordonDecided) return { ok: true, value: lastHop(s.bound) };
+  if (!cordon) {
+    return {
+      ok: false,
+      halt: unresolved("ResumeUndecided", "the cordon's provenance is not recorded"),
+    };
+  }
+  const u = await uncordonPhase(s, cordon);
   if (!u.ok) return u;
   return { ok: true, value: lastHop(s.bound) };
 }
 
-async function cordonAndDrain(s: StepState): Promise<PhaseResult<CordonFact>> {
-  const c = await cordonPhase(s);
+const proceedUnit: PhaseResult<unknown> = { ok: true, value: undefined };
+
+/**
+ * The boot id the hop's boot is judged against: read now while no reboot was sent (a resumed
+ * step's install does not reboot on the lifecycle API), else the one the reboot's intent recorded.
+ * A legacy install reboots by itself and records none, so its resume is left for recovery.
+ */
+async function bootIdFor(
+  s: StepState,
+  cursor: ResumeCursor | undefined,
+  h: { i: number; legacy: boolean; installed: boolean; rebooted: boolean },
+): Promise<PhaseResult<string>> {
+  if (h.rebooted) {
+    const id = cursor?.rebootBootIds[h.i];
+    return id
+      ? { ok: true, value: id }
+      : { ok: false, halt: unresolved("ResumeUndecided", "the reboot's boot id is not recorded") };
+  }
+  if (h.legacy && h.installed) {
+    return {
+      ok: false,
+      halt: unresolved(
+        "ResumeUndecided",
+        "a legacy install reboots by itself; its boot is unknown",
+      ),
+    };
+  }
+  return await readBootId(s);
+}
+
+async function cordonAndDrain(
+  s: StepState,
+  cursor?: ResumeCursor,
+): Promise<PhaseResult<CordonFact>> {
+  let c: PhaseResult<CordonFact>;
+  if (cursor?.take("cordon")) {
+    // Done before the takeover: its provenance as recorded, or (an accepted patch, or one read in
+    // effect) the operation's own cordon.
+    const fact: CordonFact = cursor.cordon ?? {
+      priorUnschedulable: false,
+      cordonedByOperation: true,
+      resourceVersionAfterCordon: undefined,
+    };
+    if (!cursor.cordon) await recordCordonFact(s, fact);
+    c = { ok: true, value: fact };
+  } else c = await cordonPhase(s);
   if (!c.ok) return c;
+  if (cursor?.take("drain")) return c;
   const d = await drainPhase(s);
   return d.ok ? c : d;
+}
+
+async function recordCordonFact(s: StepState, fact: CordonFact): Promise<void> {
+  await s.deps.journal.recordPhase({
+    operationId: s.operationId,
+    token: s.token,
+    phase: "cordon",
+    kind: "fact",
+    detail: { ...fact, resumed: true },
+    nowMs: s.deps.clock.now(),
+  });
 }
 
 async function readBootId(s: StepState): Promise<PhaseResult<string>> {
@@ -183,18 +320,23 @@ function verdictHalt(
 
 /** Post-gate and completion: `completed` only on a fresh, ordered observation that matches. */
 async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
-  const verifying = await s.deps.journal.transition({
-    operationId: s.operationId,
-    token: s.token,
-    to: "verifying",
-    reason: "every attempt accepted; verifying postconditions",
-    nowMs: s.deps.clock.now(),
-  });
-  s.deps.observer?.onOperationState?.({
-    operationId: s.operationId,
-    node: s.node,
-    state: verifying.state,
-  });
+  // A resumed step whose last mutation came before the takeover is still `unresolved`: ER moves
+  // it to `completed` directly on a completion observation (there is no `unresolved → verifying`).
+  const current = await s.deps.journal.getOperation(s.operationId);
+  if (current?.state !== "unresolved") {
+    const verifying = await s.deps.journal.transition({
+      operationId: s.operationId,
+      token: s.token,
+      to: "verifying",
+      reason: "every attempt accepted; verifying postconditions",
+      nowMs: s.deps.clock.now(),
+    });
+    s.deps.observer?.onOperationState?.({
+      operationId: s.operationId,
+      node: s.node,
+      state: verifying.state,
+    });
+  }
   const post = await roundsUntilPass(s, "post-gate", false);
   const obs = await completionObservation(s, hop, post.verdict);
   if (obs.reading === "established") {
@@ -202,7 +344,7 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
   }
   if (obs.reading === "unreadable") {
     const why = `${obs.summary}; ${post.reason}: ${post.message}`;
-    await transition(s, "unresolved", "CompletionUnreadable", why);
+    await holdUnresolved(s, "CompletionUnreadable", why);
     return outcome(s, "unresolved", "CompletionUnreadable", why);
   }
   const why = post.verdict === "pass"
@@ -229,9 +371,19 @@ async function settle(
   } catch (e) {
     if (!(e instanceof CairnError) || e.reason !== "TransitionIllegal") throw e;
     const why = `${detail}; ${to} refused: ${e.message}`;
-    await transition(s, "unresolved", "ClassificationRefused", why);
+    await holdUnresolved(s, "ClassificationRefused", why);
     return outcome(s, "unresolved", "ClassificationRefused", why);
   }
+}
+
+/**
+ * Records `unresolved` unless the operation already is: a resumed step whose last mutation came
+ * before the takeover stays `unresolved` until its completion observation (ER has no
+ * `unresolved → unresolved`).
+ */
+async function holdUnresolved(s: StepState, reason: Reason, why: string): Promise<void> {
+  const now = await s.deps.journal.getOperation(s.operationId);
+  if (now && isInFlight(now.state)) await transition(s, "unresolved", reason, why);
 }
 
 /**

@@ -322,7 +322,7 @@ Deno.test("node step (in process): a controller that dies mid-step is taken over
     const out = await w.run({ owner: "ctl_b" });
     assertEquals([out.state, out.nodes.map((n) => [n.node, n.state, n.reason])], [
       "halted",
-      [["worker-1", "unresolved", "OperationExists"]],
+      [["worker-1", "unresolved", "ResumeUndecided"]],
     ]);
     const d = await operationOf(w, "worker-1");
     assertEquals([d.operation.state, d.operation.owner], ["unresolved", "ctl_b"]);

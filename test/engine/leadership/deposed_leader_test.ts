@@ -5,7 +5,8 @@
  * transaction of its first eviction (its term signal still un-aborted: it has not run an
  * election round since). The Lease runs out, the standby takes it within the Lease duration and
  * takes the operation over in the journal. The old leader resumes: the journal refuses its
- * attempt (owner/generation fencing, comparison 7) and the twin counts no request from it.
+ * attempt and the twin counts no request from it. Meanwhile the new leader classified what the
+ * old one had in flight by the recovery rules and continued the rollout to completion.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { openJournal } from "../../../src/adapters/journal/by_url.ts";
 import { startInprocRollout } from "../../../src/app/inproc_rollout.ts";
 import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
 import { LeaderElector } from "../../../src/engine/leadership/elector.ts";
-import type { AttemptInput, Journal } from "../../../src/ports/journal.ts";
+import type { AttemptInput, Journal, PhaseInput } from "../../../src/ports/journal.ts";
 import { InprocLeaseStore } from "../../../src/sim/inproc/lease.ts";
 import { homeOps, startInprocWorld } from "../../_helpers/inproc_world.ts";
 import { counterIds } from "../../_helpers/journal_world.ts";
@@ -24,43 +25,66 @@ import { onlyNodes, ROOT } from "../../_helpers/twin_world.ts";
 const NODES = ["worker-1", "worker-2"];
 const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
-/** The journal as the leader's executor sees it, stopping before its first drain attempt. */
-function pausedBeforeDrain(j: Journal) {
+/**
+ * Where the leader is paused: right before its drain's attempt transaction (nothing of the drain
+ * admitted), or in the middle of its eviction loop, right before recording its second eviction's
+ * intent (the drain's attempt admitted, one eviction sent, no response: in flight).
+ */
+type PausePoint = "before-drain-attempt" | "mid-eviction";
+
+/** The journal as the leader's executor sees it, stopping at `at`. */
+function pausedInDrain(j: Journal, at: PausePoint) {
   let release!: () => void;
   let reached!: () => void;
   const gate = new Promise<void>((r) => release = r);
   const paused = new Promise<void>((r) => reached = r);
   const refused: string[] = [];
+  const fenced: string[] = [];
   let held = false;
+  let evictions = 0;
+  const hold = async () => {
+    held = true;
+    reached();
+    await gate;
+  };
   const journal = new Proxy(j, {
     get(target, prop, receiver) {
-      if (prop !== "beginAttempt") {
-        const v = Reflect.get(target, prop, receiver);
-        // The journal's private fields need the real object as `this`.
-        return typeof v === "function" ? v.bind(target) : v;
+      if (prop === "beginAttempt") {
+        return async (input: AttemptInput) => {
+          if (at === "before-drain-attempt" && input.phase === "drain" && !held) await hold();
+          const r = await target.beginAttempt(input);
+          if (!r.ok) refused.push(`${input.phase}:${r.comparison}:${r.cause}`);
+          return r;
+        };
       }
-      return async (input: AttemptInput) => {
-        if (input.phase === "drain" && !held) {
-          held = true;
-          reached();
-          await gate;
-        }
-        const r = await target.beginAttempt(input);
-        if (!r.ok) refused.push(`${input.phase}:${r.comparison}:${r.cause}`);
-        return r;
-      };
+      if (prop === "recordPhase") {
+        return async (input: PhaseInput) => {
+          const evict = input.phase === "drain" && input.kind === "intent" &&
+            "evict" in input.detail;
+          if (at === "mid-eviction" && evict && ++evictions === 2 && !held) await hold();
+          try {
+            return await target.recordPhase(input);
+          } catch (e) {
+            fenced.push(`${input.phase}:${(e as { reason?: string }).reason}`);
+            throw e;
+          }
+        };
+      }
+      const v = Reflect.get(target, prop, receiver);
+      // The journal's private fields need the real object as `this`.
+      return typeof v === "function" ? v.bind(target) : v;
     },
   });
-  return { journal, paused, resume: () => release(), refused };
+  return { journal, paused, resume: () => release(), refused, fenced };
 }
 
 /** The scenario on one shared journal at `url` (two connections, as two replicas have). */
-async function deposedLeader(url: string, label: string): Promise<void> {
+async function deposedLeader(url: string, label: string, at: PausePoint): Promise<void> {
   const description = await homeOps();
   const start = Date.parse(description.spec.startTime);
   const journalA = await openJournal({ url, ids: counterIds("a"), nowMs: start });
   const journalB = await openJournal({ url, ids: counterIds("b"), nowMs: start });
-  const a = pausedBeforeDrain(journalA);
+  const a = pausedInDrain(journalA, at);
   const world = await startInprocWorld({ nodes: NODES, journal: a.journal });
   try {
     const { twin } = world;
@@ -102,12 +126,8 @@ async function deposedLeader(url: string, label: string): Promise<void> {
     const lastRenewal = (await new InprocLeaseStore(twin.store, "cairn-system", "cairn-leader")
       .get())!.spec.renewTimeMs!;
     assertEquals(electA.term(), termA, "a still leads at the pause, in the same term");
-    const sentBefore = {
-      talos: twin.talos.stats.totalMutating,
-      kube: twin.kube.stats.mutating,
-      evictions: { ...twin.kube.stats.evictions },
-    };
     assertEquals((await world.operations())[0]!.operation.state, "sending");
+    const evictionsAtPause = Object.values(twin.kube.stats.evictions).reduce((a, b) => a + b, 0);
 
     // a is paused: no rounds. Time runs until b's rounds find the Lease unchanged for its whole
     // duration (b saw a's last renewal at most one retry period late, and tries once per period).
@@ -125,7 +145,10 @@ async function deposedLeader(url: string, label: string): Promise<void> {
       } ms after the pause (lease 15 s, retry 2 s)`,
     );
 
-    // b, now leader, runs the plan from the journal: it takes a's live operation over.
+    // b, now leader, runs the plan from the journal: it takes a's live operation over, classifies
+    // what a had in flight (pull, install and cordon accepted; then either no drain attempt, or a
+    // drain attempt without a response, read as incomplete: a's planned pods are still on the
+    // node) and continues the step, then the rollout, to completion.
     const b = await startInprocRollout({
       description,
       planBytes: new TextEncoder().encode(
@@ -139,15 +162,61 @@ async function deposedLeader(url: string, label: string): Promise<void> {
     });
     assertEquals(b.bound.digest, world.bound.digest, "the same plan");
     const outB = await b.run({ owner: "ctl_b", signal: electB.term()! });
-    assertEquals(outB.nodes[0]?.node, "worker-1");
-    const op = (await world.operations())[0]!.operation;
-    assertEquals([op.owner, op.ownerGen, op.state], ["ctl_b", 2, "unresolved"]);
+    assertEquals(
+      outB.nodes.map((n) => [n.node, n.state, n.reason]),
+      [["worker-1", "completed", "CompletionObserved"], [
+        "worker-2",
+        "completed",
+        "CompletionObserved",
+      ]],
+    );
+    assertEquals(outB.state, "completed");
+    const ops = (await world.operations()).map((d) => d.operation);
+    assertEquals(ops.map((o) => [o.machine, o.owner, o.ownerGen, o.state]), [
+      ["worker-1", "ctl_b", 2, "completed"],
+      ["worker-2", "ctl_b", 1, "completed"],
+    ]);
+    // Resume is not rerun: worker-1's pull, install and cordon were a's, sent once; b sent the
+    // drain, the reboot and the uncordon.
+    const first = (await world.operations())[0]!;
+    assertEquals(
+      first.attempts.map((x) => [x.phase, x.ownerGen, x.responseClass]),
+      [
+        ["pull", 1, "accepted"],
+        ["install", 1, "accepted"],
+        ["cordon", 1, "accepted"],
+        ...(at === "mid-eviction" ? [["drain", 1, "observed-incomplete"]] : []),
+        ["drain", 2, "accepted"],
+        ["reboot", 2, "accepted"],
+        ["uncordon", 2, "accepted"],
+      ],
+    );
+    assert(
+      first.events.some((e) => e.kind === "classification" && e.body.includes('"resume"')),
+      "the resume is on the timeline",
+    );
+    assertEquals(evictionsAtPause, at === "mid-eviction" ? 1 : 0, "a's evictions at the pause");
+    const sentBefore = {
+      talos: twin.talos.stats.totalMutating,
+      kube: twin.kube.stats.mutating,
+      evictions: { ...twin.kube.stats.evictions },
+    };
 
     // a resumes, its term signal never aborted: it still believes it leads.
     assertEquals(termA.aborted, false);
     a.resume();
     const outA = await runA;
-    assertEquals(a.refused.map((r) => r.split(":").slice(0, 2).join(":")), ["drain:7"]);
+    if (at === "before-drain-attempt") {
+      // Refused before its fenced UPDATE (comparison 7) is even reached: the evidence a read
+      // before the pause is no longer current once b rebooted the node (comparison 3).
+      assertEquals(a.refused.map((r) => r.split(":").slice(0, 3).join(":")), [
+        "drain:3:evidence-contradicted",
+      ]);
+    } else {
+      // Mid-drain, a's next eviction needs its intent recorded first: the journal fences it.
+      assertEquals(a.refused, []);
+      assertEquals(a.fenced[0], "drain:OwnerFenced");
+    }
     assertEquals(outA.state, "halted");
     assertEquals(twin.talos.stats.totalMutating, sentBefore.talos, "no Talos request from a");
     assertEquals(twin.kube.stats.mutating, sentBefore.kube, "no Kubernetes write from a");
@@ -163,16 +232,18 @@ async function deposedLeader(url: string, label: string): Promise<void> {
   }
 }
 
-Deno.test("libSQL file journal: a leader paused mid-drain is replaced within the Lease duration and, resumed, sends nothing", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "cairn-deposed-" });
-  try {
-    await deposedLeader(`file:${join(dir, "journal.db")}`, "libSQL file");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+for (const at of ["before-drain-attempt", "mid-eviction"] as const) {
+  Deno.test(`libSQL file journal, leader paused ${at}: replaced within the Lease duration; the new leader resumes the step and completes the rollout; the old one, resumed, sends nothing`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "cairn-deposed-" });
+    try {
+      await deposedLeader(`file:${join(dir, "journal.db")}`, `libSQL file, ${at}`, at);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
 
-Deno.test("PostgreSQL journal: a leader paused mid-drain is replaced within the Lease duration and, resumed, sends nothing", async () => {
-  const server = await sharedPostgres();
-  await deposedLeader(await server.newDatabase("deposed"), "PostgreSQL");
-});
+  Deno.test(`PostgreSQL journal, leader paused ${at}: replaced within the Lease duration; the new leader resumes the step and completes the rollout; the old one, resumed, sends nothing`, async () => {
+    const server = await sharedPostgres();
+    await deposedLeader(await server.newDatabase("deposed"), `PostgreSQL, ${at}`, at);
+  });
+}

@@ -24,6 +24,7 @@ import {
   attemptReadQuery,
   attemptRow,
   type BatchedAttempt,
+  CONTINUABLE,
   judgeAttempt,
   parseAttemptRead,
 } from "../attempt.ts";
@@ -56,7 +57,8 @@ function fencedUpdate(op: OperationTable, t: OwnerToken, maxAttempts: number) {
           AND o.safe_retry_gen = o.owner_gen)
         OR (o.state = 'sending' AND NOT EXISTS (SELECT 1 FROM attempts a
           WHERE a.operation_id = o.id
-            AND (a.accounted_by IS NULL OR a.response_class IS DISTINCT FROM 'accepted'))))
+            AND (a.accounted_by IS NULL OR a.response_class NOT IN ${CONTINUABLE}
+              OR a.response_class IS NULL))))
     RETURNING o.id`;
 }
 
