@@ -1,6 +1,6 @@
 import type { BoundPlan, ExecutorDeps } from "./deps.ts";
 import { stepKey } from "./digests.ts";
-import { runNodeStep } from "./node_step.ts";
+import { resumeNodeStep, runNodeStep } from "./node_step.ts";
 import { runSteps, type StepsOutcome } from "./step_loop.ts";
 
 export { takeOverStale } from "./step_loop.ts";
@@ -17,5 +17,7 @@ export async function runRollout(deps: ExecutorDeps, bound: BoundPlan): Promise<
   return await runSteps(deps, bound, {
     steps: bound.plan.spec.nodes.map((node) => ({ key: stepKey(node.name), node })),
     run: (step) => runNodeStep(deps, bound, step.node),
+    // Taken over in flight: classified from fresh readings and continued, never rerun.
+    resume: (step, op) => resumeNodeStep(deps, bound, step.node, op),
   });
 }

@@ -4,8 +4,9 @@
  * `unresolved`); then the plan's steps run in order, one at a time, each new commitment waiting
  * first for the operating hold (a freeze, a breakpoint, a maintenance window without room for the
  * step: `engine/operating/hold.ts`). A step whose operation already
- * completed is skipped; a step with any other operation holds the rollout (it is recovery's, never
- * re-executed from the top); the first step that does not complete stops the rollout, because
+ * completed is skipped; one this controller took over in flight is resumed when the kind can
+ * resume (`resume`: docs/recovery.md#resume-after-a-takeover); a step with any other operation
+ * holds the rollout (it is recovery's, never re-executed from the top); the first step that does not complete stops the rollout, because
  * progression needs every mutation accounted and the post-gate passing. A stop request ends the
  * loop cleanly between steps.
  */
@@ -13,6 +14,7 @@ import { isTerminal, type RolloutEnd } from "../../domain/operation.ts";
 import type { OperatedPlan } from "../../domain/plan/schema.ts";
 import { waitForCommitment } from "../operating/hold.ts";
 import type { BoundPlan, ExecutorDeps } from "./deps.ts";
+import type { OperationRecord } from "../../ports/journal.ts";
 import { controllerActor } from "./observe.ts";
 import type { StepTarget } from "./commit_step.ts";
 import type { NodeOutcome } from "./step_outcome.ts";
@@ -39,6 +41,12 @@ export interface StepLoop<S extends PlannedStep, O extends NodeOutcome> {
   readonly label?: (step: S) => string;
   /** Runs one step from its gate to its classification. */
   readonly run: (step: S, index: number) => Promise<O>;
+  /**
+   * Continues a step whose operation this controller owns `unresolved` (taken over in flight, now
+   * or earlier); it decides from the journal whether it may, and leaves it `unresolved` if not.
+   * A kind without it holds the rollout at such a step.
+   */
+  readonly resume?: (step: S, op: OperationRecord, index: number) => Promise<O>;
 }
 
 /** Runs the steps; see the module comment. */
@@ -48,8 +56,8 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
   loop: StepLoop<S, O>,
 ): Promise<StepsOutcome<O>> {
   await takeOverStale(deps, bound);
-  // No step runs yet in this process and none is resumed mid-way: a silence an earlier process
-  // left open is expired by its journaled id (never created again); the held node's alerts page.
+  // No step runs yet in this process: a silence an earlier process left open is expired by its
+  // journaled id (never created again; a resumed step opens its own); the held node's alerts page.
   await releaseOrphanSilences(deps, bound.digest, deps.operating?.alertmanager);
   const ops = (await deps.journal.listOperations()).filter((o) => o.planDigest === bound.digest);
   const nodes: O[] = [];
@@ -57,7 +65,11 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
     const node = step.node.name;
     if (deps.signal?.aborted) return { state: "stopped", nodes };
     const existing = ops.find((o) => o.step === step.key);
-    if (existing) {
+    const resumable = loop.resume && existing?.state === "unresolved" &&
+        existing.owner === deps.owner
+      ? existing
+      : undefined;
+    if (existing && !resumable) {
       const label = loop.label ? ` (${loop.label(step)})` : "";
       const o = asOutcome<O>({
         node,
@@ -79,7 +91,10 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
     }
     // A closed window, a freeze or a breakpoint holds the commitment; nothing is sent meanwhile.
     const previous = index === 0 ? undefined : loop.steps[index - 1]!.node.name;
-    if (await waitForCommitment(deps, bound, step.node, previous) === "stopped") {
+    // A resumed step is committed already: what it sends is the attempt transaction's to admit.
+    if (
+      !resumable && await waitForCommitment(deps, bound, step.node, previous) === "stopped"
+    ) {
       return { state: "stopped", nodes };
     }
     // The node hosts this replica: hand over before its step (no commitment, no cordon yet).
@@ -87,14 +102,16 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
     if (self && self.kind !== "proceed") {
       nodes.push(asOutcome<O>({
         node,
-        operationId: undefined,
-        state: self.kind === "handed-over" ? "stopped" : "not-committed",
+        operationId: resumable?.id,
+        state: self.kind === "handed-over" ? "stopped" : resumable ? "unresolved" : "not-committed",
         reason: self.reason,
         detail: self.detail,
       }));
       return { state: self.kind === "handed-over" ? "stopped" : "halted", nodes };
     }
-    const o = await loop.run(step, index);
+    const o = resumable && loop.resume
+      ? await loop.resume(step, resumable, index)
+      : await loop.run(step, index);
     nodes.push(o);
     deps.log.info("node step finished", { node, reason: o.reason, verdict: o.state });
     if (o.state === "stopped") return { state: "stopped", nodes };
@@ -116,7 +133,8 @@ function asOutcome<O extends NodeOutcome>(o: NodeOutcome): O {
  * At start, every live operation of the plan owned by another controller instance (a crashed or
  * replaced one) is taken over: its generation moves on, in-flight work becomes `unresolved`, and
  * the old owner's token can no longer pass an attempt transaction. Resume is not rerun: the
- * taken-over operation is then left for recovery, never re-executed from the top.
+ * taken-over operation is then continued from where the journal says it stood (a kind's `resume`),
+ * or left for recovery; it is never re-executed from the top.
  */
 export async function takeOverStale(
   deps: ExecutorDeps,
