@@ -1080,6 +1080,13 @@ export const REASONS = [
     meaning: "The journal database cannot be opened or a statement failed.",
   },
   {
+    code: "JournalTimedOut",
+    area: "journal",
+    retry: "backoff",
+    meaning:
+      "A journal statement passed its deadline (PostgreSQL's statement_timeout or lock wait, or no answer from the server within the client's deadline); its transaction committed whole or not at all, and nothing depending on it was sent.",
+  },
+  {
     code: "JournalChainBroken",
     area: "journal",
     retry: "never",

@@ -14,6 +14,14 @@
  * lock) is ended by the server after `IDLE_IN_TRANSACTION_MS`, which rolls its transaction back,
  * so one stuck replica holds the other writers no longer than about a leader's lease; the URL's
  * own `idle_in_transaction_session_timeout` parameter (milliseconds), when given, wins.
+ *
+ * No statement waits forever: the server cancels one that runs (or waits for a lock) past
+ * `STATEMENT_TIMEOUT_MS` (`statement_timeout`), and the client gives up on one the server does not
+ * answer within `QUERY_DEADLINE_MS` (`query_timeout`: a server that is stopped or unreachable
+ * cannot cancel anything). Either fails the journal act with `JournalTimedOut` (`deadlineError`),
+ * so the loop reports not-ready instead of hanging; a transaction commits whole or not at all, so
+ * the journal stays consistent, and an act whose outcome the client did not learn sent nothing.
+ * The URL's `statement_timeout` and `query_timeout` parameters (milliseconds) win.
  */
 import pg from "pg";
 import { createHash } from "node:crypto";
@@ -42,6 +50,20 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * never idle anywhere near this long.
  */
 const IDLE_IN_TRANSACTION_MS = 10_000;
+/**
+ * The server's deadline for one statement, lock waits included: longer than
+ * `IDLE_IN_TRANSACTION_MS`, so a writer queued behind a stopped session is released by that
+ * session's end before its own deadline; far beyond any journal statement's own work.
+ */
+const STATEMENT_TIMEOUT_MS = 15_000;
+/** The client's deadline for an answer: past the server's, which normally answers first. */
+const QUERY_DEADLINE_MS = 20_000;
+/** Every pooled session's deadlines (node-postgres settings; the URL's own parameters win). */
+export const SESSION_DEADLINES = {
+  idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  statement_timeout: STATEMENT_TIMEOUT_MS,
+  query_timeout: QUERY_DEADLINE_MS,
+} as const;
 /** Batched attempts tried before an interactive transaction (only another writer races). */
 const ATTEMPT_BATCH_TRIES = 3;
 
@@ -62,7 +84,7 @@ function connectPool(url: string): { db: Kysely<JournalDB>; pool: pg.Pool } {
     connectionString: url,
     max: POOL_SIZE,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    ...SESSION_DEADLINES,
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID && format !== "binary"
@@ -103,6 +125,81 @@ function passwordOf(url: string): string {
   }
 }
 
+/** The deadlines in force for `url` (its own parameters win), for messages. */
+function deadlinesOf(url: string): { statementMs: string; queryMs: string } {
+  let params: URLSearchParams | undefined;
+  try {
+    params = new URL(url).searchParams;
+  } catch {
+    params = undefined;
+  }
+  return {
+    statementMs: params?.get("statement_timeout") ?? String(STATEMENT_TIMEOUT_MS),
+    queryMs: params?.get("query_timeout") ?? String(QUERY_DEADLINE_MS),
+  };
+}
+
+/** SQLSTATEs of a statement ended by a deadline: cancelled, lock wait, idle session ended. */
+const DEADLINE_CODES: Record<string, string> = {
+  "57014": "cancelled by the server at its statement_timeout",
+  "55P03": "gave up waiting for a lock",
+  "25P03": "its session was ended by the server, idle inside a transaction",
+};
+
+/**
+ * A deadline that fired, as `JournalTimedOut` naming the journal (never its password), the
+ * deadline and what happened to the transaction; any other error unchanged.
+ */
+export function deadlineError(e: unknown, url: string): unknown {
+  const where = describeJournalUrl(url);
+  const { statementMs, queryMs } = deadlinesOf(url);
+  const code = (e as { code?: unknown })?.code;
+  const message = e instanceof Error ? e.message : String(e);
+  if (typeof code === "string" && DEADLINE_CODES[code]) {
+    return new CairnError({
+      reason: "JournalTimedOut",
+      message: `journal ${where}: a statement ${DEADLINE_CODES[code]} (statement deadline ` +
+        `${statementMs} ms; SQLSTATE ${code}); its transaction was rolled back`,
+    });
+  }
+  if (message === "Query read timeout") {
+    return new CairnError({
+      reason: "JournalTimedOut",
+      message: `journal ${where}: no answer from the server within ${queryMs} ms (client ` +
+        "deadline); its transaction committed whole or not at all, and nothing that depends on " +
+        "it was sent",
+    });
+  }
+  if (/timeout exceeded when trying to connect/i.test(message)) {
+    return new CairnError({
+      reason: "JournalTimedOut",
+      message: `journal ${where}: no connection within ${CONNECT_TIMEOUT_MS} ms`,
+    });
+  }
+  return e;
+}
+
+/**
+ * The journal with every act's deadline error told as `JournalTimedOut` (the acts themselves are
+ * the store-independent `KyselyJournal`).
+ */
+function withDeadlineErrors(j: Journal, url: string): Journal {
+  return new Proxy(j, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (typeof v !== "function") return v;
+      return (...args: unknown[]) => {
+        const r = v.apply(target, args);
+        return r instanceof Promise
+          ? r.catch((e: unknown) => {
+            throw deadlineError(e, url);
+          })
+          : r;
+      };
+    },
+  });
+}
+
 /** Opens (and by default migrates) a PostgreSQL journal. */
 export async function openPgJournal(opts: OpenJournalOptions): Promise<Journal> {
   const where = describeJournalUrl(opts.url);
@@ -113,7 +210,10 @@ export async function openPgJournal(opts: OpenJournalOptions): Promise<Journal> 
     await db.destroy().catch(() => undefined);
     throw unavailable(e, opts.url, where);
   }
-  return new KyselyJournal(new PgStore(db, pool), { ids: opts.ids, point: opts.writePoint });
+  return withDeadlineErrors(
+    new KyselyJournal(new PgStore(db, pool), { ids: opts.ids, point: opts.writePoint }),
+    opts.url,
+  );
 }
 
 /** Applies pending migrations to the PostgreSQL journal at `url`; the versions before and after. */
