@@ -92,10 +92,10 @@ export async function runSteps<S extends PlannedStep, O extends NodeOutcome>(
     // A closed window, a freeze or a breakpoint holds the commitment; nothing is sent meanwhile.
     const previous = index === 0 ? undefined : loop.steps[index - 1]!.node.name;
     // A resumed step is committed already: what it sends is the attempt transaction's to admit.
-    if (
-      !resumable && await waitForCommitment(deps, bound, step.node, previous) === "stopped"
-    ) {
-      return { state: "stopped", nodes };
+    if (!resumable) {
+      if (await waitForCommitment(deps, bound, step.node, previous) === "stopped") {
+        return { state: "stopped", nodes };
+      }
     }
     // The node hosts this replica: hand over before its step (no commitment, no cordon yet).
     const self = await deps.selfHosting?.beforeNode(node);
