@@ -460,6 +460,8 @@ export class InvariantChecker {
       op = {
         id: after.id,
         node: after.machine,
+        step: after.step,
+        storedObserved: false,
         gen: after.ownerGen,
         state: after.state,
         attempts: [],
