@@ -40,6 +40,8 @@ function unionMessage(issue: z.core.$ZodIssue): string {
   return `expected ${[...new Set(expected)].join(" or ")}`;
 }
 
+const items = (n: number) => `${n} ${n === 1 ? "item" : "items"}`;
+
 /** The user-facing wording of one zod issue. */
 export function plainIssueMessage(issue: z.core.$ZodIssue): string {
   // A message the schema set itself ("not a valid branch glob") is already cairn's wording.
@@ -52,14 +54,16 @@ export function plainIssueMessage(issue: z.core.$ZodIssue): string {
       }
       return `expected ${ARTICLE[issue.expected] ?? issue.expected}`;
     case "invalid_value":
-      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+      return issue.values.length === 1
+        ? `expected ${JSON.stringify(issue.values[0])}`
+        : `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":
       if (issue.origin === "string" && Number(issue.minimum) === 1) return "must not be empty";
-      if (issue.origin === "array") return `needs at least ${issue.minimum} item(s)`;
+      if (issue.origin === "array") return `needs at least ${items(Number(issue.minimum))}`;
       if (issue.origin === "string") return `must be at least ${issue.minimum} characters`;
       return `must be at least ${issue.minimum}`;
     case "too_big":
-      if (issue.origin === "array") return `takes at most ${issue.maximum} item(s)`;
+      if (issue.origin === "array") return `takes at most ${items(Number(issue.maximum))}`;
       if (issue.origin === "string") return `must be at most ${issue.maximum} characters`;
       return `must be at most ${issue.maximum}`;
     case "invalid_format":

@@ -26,3 +26,16 @@ Deno.test("a missing field, a wrong type, a bad kind and a bound are said plainl
     '"ComponentUpgrade"',
   ]);
 });
+
+Deno.test("one allowed value is named alone; a count of items is singular or plural", async () => {
+  assertEquals(
+    await messages(PLAN.replace(/^apiVersion: .*$/m, "apiVersion: cairn.dev/v1")),
+    ['expected "cairn.dev/v1alpha1"'],
+  );
+  const { z } = await import("zod");
+  const { plainIssueMessage } = await import("../../src/domain/plain_issue.ts");
+  const one = z.array(z.string()).min(1).safeParse([]).error!.issues[0]!;
+  assertEquals(plainIssueMessage(one), "needs at least 1 item");
+  const two = z.array(z.string()).max(2).safeParse(["a", "b", "c"]).error!.issues[0]!;
+  assertEquals(plainIssueMessage(two), "takes at most 2 items");
+});
