@@ -24,6 +24,11 @@ const rec = (v: unknown): R => (v && typeof v === "object" ? v as R : {});
 
 /** The label the DaemonSet controller puts on its pods (`apps.ControllerRevisionHashLabelKey`). */
 export const REVISION_LABEL = "controller-revision-hash";
+/**
+ * A DaemonSet whose pods another simulated controller moves in place (the GitOps twin's chart
+ * upgrades, `gitops.ts`, one pod per step): this controller leaves its rollouts alone.
+ */
+export const ROLLED_IN_PLACE = "sim.cairn.dev/rolled-in-place";
 /** A pod the twin starts but never reports ready (set by the `daemon-pod-not-ready` fault). */
 export const NEVER_READY = "sim.cairn.dev/never-ready";
 
@@ -141,6 +146,7 @@ export function startDaemonSetRollouts(
     const rev = revisionOf(ds);
     const before = seen.get(k);
     seen.set(k, rev);
+    if (ds.metadata.annotations?.[ROLLED_IN_PLACE] === "true") return;
     if (before === undefined || before === rev || rolling.has(k)) return;
     rolling.add(k);
     clock.schedule(0, () => step(ds.metadata.namespace!, ds.metadata.name));

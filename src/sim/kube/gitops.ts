@@ -26,6 +26,7 @@ import { createHash } from "node:crypto";
 import type { SimClock } from "../clock.ts";
 import type { Obj, ResourceType, Store } from "./store.ts";
 import { bundledCephcsi } from "../gitops/upstream.ts";
+import { REVISION_LABEL, revisionOf, ROLLED_IN_PLACE } from "./daemonset_rollout.ts";
 
 type R = Record<string, unknown>;
 const rec = (v: unknown): R => (v !== null && typeof v === "object" ? v as R : {});
@@ -335,7 +336,17 @@ export class GitOpsTwin {
     const type = this.#type("apps", "v1", plural);
     const w = type && store.get(type, ns, name);
     if (!type || !w) return;
-    store.put(type, withImage(w, image));
+    const moved = withImage(w, image);
+    // A DaemonSet's pods are moved in place here, not by the DaemonSet controller's rollout; each
+    // moved pod carries the new template's revision, as the controller's own would.
+    const revision = plural === "daemonsets" ? revisionOf(moved) : undefined;
+    if (revision) {
+      moved.metadata = {
+        ...moved.metadata,
+        annotations: { ...moved.metadata.annotations, [ROLLED_IN_PLACE]: "true" },
+      };
+    }
+    store.put(type, moved);
     const owners = new Set<string>([w.metadata.uid ?? ""]);
     if (plural === "deployments") {
       const rsType = this.#type("apps", "v1", "replicasets")!;
@@ -358,7 +369,7 @@ export class GitOpsTwin {
         done?.();
         return;
       }
-      store.put(pods, podWithImage(stale, image, this.#o.clock.now()));
+      store.put(pods, podWithImage(stale, image, this.#o.clock.now(), revision));
       this.#o.clock.schedule(step, next);
     };
     this.#o.clock.schedule(step, next);
@@ -408,7 +419,7 @@ function withImage(w: Obj, image: string): Obj {
 }
 
 /** The kubelet restarted the container on its new image (pod image is mutable in place). */
-function podWithImage(pod: Obj, image: string, nowMs: number): Obj {
+function podWithImage(pod: Obj, image: string, nowMs: number, revision?: string): Obj {
   const spec = rec(pod.spec);
   const containers = ((spec.containers ?? []) as R[]).map((c, i) => i === 0 ? { ...c, image } : c);
   const status = rec(pod.status);
@@ -424,6 +435,14 @@ function podWithImage(pod: Obj, image: string, nowMs: number): Obj {
   );
   return {
     ...pod,
+    ...(revision
+      ? {
+        metadata: {
+          ...pod.metadata,
+          labels: { ...pod.metadata.labels, [REVISION_LABEL]: revision },
+        },
+      }
+      : {}),
     spec: { ...spec, containers },
     status: { ...status, containerStatuses: statuses },
   };

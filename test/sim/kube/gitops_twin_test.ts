@@ -127,6 +127,10 @@ Deno.test("a Cilium chart bump rolls the agent DaemonSet one node at a time", as
       new Set(images(t, "kube-system", ["k8s-app", "cilium"])),
       new Set(["quay.io/cilium/cilium:v1.18.3"]),
     );
+    // The DaemonSet's status counts the moved pods as updated (their revision is the template's).
+    const st = rec(get(t, "apps", "v1", "daemonsets", "kube-system", "cilium").status);
+    assertEquals(st.updatedNumberScheduled, st.desiredNumberScheduled);
+    assertEquals(st.numberAvailable, st.desiredNumberScheduled);
   } finally {
     t.stop();
   }
