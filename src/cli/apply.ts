@@ -118,7 +118,8 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
     const { applyDisplayClock, applyPlan } = await import("../app/apply_run.ts");
     // On a terminal: one status line (node, phase, elapsed) with log lines kept above it.
     // Elsewhere: the JSON log lines and one JSON line per phase, for CI and log collectors.
-    const progress = await phaseOutput(io, await applyDisplayClock());
+    // The real clock: the line is redrawn every second so elapsed moves while a step waits.
+    const progress = await phaseOutput(io, await applyDisplayClock(), { tickMs: 1000 });
     const r = await applyPlan({
       file,
       kubeconfig,
@@ -134,6 +135,9 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       writeLog: (l) => progress.log(l),
       signal: io.signal,
       onPhase: (e) => progress.onPhase(e),
+    }).catch((e) => {
+      progress.close(); // the error is printed below the last status line, not glued to it
+      throw e;
     });
     if (r.kind === "ran") progress.done(`rollout ${r.outcome.state}`);
     if (r.kind === "ran") return report(r.outcome);
@@ -143,6 +147,7 @@ Exit codes: 0 every node completed; 1 refused, or the rollout halted.`,
       else io.stdout(r.report + "\n");
       return r.ok ? EXIT.ok : EXIT.refused;
     }
+    progress.close(); // refused before running: the ticking stops, nothing was drawn
     if (wantsJson(args)) printJson(io, { refused: true, policy: r.verdict });
     else io.stderr(`refused: ${r.verdict.reasons.join(", ")}: ${r.verdict.summary}\n`);
     return EXIT.refused;

@@ -1,5 +1,5 @@
 /** A person at a terminal sees where a run is: node i/n, phase, elapsed, redrawn in place. */
-import { ok as assert } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { dispatch } from "../../src/cli/dispatch.ts";
 import { ROOT } from "../_helpers/cli_run.ts";
 
@@ -81,4 +81,38 @@ Deno.test("on a terminal a rehearsal's log lines go above the status line, never
   } finally {
     await Deno.remove(out, { recursive: true });
   }
+});
+
+Deno.test("on a terminal a real-clock run's status line ticks until done, then stops", async () => {
+  const { phaseOutput } = await import("../../src/cli/phase_output.ts");
+  let stderr = "";
+  const clock = { now: () => now } as never;
+  let now = 0;
+  const out = await phaseOutput(
+    {
+      stdout: () => {},
+      stderr: (t) => void (stderr += t),
+      env: {},
+      cwd: ROOT,
+      color: false,
+      tty: true,
+      signal: new AbortController().signal,
+    },
+    clock,
+    { tickMs: 5 },
+  );
+  out.onPhase({ node: "worker-1", index: 1, total: 3, phase: "drain", waiting: "pods" });
+  now = 42_000; // the step waits; no new phase arrives
+  const deadline = Date.now() + 20_000; // a bound for a loaded machine, not a timing
+  while (!stderr.includes("[1/3] worker-1 drain 00:00:42")) {
+    assert(Date.now() < deadline, JSON.stringify(stderr));
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  out.done("rollout completed");
+  assert(stderr.endsWith("rollout completed (00:00:42)\n"), JSON.stringify(stderr.slice(-80)));
+  // Done stops the ticking: nothing is drawn after the summary (a late tick could only make
+  // this pass by accident under load, never fail it).
+  const ended = stderr.length;
+  await new Promise((r) => setTimeout(r, 100));
+  assertEquals(stderr.length, ended, JSON.stringify(stderr.slice(ended)));
 });

@@ -36,6 +36,10 @@ export interface Progress {
   note(line: string): void;
   /** Ends the display with a final line. */
   done(summary: string): void;
+  /** On a terminal, draws the status line again (its elapsed time moves); elsewhere nothing. */
+  redraw(): void;
+  /** Ends the display without a summary: the last status line stays, and output goes below it. */
+  release(): void;
 }
 
 const CLEAR_LINE = "\r\x1b[2K";
@@ -102,6 +106,16 @@ export function createProgress(opts: ProgressOptions): Progress {
         opts.write(render(current));
         drawn = true;
       }
+    },
+    redraw() {
+      if (!opts.tty || !current) return;
+      opts.write(CLEAR_LINE + render(current));
+      drawn = true;
+    },
+    release() {
+      if (drawn) opts.write("\n");
+      drawn = false;
+      current = undefined;
     },
     done(summary) {
       clear();

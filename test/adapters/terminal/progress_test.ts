@@ -99,3 +99,21 @@ Deno.test("on a very narrow terminal even the node and phase are cut, so the lin
   assertEquals(visible, "[1/7] worker-1 health post-g…");
   assertEquals([...visible].length, 29);
 });
+
+Deno.test("redraw moves the elapsed time on a terminal; release leaves the last line and ends it", async () => {
+  const { out, clock, p } = setup(true, false);
+  p.update({ node: "cp-1", index: 5, total: 7, phase: "drain" });
+  await clock.advance(65_000);
+  p.redraw();
+  p.release();
+  p.redraw(); // released: nothing more is drawn
+  assertEquals(out, [
+    "\r\x1b[2K[5/7] cp-1 drain 00:00:00",
+    "\r\x1b[2K[5/7] cp-1 drain 00:01:05",
+    "\n",
+  ]);
+  const plain = setup(false, false);
+  plain.p.update({ node: "cp-1", index: 5, total: 7, phase: "drain" });
+  plain.p.redraw();
+  assertEquals(plain.out.length, 1); // off a terminal a line is written per change only
+});
