@@ -8,6 +8,8 @@
  *   deno task dst --seed S                replay one seed, printing its schedule and end
  *   deno task dst --seed S --events JSON  replay it with this schedule (a shrunk one, as printed)
  *   deno task dst ... --profile ci        the small worlds CI's fixed budget runs (3–6 nodes)
+ *   deno task dst ... --kind K            run plan kind K on every seed (TalosUpgrade,
+ *                                         KubernetesUpgrade, ConfigApply) instead of the drawn one
  *   deno task dst --soak [--minutes M]    keep running fresh seeds (from --first) until M minutes
  *                                         pass (default: until interrupted), progress every 500;
  *                                         after each batch, a crash sweep of a 7-node rollout
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     profile: { type: "string", default: "full" },
     "crash-sweep": { type: "boolean", default: false },
     events: { type: "string" },
+    kind: { type: "string" },
   },
 });
 
@@ -65,6 +68,7 @@ if (values.seed !== undefined) {
     seed: Number(values.seed),
     catalogue,
     profile,
+    ...(values.kind ? { kind: values.kind } : {}),
     ...(events ? { events } : {}),
   });
   console.log(`seed ${r.seed}: ${r.nodes} nodes, ${r.kind} plan ${r.planNodes.join(" → ")}`);
@@ -100,6 +104,7 @@ const report = await runCampaign({
   seeds: values.soak ? 1 : seeds,
   catalogue,
   profile,
+  ...(values.kind ? { kind: values.kind } : {}),
   onSeed: (r) => {
     ran++;
     if (r.violation || r.error) console.log(`seed ${r.seed} failed; shrinking`);
@@ -119,6 +124,7 @@ const report = await runCampaign({
       seeds: 500,
       catalogue,
       profile,
+      ...(values.kind ? { kind: values.kind } : {}),
       onSeed: () => ran++,
     });
     for (const [k, v] of Object.entries(b.ends)) all.ends[k] = (all.ends[k] ?? 0) + v;

@@ -60,6 +60,8 @@ export async function runCampaign(o: {
   readonly catalogue: Uint8Array;
   readonly variant?: SeedOptions["variant"];
   readonly profile?: SeedOptions["profile"];
+  /** Every seed runs this plan kind (default: each seed's drawn kind). */
+  readonly kind?: string;
   readonly shrinkFailures?: boolean;
   readonly onSeed?: (r: SeedResult) => void;
   /** Stop at the first failure (tests); default run every seed. */
@@ -75,6 +77,7 @@ export async function runCampaign(o: {
       catalogue: o.catalogue,
       ...(o.variant ? { variant: o.variant } : {}),
       ...(o.profile ? { profile: o.profile } : {}),
+      ...(o.kind ? { kind: o.kind } : {}),
     };
     const r = await runSeed(base);
     ran++;
@@ -107,12 +110,13 @@ export function describeFailure(f: Failure): string {
     : `seed ${r.seed}: error: ${r.error}`;
   return [
     head,
-    `  cluster ${r.nodes} nodes, plan ${r.planNodes.join(" → ")}`,
+    `  cluster ${r.nodes} nodes, ${r.kind} plan ${r.planNodes.join(" → ")}`,
     `  shrunk schedule (${f.shrunk.length} of ${r.events.length} events):`,
     ...(f.shrunk.length
       ? f.shrunk.map((e) => `    - ${describeEvent(e)}`)
       : ["    (none: the seed fails without faults)"]),
-    `  replay: deno task dst --seed ${r.seed}${profile}`,
+    // The kind named: a seed pinned to another kind replays that way (pinning changes no draw).
+    `  replay: deno task dst --seed ${r.seed}${profile} --kind ${r.kind}`,
   ].join("\n");
 }
 

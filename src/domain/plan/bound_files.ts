@@ -5,6 +5,7 @@
  * and relate them to the plan. A file that changed after approval is a digest mismatch, never
  * silently used.
  */
+import { ContentMemo } from "../content_memo.ts";
 import { formatProblem, type Problem } from "../errors.ts";
 import { parseEvidenceManifest } from "../evidence/manifest.ts";
 import { parseHealthPolicyStructure } from "../health/policy_structure.ts";
@@ -87,6 +88,9 @@ export function checkBoundFiles(plan: Plan, loads: BoundFileLoads): PlanIssue[] 
   return out;
 }
 
+/** Parses of bound files by role, path and digest (re-checked before every step, rarely changed). */
+const parsedFiles = new ContentMemo<{ problems: readonly Problem[]; cluster?: string }>();
+
 function checkOne(
   role: keyof BoundFileLoads,
   file: BoundFile,
@@ -117,7 +121,10 @@ function checkOne(
       path: at("sha256"),
     }];
   }
-  const parsed = rules.parse(load.text, file.path);
+  const parsed = parsedFiles.get(
+    `${role}\0${file.path}\0${load.sha256}`,
+    () => rules.parse(load.text, file.path),
+  );
   const first = parsed.problems[0];
   if (first) {
     const more = parsed.problems.length > 1 ? ` (and ${parsed.problems.length - 1} more)` : "";

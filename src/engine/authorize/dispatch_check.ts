@@ -9,6 +9,8 @@
  * nothing.
  */
 import { type Catalogue, parseCatalogue } from "../../domain/catalogue.ts";
+import { ContentMemo } from "../../domain/content_memo.ts";
+import { sha256HexSync } from "../../domain/plan/digest.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import { parseHealthPolicy } from "../../domain/health/policy_parse.ts";
@@ -137,6 +139,10 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
+/** The bound catalogue and policy, parsed once per path and content (read again at every check). */
+const parsedCatalogues = new ContentMemo<Promise<Catalogue>>();
+const parsedPolicies = new ContentMemo<ReturnType<typeof parseHealthPolicy>>();
+
 /** `cairn plan check`'s checks (the same functions) over the bound files as they are now. */
 async function planChecks(
   plan: Plan,
@@ -152,7 +158,11 @@ async function planChecks(
     if (read.status === "refused") catalogueRefused = read;
     if (read.status === "read") {
       try {
-        catalogue = await parseCatalogue(read.bytes, bound.path);
+        const bytes = read.bytes;
+        catalogue = await parsedCatalogues.get(
+          `${bound.path}\0${sha256HexSync(bytes)}`,
+          () => parseCatalogue(bytes, bound.path),
+        );
       } catch (e) {
         if (!(e instanceof CairnError)) throw e;
         issues.push({ reason: e.reason, message: e.message, path: ["spec", "catalogue", "path"] });
@@ -175,7 +185,10 @@ async function planChecks(
   if (policyLoad?.status !== "read" || issues.some((i) => i.path[1] === "healthPolicy")) {
     return { issues };
   }
-  const parsed = parseHealthPolicy(policyLoad.text, plan.spec.healthPolicy.path);
+  const parsed = parsedPolicies.get(
+    `${plan.spec.healthPolicy.path}\0${policyLoad.sha256}`,
+    () => parseHealthPolicy(policyLoad.text, plan.spec.healthPolicy.path),
+  );
   if (!parsed.ok) {
     const p = parsed.problems[0]!;
     issues.push({
