@@ -42,9 +42,9 @@ On a terminal the execution shows one status line (node, phase, the twin's elaps
 it waits for); elsewhere one JSON line per phase on stderr. Ctrl-C stops the run where it is
 and keeps the directory (exit 1).
 
-Exit codes: 0 the run reached the expected outcome (completed, or the fault's expected outcome;
-not-landed with --stale-operator);
-1 it did not; 2 usage; 3 internal error.`,
+Exit codes: 0 the run reached the expected outcome (completed; the fault's expected outcome with
+--fault; not-landed with --stale-operator); 1 it did not, or it was interrupted; 2 usage error;
+3 internal error.`,
   options: {
     fault: { type: "string" },
     component: { type: "string" },
