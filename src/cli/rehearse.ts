@@ -45,8 +45,10 @@ refusal is journaled and nothing is sent. The health rounds use the plan's bound
 
 Options:
   --cluster FILE        cluster description (default ${DEFAULT_CLUSTER})
-  --fault NAME          a named fault, repeatable: ${FAULT_PRESET_NAMES.join(", ")}
-  --fault-node NODE     node the --fault presets aim at, one of the plan's nodes (default: its first)
+  --fault NAME          a named fault, repeatable:
+${wrapWords(FAULT_PRESET_NAMES, 24, 96)}
+  --fault-node NODE     node the --fault presets aim at, one of the plan's nodes
+                        (default: its first)
   --journal URL         journal (default: a file: URL in a fresh temporary directory, printed)
   --allowed-signers F   check PLAN.sig against this trust root (re-read before every node);
                         without it the trust check is recorded as not evaluated
@@ -177,6 +179,21 @@ Exit codes: 0 every node completed; 1 the rollout halted (unresolved, failed, re
     }
   },
 };
+
+/** `words`, comma-separated, in lines indented by `indent` and no wider than `width`. */
+function wrapWords(words: readonly string[], indent: number, width: number): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const [i, w] of words.entries()) {
+    const word = i < words.length - 1 ? `${w},` : w;
+    if (line && indent + line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => " ".repeat(indent) + l).join("\n");
+}
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
