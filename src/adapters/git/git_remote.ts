@@ -50,6 +50,8 @@ export class GitRemote implements PlanSource {
    * git processes. Bounded; the oldest entry goes first.
    */
   readonly #reads = new Map<string, Uint8Array | undefined>();
+  /** Commit ids already found in the cache repository. */
+  readonly #present = new Set<string>();
 
   private constructor(opts: GitRemoteOptions) {
     this.#opts = opts;
@@ -279,10 +281,17 @@ export class GitRemote implements PlanSource {
   }
 
   async #requireCommit(commit: string): Promise<void> {
+    // A commit once found stays: fetches never delete objects here (gc.auto is 0), so each id
+    // costs one git process, not one per read (a cycle reads a commit a dozen times).
+    if (this.#present.has(commit)) return;
     const exists = COMMIT_ID.test(commit) &&
       (await runGit(["cat-file", "-e", "--end-of-options", `${commit}^{commit}`], {
           gitDir: this.gitDir,
         })).code === 0;
+    if (exists) {
+      if (this.#present.size >= READ_CACHE_ENTRIES) this.#present.clear();
+      this.#present.add(commit);
+    }
     if (!exists) {
       throw new CairnError({
         reason: "GitObjectMissing",
