@@ -41,6 +41,7 @@ export class WatchCache {
   #syncing: Promise<void> | undefined;
   #lastEnd: KubeWatchEnd | undefined;
   #listGeneration = 0;
+  #latestList: Promise<void> | undefined;
   #refreshed: { round: object; done: Promise<void> } | undefined;
 
   constructor(
@@ -103,7 +104,14 @@ export class WatchCache {
     this.#markStale();
   }
 
-  async #relist(fresh = false): Promise<void> {
+  /** Lists again; a caller whose list a later one superseded waits for that later one. */
+  #relist(fresh = false): Promise<void> {
+    const listed = this.#list(fresh);
+    this.#latestList = listed;
+    return listed;
+  }
+
+  async #list(fresh: boolean): Promise<void> {
     this.#abort?.abort();
     const generation = ++this.#listGeneration;
     this.stats.lists++;
@@ -115,8 +123,9 @@ export class WatchCache {
       if (generation === this.#listGeneration) this.#markStale();
       throw e;
     }
-    // A later list (a fresh round's) supersedes this one: its answer is not older.
-    if (generation !== this.#listGeneration) return;
+    // A later list supersedes this one: its caller judges what that later list brings (never the
+    // content from before both, which the cache may still hold while the later one is pending).
+    if (generation !== this.#listGeneration) return await this.#latestList;
     if (fresh && olderVersion(list.resourceVersion, this.#rv)) {
       this.#markStale();
       throw new CairnError({

@@ -143,3 +143,26 @@ Deno.test("health gate: verification and post-gate rounds read fresh lists; gate
   assertEquals((await gate.round("post-gate", {})).verdict, "pass");
   assertEquals(server.lists, 3, "each deciding round listed");
 });
+
+Deno.test("watch cache: a fresh list superseded by a later one waits for it, never judging the content before both", async () => {
+  const server = new FakeServer();
+  const cache = new WatchCache(server, NODES, clock());
+  await cache.sync();
+  server.dropEvents = true;
+  server.set("n1", false); // the watch lost the uncordon: the cache says cordoned
+  const superseded = cache.refresh({}); // its list is answered at once
+  // A second round's list, started before the first one's answer arrives, hangs until released.
+  let release: () => void = () => {};
+  const answer = server.listObjects();
+  server.listObjects = () => new Promise((resolve) => (release = () => void answer.then(resolve)));
+  const later = cache.refresh({});
+  let settled = false;
+  void superseded.then(() => (settled = true));
+  await new Promise((r) => setTimeout(r, 0));
+  assertEquals(settled, false, "the superseded caller waits for the later list");
+  release();
+  await superseded;
+  const spec = cache.snapshot().items[0]!["spec"] as { unschedulable?: boolean };
+  assertEquals(spec.unschedulable, undefined, "and judges what the later list brought");
+  await later;
+});
