@@ -216,8 +216,15 @@ async function applyAndActivate(
     }
     booted = await awaitNewBoot(s, bootBefore!, deadline.verificationSeconds * 1000);
     if (!booted) {
-      // Not back: the cordon stays, whatever the settings read.
-      return await settle(s, bound, classification, target, storedHolds, false, "BootNotObserved");
+      // No new boot by the deadline is a timeout, not a contradiction: the accepted reboot may
+      // still come (a shutdown hanging on a service), so the operation stays unresolved with its
+      // scope held and the cordon in place — never failed from settings read on the old boot.
+      return await haltUnresolved(
+        s,
+        "BootNotObserved",
+        `reboot accepted; no new boot observed within ${deadline.verificationSeconds}s; ` +
+          `the node stays cordoned`,
+      );
     }
   }
   return await settle(s, bound, classification, target, storedHolds, booted, "ConfigNotActive", {

@@ -21,6 +21,7 @@ import {
 import type { ExecutionObserver } from "../../../src/engine/executor/deps.ts";
 import type { BoundFileSource } from "../../../src/ports/dispatch.ts";
 import type { Journal, OperationDetail } from "../../../src/ports/journal.ts";
+import type { Talos } from "../../../src/ports/talos.ts";
 import { ClusterDescriptionSchema } from "../../../src/sim/cluster_description.ts";
 import { type InprocTwin, startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
 import { InprocKube } from "../../../src/sim/inproc/kube.ts";
@@ -57,6 +58,8 @@ function filesWith(patch: string): BoundFileSource {
 async function run(o: {
   before?: (twin: InprocTwin) => Promise<void>;
   observer?: (twin: InprocTwin) => ExecutionObserver;
+  /** Replaces the Talos client the executor talks to (the twin's own by default). */
+  talos?: (twin: InprocTwin) => Talos;
 } = {}): Promise<World> {
   const desc = ClusterDescriptionSchema.parse(
     parse(await Deno.readTextFile(join(ROOT, "fixtures/clusters/home-ops.yaml"))),
@@ -90,7 +93,7 @@ async function run(o: {
   const out = await executeConfigApply({
     journal,
     bound,
-    cluster: inprocCluster(twin),
+    cluster: { ...inprocCluster(twin), ...(o.talos ? { talos: o.talos(twin) } : {}) },
     authority: { bytes, signatures: "", requiredApprovals: 1, files: filesWith(ENV) },
     ...inprocExecutionTiming(twin),
     log: new MemoryLogger(),
@@ -255,6 +258,40 @@ Deno.test("a node someone else cordons after the commitment is drained and reboo
     // With someone else's cordon on it the node cannot pass a node round: not completed.
     assertEquals([n.state, n.reason], ["unresolved", "VerificationHealthFailed"]);
     assert(n.detail.includes("the node stays cordoned"), n.detail);
+  } finally {
+    w.twin.stop();
+    await w.journal.close();
+  }
+});
+
+Deno.test("a reboot the node accepted but that has not happened by the deadline (the node answers, same boot) is unresolved, never failed: the reboot may still come", async () => {
+  const w = await run({
+    // The node answers the reboot and keeps running the same boot past the window (a shutdown
+    // that hangs on a service): the request was accepted, its effect not yet observed.
+    talos: (twin) =>
+      new Proxy(twin.talos, {
+        get: (t, k) => {
+          if (k === "reboot") {
+            return () => Promise.resolve({ outcome: "ok", value: { actorId: "stuck" } });
+          }
+          const v: unknown = Reflect.get(t, k);
+          return typeof v === "function" ? v.bind(t) : v;
+        },
+      }),
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    const op = (await w.journal.showOperation(n.operationId!))!;
+    assertEquals(op.attempts.map((a) => [a.phase, a.responseClass]), [
+      ["config-apply", "accepted"],
+      ["cordon", "accepted"],
+      ["drain", "accepted"],
+      ["reboot", "accepted"],
+    ]);
+    assert(!op.phases.some((p) => p.phase === "boot-observed"), "no new boot was observed");
+    assertEquals([n.state, n.reason], ["unresolved", "BootNotObserved"], n.detail);
+    // The scope stays held and the node stays cordoned: nothing was undone to look green.
+    assertEquals((await w.twin.kube.getNode(NODE))?.unschedulable, true);
   } finally {
     w.twin.stop();
     await w.journal.close();
