@@ -378,7 +378,12 @@ export type HookClaimResult =
   }
   | {
     readonly ok: false;
-    readonly cause: "not-owed" | "scope-held" | "epoch-superseded" | "gate-frozen";
+    readonly cause:
+      | "not-owed"
+      | "scope-held"
+      | "epoch-superseded"
+      | "gate-frozen"
+      | "gate-recovery";
     readonly detail: string;
   };
 

@@ -7,7 +7,14 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import type { Journal } from "../../src/ports/journal.ts";
-import { approvedPlan, committed, observe, T0 } from "../_helpers/journal_world.ts";
+import {
+  ADMIN,
+  approvedPlan,
+  APPROVER,
+  committed,
+  observe,
+  T0,
+} from "../_helpers/journal_world.ts";
 
 const PRE = "a".repeat(64);
 const POST = "b".repeat(64);
@@ -98,4 +105,63 @@ export async function owedHookContract(j: Journal): Promise<void> {
   const ok = await commit();
   assert(ok.ok, JSON.stringify(ok));
   assert((await j.verifyChain()).ok);
+}
+
+/**
+ * An owed post hook is a send like any other: a frozen machine or a recovery scope not yet
+ * released in the current epoch refuses its claim, as comparison 6 refuses an attempt (a restored
+ * journal can show as owed a hook that was already sent after its backup).
+ */
+export async function owedHookGateContract(j: Journal): Promise<void> {
+  const a = await approvedPlan(j);
+  const { op, token, evidence } = await committed(j, { plan: a.digest });
+  await j.recordHookOwed({
+    operationId: op.id,
+    token,
+    hook: "ceph-noout",
+    namespace: "rook-ceph",
+    job: { metadata: { name: "cairn-ceph-noout-post-1" } },
+    timeoutSeconds: 300,
+    preRequestDigest: PRE,
+    postRequestDigest: POST,
+    nowMs: T0 + 2100,
+  });
+  const att = await j.beginAttempt({
+    operationId: op.id,
+    token,
+    phase: "pre-hook",
+    requestDigest: PRE,
+    route: "kube-apiserver",
+    evidenceId: evidence,
+    transportDeadlineMs: T0 + 60_000,
+    verificationDeadlineMs: T0 + 600_000,
+    nowMs: T0 + 2200,
+  });
+  assert(att.ok);
+  await j.recordResponse({
+    attemptId: att.attempt.id,
+    token,
+    responseClass: "rejected-pre-mutation",
+    detail: "rejected",
+    nowMs: T0 + 2300,
+  });
+  const claim = async (at: number) =>
+    await j.claimOwedHook({
+      operationId: op.id,
+      hook: "ceph-noout",
+      claimant: "cairn-a (controller)",
+      epoch: (await j.installation()).epoch,
+      nowMs: at,
+    });
+  await j.setFrozen("worker-1", true, APPROVER, T0 + 2400);
+  const frozen = await claim(T0 + 2500);
+  assertEquals([frozen.ok, !frozen.ok && frozen.cause], [false, "gate-frozen"]);
+  await j.setFrozen("worker-1", false, APPROVER, T0 + 2600);
+  await j.enterRecoveryMode(ADMIN, "restored backup b-1", T0 + 2700);
+  const held = await claim(T0 + 2800);
+  assertEquals([held.ok, !held.ok && held.cause], [false, "gate-recovery"]);
+  assertEquals((await j.hookObligations([op.id])).map((o) => o.state), ["owed"]);
+  await j.releaseRecoveryScope("worker-1", ADMIN, T0 + 2900);
+  const released = await claim(T0 + 3000);
+  assert(released.ok, JSON.stringify(released));
 }

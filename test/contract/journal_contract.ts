@@ -3,7 +3,7 @@
  * It drives the store through ER's legal paths, tries every illegal transition from every state,
  * every commitment and attempt comparison, takeover races and epoch fencing.
  */
-import { owedHookContract } from "./hook_obligation_contract.ts";
+import { owedHookContract, owedHookGateContract } from "./hook_obligation_contract.ts";
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { CairnError } from "../../src/domain/errors.ts";
 import {
@@ -996,6 +996,9 @@ function accountingTests(test: T): void {
 
   test("an owed post hook refuses the machine's next commitment until exactly one controller has sent it", (j) =>
     owedHookContract(j));
+
+  test("an owed post hook is not claimed on a frozen machine or a recovery scope not yet released", (j) =>
+    owedHookGateContract(j));
 
   test("phase intents, facts and health rounds are recorded under the owner's fence", async (j) => {
     const plan = (await approvedPlan(j)).digest;

@@ -15,7 +15,8 @@
  *
  * The claim is the post hook's admission once the step can no longer attempt anything: it needs a
  * terminal operation (the scope released by the recovery rules or a person), the caller's epoch
- * current, the cluster not frozen, and the obligation still `owed`, all inside one write transaction, so exactly one
+ * current, the cluster and the machine not frozen, the machine's recovery scope released when in
+ * recovery mode, and the obligation still `owed`, all inside one write transaction, so exactly one
  * controller ever sends it.
  */
 import type { Transaction } from "kysely";
@@ -28,6 +29,7 @@ import type {
 } from "../../ports/journal.ts";
 import type { HookObligationEntry } from "../../ports/journal_history.ts";
 import { readClusterFreeze } from "./beside.ts";
+import { checkGate } from "./comparisons.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { fail, loadOperation, tokenText } from "./rows.ts";
 import type { EventTable, JournalDB } from "./schema.ts";
@@ -73,6 +75,16 @@ export async function hookClaimTx(ctx: Ctx, input: HookClaimInput): Promise<Hook
       ok: false,
       cause: "scope-held",
       detail: `operation ${op.id} is ${op.state}: nothing more is sent for it until it is settled`,
+    };
+  }
+  // The machine's own gate (comparison 6, as an attempt sees it): a frozen machine, or a recovery
+  // scope not released in this epoch (a restored journal may show as owed a hook already sent).
+  const gate = await checkGate(ctx.tx, op.machine, ctx.inst);
+  if (gate) {
+    return {
+      ok: false,
+      cause: gate.cause === "gate-frozen" ? "gate-frozen" : "gate-recovery",
+      detail: gate.detail,
     };
   }
   // A freeze closes every gate, this send's too: it waits for the unfreeze like a commitment.
