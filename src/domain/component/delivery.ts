@@ -182,6 +182,17 @@ export function judgeRelease(
       }`,
     };
   }
+  // A Kustomization's revision is a commit, never a version: only the merge of a reviewed branch
+  // (`spec.change`, judged by `judgeApplied`) ties it to the target. Without one, Ready at its
+  // generation is also what it was before the bump, so it proves nothing either way.
+  if (!plan.spec.change) {
+    return {
+      id,
+      verdict: "unreadable",
+      detail: `${what} applied ${r.lastRevision ?? "?"}: without a reviewed branch (spec.change) ` +
+        `nothing ties that revision to ${plan.spec.to}`,
+    };
+  }
   return {
     id,
     verdict: "pass",

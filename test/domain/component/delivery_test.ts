@@ -146,3 +146,13 @@ Deno.test("applied: only the merge, or a later commit git says contains it, appl
   // A plan binding no reviewed branch has no merge to tie to.
   assertEquals(judgeApplied(plan, { atMs: 0, images: [], applied: ks({}) }), undefined);
 });
+
+Deno.test("a Kustomization release without a reviewed branch never passes: Ready at its generation is also the state before the bump", () => {
+  // Ready, observed, applied at some commit: nothing in it names v1.21.0.
+  const release = judgeRelease(plan, ks({}));
+  assertEquals(release.verdict, "unreadable");
+  assert(release.detail.includes("nothing ties that revision to v1.21.0"), release.detail);
+  assertEquals(deliveryState([release]), "unreadable");
+  // With the reviewed branch the merge ties it (judgeApplied), and the release part passes.
+  assertEquals(judgeRelease(changed, ks({})).verdict, "pass");
+});
