@@ -6,7 +6,16 @@
 export function yamlErrorSummary(e: unknown): string {
   const text = e instanceof Error ? e.message : String(e);
   const first = text.split("\n")[0]!.trim().replace(/:$/, "");
-  return first.length > 200 ? `${first.slice(0, 200)}…` : first;
+  // Some first lines quote the offending text after a colon ('Unresolved alias (…): <value>',
+  // 'Block scalar header includes extra characters: <value>'): a password starting with `*` or
+  // `|` would be shown. Only the problem and its place are kept.
+  const pos = (e as { linePos?: readonly { line: number; col: number }[] } | null)?.linePos?.[0];
+  const at = / at line \d+, column \d+$/.exec(first)?.[0] ?? "";
+  const problem = first.slice(0, first.length - at.length);
+  const colon = problem.indexOf(": ");
+  const place = at || (pos ? ` at line ${pos.line}, column ${pos.col}` : "");
+  const safe = (colon >= 0 ? problem.slice(0, colon) : problem) + place;
+  return safe.length > 200 ? `${safe.slice(0, 200)}…` : safe;
 }
 
 /**

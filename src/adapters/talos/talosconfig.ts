@@ -65,7 +65,8 @@ function strings(v: unknown): string[] {
 export function parseTalosconfig(text: string, file: string, contextName?: string): TalosContext {
   let doc: unknown;
   try {
-    doc = parse(text);
+    // Warnings off: the parser prints a warning with the offending line to stderr.
+    doc = parse(text, { logLevel: "error" });
   } catch (e) {
     throw invalid(file, `not valid YAML: ${yamlErrorSummary(e)}`);
   }

@@ -6,6 +6,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
+import process from "node:process";
 import { loadKubeConfig } from "../../../src/adapters/kube/client_node_kube.ts";
 import {
   mergeKubeconfigs,
@@ -237,4 +238,31 @@ Deno.test("a name repeated inside one file is refused, naming it but not its bod
     assert(e.message.includes('/a/one: users[1]: duplicate name "home"'), e.message);
     assert(!e.message.includes("FAKETOKEN"), e.message);
   }
+});
+
+Deno.test("a secret the YAML parser would quote or warn about reaches neither the error nor stderr", async () => {
+  // A password starting with `*` (an alias), `|` (a block scalar) or `!` (a tag).
+  const SECRET = "FAKEPASS-s3cr3t";
+  const withUser = (line: string) =>
+    kubeconfig({ name: "home", server: "https://a" }).replace("  user:\n", `  user:\n${line}\n`);
+  const printed: string[] = [];
+  const warn = process.emitWarning, consoleWarn = console.warn;
+  process.emitWarning = ((w: unknown) => void printed.push(String(w))) as typeof warn;
+  console.warn = (...a: unknown[]) => void printed.push(a.map(String).join(" "));
+  try {
+    await inTempDir(async (dir) => {
+      for (const [i, line] of [`    password: *${SECRET}`, `    password: |x${SECRET}`].entries()) {
+        const path = join(dir, `bad${i}`);
+        await Deno.writeTextFile(path, withUser(line));
+        const message = await refusal(() => loadKubeConfig({ kubeconfigPath: path }));
+        assert(message.includes(path) && message.includes("not valid YAML"), message);
+        assert(!message.includes("s3cr3t"), message);
+      }
+      mergeKubeconfigs([{ path: "/a/one", text: withUser(`    password: !${SECRET} x`) }]);
+    });
+  } finally {
+    process.emitWarning = warn;
+    console.warn = consoleWarn;
+  }
+  assert(!printed.some((p) => p.includes("s3cr3t")), printed.join("\n"));
 });

@@ -1,4 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert, throws } from "node:assert/strict";
+import process from "node:process";
 import {
   normalizeKeyPem,
   parseTalosconfig,
@@ -53,4 +54,22 @@ Deno.test("parseTalosconfig() refuses a missing context, endpoints or key with T
       return message.test(e.message);
     });
   }
+});
+
+Deno.test("a talosconfig value the YAML parser warns about (an `!`-leading string read as a tag) is not printed", () => {
+  const printed: string[] = [];
+  const warn = process.emitWarning, consoleWarn = console.warn;
+  process.emitWarning = ((w: unknown) => void printed.push(String(w))) as typeof warn;
+  console.warn = (...a: unknown[]) => void printed.push(a.map(String).join(" "));
+  try {
+    try {
+      parseTalosconfig("context: home\ncontexts:\n  home:\n    key: !FAKEKEY-s3cr3t x\n", "tc");
+    } catch (e) {
+      assert(e instanceof CairnError && !e.message.includes("s3cr3t"), String(e));
+    }
+  } finally {
+    process.emitWarning = warn;
+    console.warn = consoleWarn;
+  }
+  assert(!printed.some((p) => p.includes("s3cr3t")), printed.join("\n"));
 });
