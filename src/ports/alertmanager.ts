@@ -14,6 +14,12 @@ export interface AlertMatcher {
 }
 
 /** A firing alert as Alertmanager reports it. */
+/**
+ * How every silence cairn creates begins its `createdBy` (`cairn <owner>`): such a silence mutes
+ * paging only, never cairn's own health judgement (`firingAlerts` still returns what it mutes).
+ */
+export const CAIRN_SILENCE_AUTHOR = "cairn ";
+
 export interface FiringAlert {
   readonly fingerprint: string;
   readonly labels: Readonly<Record<string, string>>;
@@ -46,7 +52,10 @@ export interface AlertmanagerCallOptions {
 export interface Alertmanager {
   /** Where it is, for evidence (`http://127.0.0.1:9093`); never carries credentials. */
   describe(): string;
-  /** Active, unsilenced, uninhibited alerts matching every matcher. Throws when unreadable. */
+  /**
+   * Active, uninhibited alerts matching every matcher, unsilenced or muted only by cairn's own
+   * silences (`CAIRN_SILENCE_AUTHOR`). Throws when unreadable.
+   */
   firingAlerts(
     matchers: readonly AlertMatcher[],
     opts?: AlertmanagerCallOptions,

@@ -5,13 +5,14 @@
  * round records it unreadable, never as a pass.
  */
 import { CairnError } from "../../domain/errors.ts";
-import type {
-  Alertmanager,
-  AlertmanagerCallOptions,
-  AlertMatcher,
-  FiringAlert,
-  SilenceRecord,
-  SilenceSpec,
+import {
+  type Alertmanager,
+  type AlertmanagerCallOptions,
+  type AlertMatcher,
+  CAIRN_SILENCE_AUTHOR,
+  type FiringAlert,
+  type SilenceRecord,
+  type SilenceSpec,
 } from "../../ports/alertmanager.ts";
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -79,20 +80,34 @@ export class HttpAlertmanager implements Alertmanager {
     matchers: readonly AlertMatcher[],
     opts?: AlertmanagerCallOptions,
   ): Promise<FiringAlert[]> {
-    const q = new URLSearchParams({ active: "true", silenced: "false", inhibited: "false" });
+    // Silenced alerts are asked for too: cairn's own expected-noise silences mute paging, never
+    // cairn's judgement, so an alert muted only by them still fails a round (a step's post-gate
+    // would otherwise pass on the very alert its silence hides).
+    const q = new URLSearchParams({ active: "true", silenced: "true", inhibited: "false" });
     for (const m of matchers) q.append("filter", matcherText(m));
     const v = await this.#call("GET", `/api/v2/alerts?${q}`, opts);
     if (!Array.isArray(v)) throw unreadable("GET /api/v2/alerts", "the answer is not a list");
-    return v.map((a) => {
+    const alerts = v.map((a) => {
       const r = a as Record<string, unknown>;
       const status = (r["status"] ?? {}) as Record<string, unknown>;
+      const by = status["silencedBy"];
       return {
-        fingerprint: String(r["fingerprint"] ?? ""),
-        labels: (r["labels"] ?? {}) as Record<string, string>,
-        startsAt: String(r["startsAt"] ?? ""),
-        state: String(status["state"] ?? "unknown"),
+        alert: {
+          fingerprint: String(r["fingerprint"] ?? ""),
+          labels: (r["labels"] ?? {}) as Record<string, string>,
+          startsAt: String(r["startsAt"] ?? ""),
+          state: String(status["state"] ?? "unknown"),
+        },
+        silencedBy: Array.isArray(by) ? by.map(String) : [],
       };
     });
+    if (alerts.every((a) => a.silencedBy.length === 0)) return alerts.map((a) => a.alert);
+    const own = new Set(
+      (await this.silences(opts)).filter((x) => x.createdBy.startsWith(CAIRN_SILENCE_AUTHOR))
+        .map((x) => x.id),
+    );
+    // Muted by someone else's silence (any one of them): a person's decision, honoured.
+    return alerts.filter((a) => a.silencedBy.every((id) => own.has(id))).map((a) => a.alert);
   }
 
   async createSilence(s: SilenceSpec, opts?: AlertmanagerCallOptions): Promise<string> {

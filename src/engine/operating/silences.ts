@@ -28,7 +28,11 @@
  * A silence Alertmanager does not confirm is recorded (`SilenceNotCreated`, `SilenceNotRenewed`)
  * and the step goes on: noise that pages is safe, a step held for a missing silence is not needed.
  */
-import type { Alertmanager, AlertMatcher } from "../../ports/alertmanager.ts";
+import {
+  type Alertmanager,
+  type AlertMatcher,
+  CAIRN_SILENCE_AUTHOR,
+} from "../../ports/alertmanager.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
 import type { RolloutEventEntry } from "../../ports/journal_history.ts";
@@ -94,7 +98,7 @@ export async function openNoiseLease(
     matchers: l.matchers,
     startsAtMs: from,
     endsAtMs: s.deps.clock.now() + leaseMs,
-    createdBy: `cairn ${s.deps.owner}`,
+    createdBy: `${CAIRN_SILENCE_AUTHOR}${s.deps.owner}`,
     comment: `expected noise ${l.noise} of plan ${s.bound.plan.metadata.name} on ${s.node} ` +
       `(operation ${s.operationId}; a lease of ${
         leaseMs / 60_000

@@ -189,3 +189,43 @@ Deno.test("the expected-noise silence exists only during its node step, scoped t
     await am.stop();
   }
 });
+
+Deno.test("an alert muted only by cairn's own silence still fails a round; one a person silenced does not", async () => {
+  const am = await startAlertmanager();
+  try {
+    const real = new HttpAlertmanager(am.url);
+    const nowS = Math.floor(Date.now() / 1000) * 1000;
+    const startsAt = new Date(nowS - 60_000).toISOString();
+    await am.fire([
+      {
+        labels: { alertname: "CephOSDDownHigh", severity: "critical", hostname: "worker-1" },
+        startsAt,
+      },
+      {
+        labels: { alertname: "CephOSDDownHigh", severity: "critical", hostname: "worker-2" },
+        startsAt,
+      },
+    ]);
+    const silence = (host: string, createdBy: string) =>
+      real.createSilence({
+        matchers: [
+          { name: "alertname", value: "CephOSDDownHigh", isRegex: false, isEqual: true },
+          { name: "hostname", value: host, isRegex: false, isEqual: true },
+        ],
+        startsAtMs: nowS - 1000,
+        endsAtMs: nowS + 3_600_000,
+        createdBy,
+        comment: "test",
+      });
+    // worker-1: cairn's expected-noise silence (it mutes paging, not cairn's judgement).
+    await silence("worker-1", "cairn ctl_test");
+    // worker-2: an operator's silence, honoured.
+    await silence("worker-2", "alice@example.com");
+    const firing = await real.firingAlerts([
+      { name: "severity", value: "critical", isRegex: false, isEqual: true },
+    ]);
+    assertEquals(firing.map((a) => a.labels["hostname"]), ["worker-1"]);
+  } finally {
+    await am.stop();
+  }
+});
