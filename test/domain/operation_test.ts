@@ -48,11 +48,15 @@ Deno.test("terminal states hold no scope; every non-terminal state holds it", ()
   ]);
 });
 
-Deno.test("only responses from the target account for an attempt", () => {
+Deno.test("only the target's responses, or a resume's fresh reading of the target, account for an attempt", () => {
   assertEquals(RESPONSE_CLASSES.filter(accountsForAttempt), [
     "accepted",
     "rejected-pre-mutation",
     "target-error",
+    // A takeover's resume (docs/recovery.md) accounts an in-flight attempt from what it read.
+    "observed-in-effect",
+    "observed-absent",
+    "observed-incomplete",
   ]);
 });
 

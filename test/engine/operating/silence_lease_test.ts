@@ -120,7 +120,7 @@ Deno.test("a step longer than its lease keeps one silence, renewed in place by i
   }
 });
 
-Deno.test("after a controller dies mid-step, the next expires the journaled silence by id and creates none; the dead one's late renewal does not revive it", async () => {
+Deno.test("after a controller dies mid-step, the next expires the journaled silence by id before anything else and its resumed step holds one lease of its own; the dead one's late renewal does not revive it", async () => {
   const am = await startAlertmanager();
   try {
     const real = new HttpAlertmanager(am.url);
@@ -202,15 +202,36 @@ Deno.test("after a controller dies mid-step, the next expires the journaled sile
       });
       const out = await b.run({ owner: "ctl_second" });
       assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
-        ["worker-1", "unresolved", "OperationExists"],
+        ["worker-1", "completed", "CompletionObserved"],
       ]);
-      assertEquals(secondCalls, [`expire ${silence.id}`], "expired by id, nothing created");
-      assertEquals((await real.silences()).map((x) => [x.id, x.state]), [[silence.id, "expired"]]);
+      // The orphan is expired by its id before anything else; the step the successor resumes
+      // (docs/recovery.md, resume after a takeover) then holds one lease of its own, renewed by
+      // id and expired at its end — never a second silence beside the orphan.
+      assertEquals(secondCalls[0], `expire ${silence.id}`, "the orphan expired by id first");
+      const own = secondCalls.at(-1)!.replace(/^expire /, "");
+      assert(own !== silence.id && secondCalls.at(-1)!.startsWith("expire "), secondCalls.join());
+      assertEquals(
+        secondCalls.slice(1, -1).filter((c) => c !== "update"),
+        ["create"],
+        "one lease created for the resumed step, then only renewals by id",
+      );
+      assertEquals(secondCalls[1], "create");
+      assertEquals(
+        (await real.silences()).map((x) => [x.id, x.state]).sort(),
+        [[silence.id, "expired"], [own, "expired"]].sort(),
+      );
       const released = (await a.journal.planHistory(a.bound.digest))!.rolloutEvents!
         .filter((e) => e.actor.includes("ctl_second"));
-      assertEquals(released.map((e) => [e.kind, e.detail["reason"], e.detail["silence"]]), [
-        ["silence-expired", "SilenceLeaseReleased", silence.id],
+      assertEquals(released[0] && [released[0].kind, released[0].detail["reason"]], [
+        "silence-expired",
+        "SilenceLeaseReleased",
       ]);
+      assertEquals(released[0]!.detail["silence"], silence.id);
+      assertEquals(
+        released.slice(1).filter((e) => e.detail["silence"] !== own),
+        [],
+        "after the orphan, every event is the resumed step's own lease",
+      );
       // The first controller wakes and sends its update by id: Alertmanager answers with a new
       // silence (the old one had ended), which the lease, never revived, expires at once.
       gate.release!();
