@@ -290,3 +290,56 @@ Deno.test("a ConfigApply's expected-noise silence exists only during its node st
     await am.stop();
   }
 });
+
+Deno.test("a KubernetesUpgrade's post-gate keeps reading within the window: one failing round right after a component settles does not fail it", async () => {
+  // An Alertmanager (in memory) whose critical alert fires for the first post-gate round only, as
+  // a restart's brief alert would.
+  const state = { armed: false, fired: 0 };
+  const am: Alertmanager = {
+    describe: () => "memory",
+    firingAlerts: () => {
+      if (!state.armed) return Promise.resolve([]);
+      state.armed = false;
+      state.fired++;
+      return Promise.resolve([{
+        fingerprint: "f1",
+        labels: { alertname: "KubeAPIErrorsHigh", severity: "critical" },
+        startsAt: "2026-01-01T00:00:00Z",
+        state: "active",
+      }]);
+    },
+    createSilence: () => Promise.reject(new Error("unused")),
+    updateSilence: () => Promise.reject(new Error("unused")),
+    getSilence: () => Promise.resolve(undefined),
+    expireSilence: () => Promise.resolve(),
+    silences: () => Promise.resolve([]),
+  };
+  const veto = await withVeto(K8S_PLAN_PATH, "policies/home-ops-kubernetes.yaml");
+  const w = await k8sRollout({
+    planEdit: veto.editPlan,
+    authority: { files: veto.files },
+    operating: { alertmanager: am },
+  });
+  const stop = new AbortController();
+  try {
+    const out = await w.run({
+      signal: stop.signal,
+      observer: {
+        onOperationState: (e) => {
+          // The first step's operation moves to verifying right before its post-gate.
+          if (e.state === "verifying" && state.fired === 0) state.armed = true;
+          if (e.state === "completed" || e.state === "failed" || e.state === "unresolved") {
+            stop.abort();
+          }
+        },
+      },
+    });
+    assertEquals(state.fired, 1, "the first post-gate round saw the alert");
+    const first = out.nodes[0]!;
+    assertEquals([first.state, first.reason], ["completed", "CompletionObserved"], first.detail);
+    const rows = await vetoRows(w.journal, w.bound.digest);
+    assert(rows.some((x) => x.outcome === "fail" && x.reason === "AlertFiring"));
+  } finally {
+    await w.close();
+  }
+});
