@@ -309,12 +309,15 @@ async function settle(
   if (owed) return { ...await haltUnresolved(s, owed.reason, owed.detail), settings };
   await transition(s, "verifying", "ConfigApplied", "every attempt accepted; reading activation");
   const post = await postGate(s);
+  // The completion read: its basis allocated first, then every setting read afresh (the readings
+  // above may be minutes old by now; a setting reverted meanwhile is never reported active).
+  const actor = controllerActor(s.deps.owner);
+  const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+  settings = await read();
   let reading = activationReading(storedHolds, settings);
   if (reading === "established" && post.verdict !== "pass") {
     reading = post.verdict === "fail" ? "contradicted" : "unreadable";
   }
-  const actor = controllerActor(s.deps.owner);
-  const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
   const summary = activationSummary(storedHolds, settings, post.verdict);
   const rec = await s.deps.journal.recordObservation({
     machine: s.node,

@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { workingTreeBoundFiles } from "../../../src/adapters/repo/bound_file_reader.ts";
 import { inprocCluster, inprocExecutionTiming } from "../../../src/app/inproc_rollout.ts";
@@ -19,6 +19,7 @@ import {
   executeConfigApply,
 } from "../../../src/engine/config_apply/run_config_apply.ts";
 import type { ExecutionObserver } from "../../../src/engine/executor/deps.ts";
+import { MACHINE_CONFIG } from "../../../src/engine/config_apply/readback.ts";
 import type { BoundFileSource } from "../../../src/ports/dispatch.ts";
 import type { Journal, OperationDetail } from "../../../src/ports/journal.ts";
 import type { Talos } from "../../../src/ports/talos.ts";
@@ -292,6 +293,49 @@ Deno.test("a reboot the node accepted but that has not happened by the deadline 
     assertEquals([n.state, n.reason], ["unresolved", "BootNotObserved"], n.detail);
     // The scope stays held and the node stays cordoned: nothing was undone to look green.
     assertEquals((await w.twin.kube.getNode(NODE))?.unschedulable, true);
+  } finally {
+    w.twin.stop();
+    await w.journal.close();
+  }
+});
+
+Deno.test("the completion observation reads the activation afresh after the post-gate: a setting reverted meanwhile is not reported active", async () => {
+  const state = { reverted: false };
+  const w = await run({
+    // From the transition to verifying on, the node's active configuration no longer holds the
+    // environment (someone applied the old document back while the post-gate ran).
+    observer: () => ({
+      onOperationState: (e) => {
+        if (e.state === "verifying") state.reverted = true;
+      },
+    }),
+    talos: (twin) =>
+      new Proxy(twin.talos, {
+        get: (t, k) => {
+          const v: unknown = Reflect.get(t, k);
+          if (k !== "resource" || typeof v !== "function") {
+            return typeof v === "function" ? v.bind(t) : v;
+          }
+          return async (...a: Parameters<Talos["resource"]>) => {
+            const r = await t.resource(...a);
+            if (!state.reverted || a[1].type !== MACHINE_CONFIG.type || a[1].id !== "v1alpha1") {
+              return r;
+            }
+            const doc = parse(r.yamlSpec) as { machine?: { env?: unknown } };
+            delete doc.machine?.env;
+            return { ...r, yamlSpec: stringify(doc) };
+          };
+        },
+      }),
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    assert(state.reverted, "the step reached verifying");
+    assertEquals(n.settings?.map((s) => [s.path, s.state]), [[
+      "machine.env.HTTPS_PROXY",
+      "not-active",
+    ]]);
+    assert(n.state !== "completed", `${n.state}: ${n.detail}`);
   } finally {
     w.twin.stop();
     await w.journal.close();
