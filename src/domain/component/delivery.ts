@@ -182,16 +182,24 @@ export function judgeRelease(
       }`,
     };
   }
-  // A Kustomization's revision is a commit, never a version: only the merge of a reviewed branch
-  // (`spec.change`, judged by `judgeApplied`) ties it to the target. Without one, Ready at its
-  // generation is also what it was before the bump, so it proves nothing either way.
+  // A Kustomization's applied revision is a Git commit or an OCI artifact (`<tag>@sha256:…`). With
+  // a reviewed branch the merge ties it (`judgeApplied`). Without one, only an OCI tag at the
+  // target does; a commit proves nothing either way (Ready at its generation is also the state
+  // before the bump), so it is never a pass.
   if (!plan.spec.change) {
-    return {
-      id,
-      verdict: "unreadable",
-      detail: `${what} applied ${r.lastRevision ?? "?"}: without a reviewed branch (spec.change) ` +
-        `nothing ties that revision to ${plan.spec.to}`,
-    };
+    const applied = r.appliedRevision;
+    const tag = applied?.includes("@") ? applied.split("@")[0]! : undefined;
+    if (tag === undefined || revisionCommit(applied) !== undefined || /^sha1:/.test(tag)) {
+      return {
+        id,
+        verdict: "unreadable",
+        detail: `${what} applied ${applied ?? "no revision"}: without a reviewed branch ` +
+          `(spec.change) nothing ties that revision to ${plan.spec.to}`,
+      };
+    }
+    if (bare(tag) !== bare(plan.spec.to)) {
+      return { id, verdict: "pending", detail: `${what} applied ${applied}, not ${plan.spec.to}` };
+    }
   }
   return {
     id,

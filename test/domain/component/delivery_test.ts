@@ -155,4 +155,8 @@ Deno.test("a Kustomization release without a reviewed branch never passes: Ready
   assertEquals(deliveryState([release]), "unreadable");
   // With the reviewed branch the merge ties it (judgeApplied), and the release part passes.
   assertEquals(judgeRelease(changed, ks({})).verdict, "pass");
+  // A Kustomization applying an OCI artifact names its tag: at the target it passes, else pending.
+  const oci = (rev: string) => ks({ appliedRevision: rev, lastRevision: rev });
+  assertEquals(judgeRelease(plan, oci("v1.21.0@sha256:ab")).verdict, "pass");
+  assertEquals(judgeRelease(plan, oci("v1.20.2@sha256:cd")).verdict, "pending");
 });
