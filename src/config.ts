@@ -210,6 +210,15 @@ export const ConfigSchema = z.strictObject({
    */
   alertmanagerUrl: HttpUrl.optional(),
   /**
+   * Registry host → base URL that serves it, for resolving the plans' installer references before
+   * each commitment (an in-cluster pull-through mirror, or the twin's loopback registry standing
+   * in for factory.talos.dev in tests). Absent: each reference is resolved at the host it names.
+   */
+  registryMirrors: z.record(
+    z.string().regex(/^[A-Za-z0-9.-]+(:\d+)?$/, "not a registry host"),
+    HttpUrl,
+  ).optional(),
+  /**
    * Webhooks told of preview ready, execution start, hold, stall, unresolved and completed
    * (docs/operating.md#notifications): generic JSON, or Slack / Matrix-compatible payloads.
    */

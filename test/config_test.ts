@@ -301,3 +301,19 @@ Deno.test("operating settings: default windows, Alertmanager and notifications a
   );
   assert(bad[1]!.includes("without credentials") && !bad[1]!.includes("pw"), bad[1]);
 });
+
+Deno.test("registryMirrors: a registry host to the base URL serving it; a bad host or URL is refused where written", () => {
+  const ok = loadConfig({
+    file: file(BASE + "registryMirrors:\n  factory.talos.dev: http://127.0.0.1:5000\n"),
+  });
+  assertEquals(ok.registryMirrors, { "factory.talos.dev": "http://127.0.0.1:5000" });
+  const bad = problems({
+    file: file(
+      BASE + "registryMirrors:\n  factory.talos.dev: ftp://mirror\n  'not a host': https://m\n",
+    ),
+  });
+  assertEquals(bad.length, 2, bad.join("\n"));
+  assert(bad.some((p) => p.includes("registryMirrors") && p.includes("http(s) URL")), bad.join());
+  // The key is named where it is written (zod reports a record key as "invalid value").
+  assert(bad.some((p) => p.includes("cairn.yaml:8:") && p.includes("not a host")), bad.join());
+});

@@ -43,6 +43,8 @@ export interface ReconcileSettings {
   readonly maintenanceWindows?: readonly WindowSpec[] | undefined;
   /** Alertmanager's base URL: veto bindings and expected-noise silences. */
   readonly alertmanagerUrl?: string | undefined;
+  /** Registry host → base URL serving it, for the installer checks (config `registryMirrors`). */
+  readonly registryMirrors?: Readonly<Record<string, string>> | undefined;
   /** Webhook notifications (docs/operating.md#notifications). */
   readonly notifications?:
     | ReadonlyArray<{ readonly url: string; readonly format: "json" | "slack" | "matrix" }>
@@ -147,7 +149,10 @@ export async function runReconcile(req: ReconcileRunRequest): Promise<void> {
         drainWake: "events",
         roundIntervalMs: 30_000,
         metrics,
-        installers: registryInstallerResolver({ timeoutMs: 30_000 }),
+        installers: registryInstallerResolver({
+          ...(config.registryMirrors ? { mirrors: config.registryMirrors } : {}),
+          timeoutMs: 30_000,
+        }),
         ...operatingSettings(config),
         ...(config.notifications?.length
           ? { notifier: new WebhookNotifier(config.notifications, log) }
