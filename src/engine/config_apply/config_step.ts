@@ -87,9 +87,8 @@ export async function runConfigNode(
   bound: ConfigBound,
   node: PlanNode,
 ): Promise<ConfigNodeOutcome> {
-  const prepared = await prepare(deps, bound, node);
-  if (!prepared.ok) return prepared.outcome;
-  const { target, classification } = prepared.value;
+  const early = await prepare(deps, bound, node);
+  if (!early.ok) return early.outcome;
   const boundPlan = { plan: bound.plan, digest: bound.digest };
   // The gate holds within the apply's verification window, as every kind's does.
   const held = await gateBefore(
@@ -99,6 +98,12 @@ export async function runConfigNode(
     bound.plan.spec.phases.deadlines.apply.verificationSeconds * 1000,
   );
   if (held) return held;
+  // Judged again once the gate passed: the whole document is sent, so it is built from the
+  // configuration as it is now, never from a read the gate's wait (minutes) made old — a change
+  // made on the node meanwhile would be overwritten unseen.
+  const prepared = await prepare(deps, bound, node);
+  if (!prepared.ok) return prepared.outcome;
+  const { target, classification } = prepared.value;
   const stop = await dispatchCheckBefore(deps, boundPlan, node);
   if (stop) return stop;
   const committed = await commitStep(deps, boundPlan, node, stepKey(node.name));

@@ -341,3 +341,48 @@ Deno.test("the completion observation reads the activation afresh after the post
     await w.journal.close();
   }
 });
+
+/** worker-1's address (the plan's) and a bound for the test's own Talos calls. */
+const ADDRESS = "10.5.0.6";
+const CALL = { timeoutMs: 10_000 };
+
+Deno.test("a change made on the node while the gate held is kept: the document sent is built from the configuration read after the gate", async () => {
+  const w = await run({
+    before: async (twin) => {
+      const operator = createInprocKube(twin, "kubectl-cordon");
+      const node = await operator.getNode(NODE);
+      assertEquals((await operator.cordon(NODE, node!.resourceVersion)).kind, "applied");
+      // 30 s in, someone applies a sysctl to the node out of band; 60 s in, the cordon is lifted.
+      twin.sim.schedule(30_000, () => {
+        void (async () => {
+          const r = await twin.talos.resource(ADDRESS, { ...MACHINE_CONFIG, id: "v1alpha1" }, CALL);
+          const doc = parse(r.yamlSpec) as { machine: Record<string, unknown> };
+          doc.machine["sysctls"] = { "net.core.somaxconn": "65535" };
+          await twin.talos.applyConfiguration(ADDRESS, {
+            data: new TextEncoder().encode(stringify(doc)),
+            mode: "NO_REBOOT",
+            dryRun: false,
+          }, CALL);
+        })();
+      });
+      twin.sim.schedule(60_000, () => {
+        const now = twin.store.get(twin.controllers.nodes, undefined, NODE)!;
+        void operator.uncordon(NODE, String(now.metadata.resourceVersion));
+      });
+    },
+  });
+  try {
+    const n = w.out.nodes[0]!;
+    assertEquals([n.state, n.reason], ["completed", "CompletionObserved"], n.detail);
+    const r = await w.twin.talos.resource(ADDRESS, { ...MACHINE_CONFIG, id: "persistent" }, CALL);
+    const doc = parse(r.yamlSpec) as { machine: Record<string, unknown> };
+    assertEquals(doc.machine["sysctls"], { "net.core.somaxconn": "65535" }, "kept");
+    assertEquals(
+      (doc.machine["env"] as Record<string, string>)["HTTPS_PROXY"],
+      "http://proxy.internal:3128",
+    );
+  } finally {
+    w.twin.stop();
+    await w.journal.close();
+  }
+});
