@@ -246,8 +246,10 @@ Deno.test("a secret the YAML parser would quote or warn about reaches neither th
   const withUser = (line: string) =>
     kubeconfig({ name: "home", server: "https://a" }).replace("  user:\n", `  user:\n${line}\n`);
   const printed: string[] = [];
+  // deno-lint-ignore no-console -- captures what the YAML parser would print
   const warn = process.emitWarning, consoleWarn = console.warn;
   process.emitWarning = ((w: unknown) => void printed.push(String(w))) as typeof warn;
+  // deno-lint-ignore no-console -- captures what the YAML parser would print
   console.warn = (...a: unknown[]) => void printed.push(a.map(String).join(" "));
   try {
     await inTempDir(async (dir) => {
@@ -262,6 +264,7 @@ Deno.test("a secret the YAML parser would quote or warn about reaches neither th
     });
   } finally {
     process.emitWarning = warn;
+    // deno-lint-ignore no-console -- captures what the YAML parser would print
     console.warn = consoleWarn;
   }
   assert(!printed.some((p) => p.includes("s3cr3t")), printed.join("\n"));

@@ -58,8 +58,10 @@ Deno.test("parseTalosconfig() refuses a missing context, endpoints or key with T
 
 Deno.test("a talosconfig value the YAML parser warns about (an `!`-leading string read as a tag) is not printed", () => {
   const printed: string[] = [];
+  // deno-lint-ignore no-console -- captures what the YAML parser would print
   const warn = process.emitWarning, consoleWarn = console.warn;
   process.emitWarning = ((w: unknown) => void printed.push(String(w))) as typeof warn;
+  // deno-lint-ignore no-console -- captures what the YAML parser would print
   console.warn = (...a: unknown[]) => void printed.push(a.map(String).join(" "));
   try {
     try {
@@ -69,6 +71,7 @@ Deno.test("a talosconfig value the YAML parser warns about (an `!`-leading strin
     }
   } finally {
     process.emitWarning = warn;
+    // deno-lint-ignore no-console -- captures what the YAML parser would print
     console.warn = consoleWarn;
   }
   assert(!printed.some((p) => p.includes("s3cr3t")), printed.join("\n"));
