@@ -61,22 +61,28 @@ export async function commitStep<P extends Plan>(
       ),
     };
   }
-  const { epoch } = await deps.journal.installation();
+  // The epoch this controller started in, never a fresh read: after a recovery entry or a journal
+  // restore the journal refuses it (epoch-superseded) and nothing is sent.
   const committed = await deps.journal.commit({
     planDigest: bound.digest,
     step,
     evidenceId: evidence.id,
     owner: deps.owner,
-    epoch,
+    epoch: deps.epoch,
     nowMs: deps.clock.now(),
   });
   if (!committed.ok) {
+    // A superseded epoch is its own reason: this process outlived a recovery entry or a journal
+    // restore and must restart to act again (a new process reads the new epoch).
+    const superseded = committed.cause === "epoch-superseded";
     return {
       ok: false,
       outcome: notCommitted(
         node.name,
-        "CommitmentRefused",
-        `${committed.cause}: ${committed.detail}`,
+        superseded ? "EpochSuperseded" : "CommitmentRefused",
+        superseded
+          ? `${committed.detail}: this controller started in epoch ${deps.epoch}; restart it`
+          : `${committed.cause}: ${committed.detail}`,
       ),
     };
   }

@@ -87,6 +87,13 @@ export interface PhaseDeps {
   readonly log: Logger;
   /** This controller's identity (the journal owner). */
   readonly owner: string;
+  /**
+   * The journal epoch this controller started in, read once when its deps were built. Every
+   * issuance of ownership (commit, takeover, hook claim) passes it, so a process that outlived a
+   * recovery entry or journal restore is refused (`epoch-superseded`) instead of acting under the
+   * new epoch. Absent only for `cairn recover`, whose admin acts in the current epoch by design.
+   */
+  readonly epoch?: string;
   /** Converts a remaining phase time (clock ms) into a call timeout in wall-clock ms. */
   readonly callTimeoutMs: (remainingMs: number) => number;
   /** How often waits re-observe (drain progress, boot, verification rounds). */
@@ -106,6 +113,8 @@ export interface PhaseDeps {
 
 /** Everything the executor reaches the world through. */
 export interface ExecutorDeps extends PhaseDeps {
+  /** Required here: a controller always carries the epoch it started in. */
+  readonly epoch: string;
   /** Re-checks the plan's authority on current evidence before each node's commitment. */
   readonly authority: DispatchAuthority;
   /**

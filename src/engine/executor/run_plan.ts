@@ -284,9 +284,12 @@ export async function executionDeps(
     intervalMs: o.roundIntervalMs,
     ...(o.observer ? { observer: o.observer } : {}),
   });
+  // Read once, when this run's deps are built: the epoch the controller acts in from here on.
+  const { epoch } = await o.journal.installation();
   const deps: ExecutorDeps = {
     clock: o.clock,
     journal: o.journal,
+    epoch,
     kube: o.cluster.kube,
     talos: o.cluster.talos,
     health,

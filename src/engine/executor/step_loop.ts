@@ -140,7 +140,6 @@ export async function takeOverStale(
   deps: ExecutorDeps,
   bound: { readonly digest: string },
 ): Promise<void> {
-  const { epoch } = await deps.journal.installation();
   const live = (await deps.journal.listOperations()).filter((o) =>
     o.planDigest === bound.digest && !isTerminal(o.state) && o.owner !== deps.owner
   );
@@ -149,7 +148,8 @@ export async function takeOverStale(
       operationId: op.id,
       newOwner: deps.owner,
       seenGen: op.ownerGen,
-      epoch,
+      // The epoch this controller started in: a superseded process must not take anything over.
+      epoch: deps.epoch,
       actor: controllerActor(deps.owner),
       nowMs: deps.clock.now(),
     });

@@ -23,7 +23,15 @@ const CREATE_TRANSPORT_MS = 30_000;
 /** What sending them needs: the rollout's deps, or `cairn recover`'s after a classification. */
 export type OwedHookDeps = Pick<
   PhaseDeps,
-  "journal" | "clock" | "kube" | "owner" | "callTimeoutMs" | "pollIntervalMs" | "signal" | "log"
+  | "journal"
+  | "clock"
+  | "kube"
+  | "owner"
+  | "epoch"
+  | "callTimeoutMs"
+  | "pollIntervalMs"
+  | "signal"
+  | "log"
 >;
 
 /** What settling a settled operation's owed post hooks came to. */
@@ -43,7 +51,9 @@ export async function sendOwedHooks(
   const owed = (await deps.journal.hookObligations([op.id]))
     .filter((o) => o.state === "owed")
     .sort((a, b) => b.owedAtMs - a.owedAtMs);
-  const { epoch } = await deps.journal.installation();
+  // A controller claims in the epoch it started in (a superseded one is refused); `cairn recover`
+  // carries none and its admin acts in the current epoch.
+  const epoch = deps.epoch ?? (await deps.journal.installation()).epoch;
   const claimant = `${deps.owner} (controller)`;
   let sent = 0;
   for (const o of owed) {
