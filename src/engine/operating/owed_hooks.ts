@@ -69,7 +69,11 @@ export async function sendOwedHooks(
       if (claim.cause === "not-owed") continue;
       return {
         ok: false,
-        reason: claim.cause === "gate-frozen" ? "ClusterFrozen" : "HookUnresolved",
+        reason: claim.cause === "gate-frozen"
+          ? "ClusterFrozen"
+          : claim.cause === "epoch-superseded"
+          ? "EpochSuperseded"
+          : "HookUnresolved",
         detail: `owed post hook ${o.hook} not sent: ${claim.detail}`,
       };
     }

@@ -12,6 +12,7 @@ import { classifyWithBoundPolicy } from "../../../src/app/recover_wiring.ts";
 import { buildStatus, statusText } from "../../../src/cli/status.ts";
 import { JOBS } from "../../../src/engine/operating/hooks.ts";
 import { accountAttempt } from "../../../src/engine/recovery/recover_decisions.ts";
+import { sendOwedHooks } from "../../../src/engine/operating/owed_hooks.ts";
 import { uncordonOwned } from "../../../src/engine/recovery/recover_uncordon.ts";
 import { inprocReport } from "../../_helpers/inproc_report.ts";
 import { type InprocWorld, startInprocWorld } from "../../_helpers/inproc_world.ts";
@@ -218,6 +219,54 @@ Deno.test("an owed post hook the classification could not send (a freeze) is sen
       4,
       "pre and owed post for worker-1, pre and post for worker-2",
     );
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("a controller started before a journal restore is refused the owed post hook's claim and sends nothing", async () => {
+  const t = await lostRebootAfterPreHook();
+  const { w, opId } = t;
+  try {
+    await t.settle();
+    const cluster = w.bound.plan.metadata.cluster;
+    const approver = { identity: "dave@example.com", role: "approver" as const };
+    const freeze = (frozen: boolean) =>
+      w.journal.setClusterFrozen({
+        cluster,
+        frozen,
+        reason: frozen ? "storage maintenance" : "done",
+        actor: approver,
+        nowMs: w.twin.clock.now(),
+      });
+    await freeze(true);
+    assertEquals((await t.classify()).state, "completed");
+    await freeze(false);
+    assertEquals(await owedState(w, opId), [["ceph-noout", "owed", undefined]]);
+    // The controller started here; then the journal is restored (a new epoch) under it.
+    const started = (await w.journal.installation()).epoch;
+    const admin = { identity: ADMIN, role: "recovery-admin" as const };
+    await w.journal.enterRecoveryMode(admin, "journal restored from a backup", w.twin.clock.now());
+    for (const op of await w.journal.listOperations()) {
+      await w.journal.releaseRecoveryScope(op.machine, admin, w.twin.clock.now())
+        .catch(() => undefined);
+    }
+    await w.journal.exitRecoveryMode(admin, w.twin.clock.now());
+    assert((await w.journal.installation()).epoch !== started);
+    const op = (await w.journal.getOperation(opId))!;
+    const r = await sendOwedHooks({
+      journal: w.journal,
+      clock: w.twin.clock,
+      kube: w.twin.kube,
+      owner: "cairn-stale",
+      epoch: started,
+      callTimeoutMs: (ms) => ms,
+      pollIntervalMs: 1_000,
+      log: w.log,
+    }, op);
+    assertEquals(r.ok ? "sent" : r.reason, "EpochSuperseded");
+    assertEquals(w1Jobs(await t.jobs(), opId), ["pre"], "no post hook Job was created");
+    assertEquals(await owedState(w, opId), [["ceph-noout", "owed", undefined]]);
   } finally {
     await w.close();
   }
