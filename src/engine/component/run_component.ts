@@ -11,7 +11,6 @@ import type {
   ComponentEnd,
   ComponentOutcome,
 } from "../../domain/component/outcome.ts";
-import { CairnError } from "../../domain/errors.ts";
 import type { DeliveryState } from "../../domain/component/delivery.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import { journalRows } from "../../domain/health/round.ts";
@@ -21,53 +20,27 @@ import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
-import type { Actor, Journal } from "../../ports/journal.ts";
+import type { Journal } from "../../ports/journal.ts";
 import { collectRound } from "../health_round.ts";
 import { authorizeRollout, type DispatchAuthority } from "../executor/dispatch_gate.ts";
-import { MAX_EVIDENCE_AGE_MS } from "../executor/run_plan.ts";
+import { type BindInputs, planOfKind, recordApprovedPlan } from "../executor/run_plan.ts";
 import { observeDelivery, type ObserveDeps } from "./observe_delivery.ts";
 
 /** Refuses anything but a ComponentUpgrade. */
 export function asComponentUpgrade(parsed: ParsedPlan): ComponentUpgradePlan {
-  if (parsed.plan.kind !== "ComponentUpgrade") {
-    throw new CairnError({
-      reason: "PlanKindNotExecutable",
-      message: `${parsed.plan.kind} plans are not run by the ComponentUpgrade observer`,
-      location: { file: parsed.file, line: 1, column: 1, path: "kind" },
-    });
-  }
-  return parsed.plan;
+  return planOfKind(parsed, "ComponentUpgrade", "are not run by the ComponentUpgrade observer");
 }
 
 /** Records the plan (no machine steps: nothing is mutated) and its approval. */
 export async function bindComponentUpgrade(
   journal: Journal,
-  o: {
-    readonly parsed: ParsedPlan;
-    readonly bytes: Uint8Array;
-    readonly signatures: string;
-    readonly firstSeenCommit: string;
-    readonly approver: Actor;
-    readonly nowMs: number;
-  },
+  o: BindInputs,
 ): Promise<{ plan: ComponentUpgradePlan; digest: string }> {
   const plan = asComponentUpgrade(o.parsed);
-  const record = await journal.recordPlan({
-    digest: o.parsed.sha256,
-    name: plan.metadata.name,
-    kind: plan.kind,
-    cluster: plan.metadata.cluster,
-    bytes: new TextDecoder().decode(o.bytes),
-    signatures: o.signatures,
-    firstSeenCommit: o.firstSeenCommit,
-    expiresAtMs: Date.parse(plan.metadata.expires),
+  return await recordApprovedPlan(journal, o, plan, {
     maxAttempts: plan.spec.retry.maxAttempts,
-    maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
     steps: [],
-    nowMs: o.nowMs,
   });
-  if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
-  return { plan, digest: o.parsed.sha256 };
 }
 
 export type {

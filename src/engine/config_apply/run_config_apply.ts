@@ -7,23 +7,24 @@
  */
 import { parse } from "yaml";
 import type { ConfigValue } from "../../domain/config_apply/config_diff.ts";
-import { CairnError } from "../../domain/errors.ts";
 import { hookAttempts } from "../../domain/ops/hook_attempts.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { ConfigApplyPlan } from "../../domain/plan/schema.ts";
 import type { Reason } from "../../domain/reasons.ts";
-import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
+import type { Journal, StepBinding } from "../../ports/journal.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText, stepKey } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
 import { runSteps, type StepsOutcome } from "../executor/step_loop.ts";
 import {
+  type BindInputs,
   dispatchAuthority,
   type ExecuteOptions,
   executionDeps,
-  MAX_EVIDENCE_AGE_MS,
+  planOfKind,
+  recordApprovedPlan,
 } from "../executor/run_plan.ts";
 import {
   type ConfigBound,
@@ -34,14 +35,7 @@ import {
 
 /** Refuses anything but a ConfigApply plan. */
 export function asConfigApply(parsed: ParsedPlan): ConfigApplyPlan {
-  if (parsed.plan.kind !== "ConfigApply") {
-    throw new CairnError({
-      reason: "PlanKindNotExecutable",
-      message: `${parsed.plan.kind} plans are not run by the ConfigApply executor`,
-      location: { file: parsed.file, line: 1, column: 1, path: "kind" },
-    });
-  }
-  return parsed.plan;
+  return planOfKind(parsed, "ConfigApply", "are not run by the ConfigApply executor");
 }
 
 /** One step per node: its identity before, the patch stored and every setting active after. */
@@ -60,34 +54,15 @@ export async function configStepBindings(plan: ConfigApplyPlan): Promise<StepBin
 /** Records the plan and its approval; returns what the executor runs. */
 export async function bindConfigApply(
   journal: Journal,
-  o: {
-    readonly parsed: ParsedPlan;
-    readonly bytes: Uint8Array;
-    readonly signatures: string;
-    readonly firstSeenCommit: string;
-    readonly approver: Actor;
-    readonly nowMs: number;
-  },
+  o: BindInputs,
 ): Promise<BoundPlan<ConfigApplyPlan>> {
   const plan = asConfigApply(o.parsed);
-  const record = await journal.recordPlan({
-    digest: o.parsed.sha256,
-    name: plan.metadata.name,
-    kind: plan.kind,
-    cluster: plan.metadata.cluster,
-    bytes: new TextDecoder().decode(o.bytes),
-    signatures: o.signatures,
-    firstSeenCommit: o.firstSeenCommit,
-    expiresAtMs: Date.parse(plan.metadata.expires),
+  return await recordApprovedPlan(journal, o, plan, {
     // Apply, cordon, drain, reboot and uncordon per node, its node hooks' Job creates, plus the
     // plan's retry allowance.
     maxAttempts: 5 + hookAttempts(plan) + plan.spec.retry.maxAttempts,
-    maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
     steps: await configStepBindings(plan),
-    nowMs: o.nowMs,
   });
-  if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
-  return { plan, digest: o.parsed.sha256 };
 }
 
 /** How a ConfigApply rollout ended, with each node's activation. */

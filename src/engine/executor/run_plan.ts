@@ -11,11 +11,12 @@ import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type {
   ConfigApplyPlan,
   KubernetesUpgradePlan,
+  Plan,
   TalosUpgradePlan,
 } from "../../domain/plan/schema.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
-import type { Actor, Journal } from "../../ports/journal.ts";
+import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
 import type { Logger } from "../../ports/logger.ts";
 import type {
   BoundFileSource,
@@ -44,31 +45,54 @@ function attemptBudget(plan: TalosUpgradePlan): number {
   return plan.spec.hops.length * 3 + 3 + hookAttempts(plan) + plan.spec.retry.maxAttempts;
 }
 
-/** Refuses plan kinds the executor does not run. */
-export function asTalosUpgrade(parsed: ParsedPlan): TalosUpgradePlan {
-  if (parsed.plan.kind !== "TalosUpgrade") {
+/**
+ * A parsed plan narrowed to the kind a runner executes; any other kind is refused, located at the
+ * plan's `kind`, with `refusal` saying who does not run it.
+ */
+export function planOfKind<K extends Plan["kind"]>(
+  parsed: ParsedPlan,
+  kind: K,
+  refusal: string,
+): Extract<Plan, { kind: K }> {
+  if (parsed.plan.kind !== kind) {
     throw new CairnError({
       reason: "PlanKindNotExecutable",
-      message: `${parsed.plan.kind} plans are checked and previewed, not executed by this command`,
+      message: `${parsed.plan.kind} plans ${refusal}`,
       location: { file: parsed.file, line: 1, column: 1, path: "kind" },
     });
   }
-  return parsed.plan;
+  return parsed.plan as Extract<Plan, { kind: K }>;
 }
 
-/** Records the plan (binding name → digest) and its approval; returns what the executor runs. */
-export async function bindPlan(
+/** Refuses plan kinds the executor does not run. */
+export function asTalosUpgrade(parsed: ParsedPlan): TalosUpgradePlan {
+  return planOfKind(
+    parsed,
+    "TalosUpgrade",
+    "are checked and previewed, not executed by this command",
+  );
+}
+
+/** What binding a plan into the journal takes, whatever its kind. */
+export interface BindInputs {
+  readonly parsed: ParsedPlan;
+  readonly bytes: Uint8Array;
+  readonly signatures: string;
+  readonly firstSeenCommit: string;
+  readonly approver: Actor;
+  readonly nowMs: number;
+}
+
+/**
+ * Records a plan (binding name → digest, with the steps and attempt budget its kind derives) and
+ * approves it when it is only proposed; returns what the kind's runner runs.
+ */
+export async function recordApprovedPlan<P extends Plan>(
   journal: Journal,
-  o: {
-    readonly parsed: ParsedPlan;
-    readonly bytes: Uint8Array;
-    readonly signatures: string;
-    readonly firstSeenCommit: string;
-    readonly approver: Actor;
-    readonly nowMs: number;
-  },
-): Promise<BoundPlan> {
-  const plan = asTalosUpgrade(o.parsed);
+  o: BindInputs,
+  plan: P,
+  derived: { readonly maxAttempts: number; readonly steps: readonly StepBinding[] },
+): Promise<BoundPlan<P>> {
   const record = await journal.recordPlan({
     digest: o.parsed.sha256,
     name: plan.metadata.name,
@@ -78,13 +102,22 @@ export async function bindPlan(
     signatures: o.signatures,
     firstSeenCommit: o.firstSeenCommit,
     expiresAtMs: Date.parse(plan.metadata.expires),
-    maxAttempts: attemptBudget(plan),
+    maxAttempts: derived.maxAttempts,
     maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
-    steps: await stepBindings(plan),
+    steps: derived.steps,
     nowMs: o.nowMs,
   });
   if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
   return { plan, digest: o.parsed.sha256 };
+}
+
+/** Records the plan (binding name → digest) and its approval; returns what the executor runs. */
+export async function bindPlan(journal: Journal, o: BindInputs): Promise<BoundPlan> {
+  const plan = asTalosUpgrade(o.parsed);
+  return await recordApprovedPlan(journal, o, plan, {
+    maxAttempts: attemptBudget(plan),
+    steps: await stepBindings(plan),
+  });
 }
 
 /**

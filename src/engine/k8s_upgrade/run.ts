@@ -5,11 +5,10 @@
  * in rollout order through `runComponentStep`; the first that does not complete stops the rollout.
  * Pure orchestration over ports, like `engine/executor/run_plan.ts` for a TalosUpgrade.
  */
-import { CairnError } from "../../domain/errors.ts";
 import { hookAttempts } from "../../domain/ops/hook_attempts.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { KubernetesUpgradePlan } from "../../domain/plan/schema.ts";
-import type { Actor, Journal, StepBinding } from "../../ports/journal.ts";
+import type { Journal, StepBinding } from "../../ports/journal.ts";
 import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
@@ -17,24 +16,19 @@ import type { NodeOutcome } from "../executor/node_step.ts";
 import type { RolloutOutcome } from "../executor/rollout.ts";
 import { runSteps } from "../executor/step_loop.ts";
 import {
+  type BindInputs,
   dispatchAuthority,
   type ExecuteOptions,
   executionDeps,
-  MAX_EVIDENCE_AGE_MS,
+  planOfKind,
+  recordApprovedPlan,
 } from "../executor/run_plan.ts";
 import { checkKubernetes } from "./preflight_check.ts";
 import { componentPostText, componentSteps, runComponentStep } from "./step.ts";
 
 /** Refuses anything but a KubernetesUpgrade plan. */
 export function asKubernetesUpgrade(parsed: ParsedPlan): KubernetesUpgradePlan {
-  if (parsed.plan.kind !== "KubernetesUpgrade") {
-    throw new CairnError({
-      reason: "PlanKindNotExecutable",
-      message: `${parsed.plan.kind} plans are not run by the KubernetesUpgrade executor`,
-      location: { file: parsed.file, line: 1, column: 1, path: "kind" },
-    });
-  }
-  return parsed.plan;
+  return planOfKind(parsed, "KubernetesUpgrade", "are not run by the KubernetesUpgrade executor");
 }
 
 /** One step per component and node: the machine's identity before, the component at `to` after. */
@@ -55,34 +49,15 @@ export async function kubernetesStepBindings(plan: KubernetesUpgradePlan): Promi
 /** Records the plan and its approval; returns what the executor runs. */
 export async function bindKubernetesUpgrade(
   journal: Journal,
-  o: {
-    readonly parsed: ParsedPlan;
-    readonly bytes: Uint8Array;
-    readonly signatures: string;
-    readonly firstSeenCommit: string;
-    readonly approver: Actor;
-    readonly nowMs: number;
-  },
+  o: BindInputs,
 ): Promise<BoundPlan<KubernetesUpgradePlan>> {
   const plan = asKubernetesUpgrade(o.parsed);
-  const record = await journal.recordPlan({
-    digest: o.parsed.sha256,
-    name: plan.metadata.name,
-    kind: plan.kind,
-    cluster: plan.metadata.cluster,
-    bytes: new TextDecoder().decode(o.bytes),
-    signatures: o.signatures,
-    firstSeenCommit: o.firstSeenCommit,
-    expiresAtMs: Date.parse(plan.metadata.expires),
+  return await recordApprovedPlan(journal, o, plan, {
     // Pull and configuration change per operation, its node hooks' Job creates, plus the plan's
     // retry allowance for reads.
     maxAttempts: 2 + hookAttempts(plan) + plan.spec.retry.maxAttempts,
-    maxEvidenceAgeMs: MAX_EVIDENCE_AGE_MS,
     steps: await kubernetesStepBindings(plan),
-    nowMs: o.nowMs,
   });
-  if (record.state === "proposed") await journal.approvePlan(record.digest, o.approver, o.nowMs);
-  return { plan, digest: o.parsed.sha256 };
 }
 
 function stoppedBefore(
