@@ -24,6 +24,7 @@ import { underNoiseLease } from "../executor/step_lease.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
+import { postGateWithin } from "../executor/verify_phase.ts";
 import {
   haltUnresolved,
   type NodeOutcome,
@@ -313,7 +314,12 @@ async function settle(
   );
   if (owed) return { ...await haltUnresolved(s, owed.reason, owed.detail), settings };
   await transition(s, "verifying", "ConfigApplied", "every attempt accepted; reading activation");
-  const post = await postGate(s);
+  // Post-gate rounds until one passes or the apply's verification window ends: a node that was
+  // drained and rebooted takes time to get its workloads back (as a TalosUpgrade's post-gate).
+  const post = await postGateWithin(
+    s,
+    s.bound.plan.spec.phases.deadlines.apply.verificationSeconds * 1000,
+  );
   // The completion read: its basis allocated first, then every setting read afresh (the readings
   // above may be minutes old by now; a setting reverted meanwhile is never reported active).
   const actor = controllerActor(s.deps.owner);
@@ -360,25 +366,6 @@ async function settle(
   }
   await transition(s, "unresolved", "CompletionUnreadable", summary);
   return out("unresolved", "CompletionUnreadable");
-}
-
-/**
- * Post-gate rounds until one passes or the apply's verification window ends: a node that was
- * drained and rebooted takes time to get its workloads back, so a failing round before the
- * deadline keeps verifying (as a TalosUpgrade's post-gate does); at the deadline the last round
- * decides.
- */
-async function postGate(s: Step) {
-  const { clock, health, pollIntervalMs } = s.deps;
-  const until = clock.now() + s.bound.plan.spec.phases.deadlines.apply.verificationSeconds * 1000;
-  while (true) {
-    const r = await health.round("post-gate", {
-      target: { node: s.node, operationOwnedCordon: false },
-      operationId: s.operationId,
-    });
-    if (r.verdict === "pass" || clock.now() >= until || s.deps.signal?.aborted) return r;
-    await clock.sleep(Math.min(pollIntervalMs, Math.max(1, until - clock.now())), s.deps.signal);
-  }
 }
 
 /** `stored=yes active: a, b; not active: c; install-only: d`: paths and states, never values. */

@@ -1,5 +1,5 @@
 import type { KubeNode } from "../../ports/kube.ts";
-import type { TalosHop } from "../../domain/plan/schema.ts";
+import type { Plan, TalosHop } from "../../domain/plan/schema.ts";
 import type { Verdict } from "../../domain/health/types.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type { PostconditionReading } from "../../domain/operation.ts";
@@ -125,6 +125,28 @@ export async function roundsUntilPass(
     });
     if (r.verdict === "pass" || clock.now() >= deadline) return r;
     await clock.sleep(Math.min(pollIntervalMs, Math.max(1, deadline - clock.now())), s.deps.signal);
+  }
+}
+
+/**
+ * Post-gate rounds until one passes or `windowMs` ends, for the kinds whose node comes back from a
+ * restart or a reboot (a KubernetesUpgrade component, a ConfigApply node): a failing round before
+ * the deadline keeps verifying, at the deadline the last round decides, and a stop signal ends
+ * the wait with the last round.
+ */
+export async function postGateWithin<P extends Plan>(
+  s: StepState<P>,
+  windowMs: number,
+): Promise<{ verdict: Verdict; reason: Reason; message: string }> {
+  const { clock, health, pollIntervalMs } = s.deps;
+  const until = clock.now() + windowMs;
+  while (true) {
+    const r = await health.round("post-gate", {
+      target: { node: s.node, operationOwnedCordon: false },
+      operationId: s.operationId,
+    });
+    if (r.verdict === "pass" || clock.now() >= until || s.deps.signal?.aborted) return r;
+    await clock.sleep(Math.min(pollIntervalMs, Math.max(1, until - clock.now())), s.deps.signal);
   }
 }
 

@@ -21,6 +21,7 @@ import type { KubernetesUpgradePlan, PhaseDeadline, PlanNode } from "../../domai
 import type { Reason } from "../../domain/reasons.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
+import { postGateWithin } from "../executor/verify_phase.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
 import { gateBefore } from "../executor/gate_wait.ts";
 import { underNoiseLease } from "../executor/step_lease.ts";
@@ -460,7 +461,9 @@ async function settle(
     "CompletionObserved",
     "every attempt accepted; verifying the component",
   );
-  const post = await postGate(s, deadline.verificationSeconds * 1000);
+  // A component that just restarted may raise a brief alert or lag a read: rounds until one passes
+  // within its verification window.
+  const post = await postGateWithin(s, deadline.verificationSeconds * 1000);
   // The completion read: ordered after the last accounting (its basis is allocated now).
   const actor = controllerActor(s.deps.owner);
   const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
@@ -508,24 +511,6 @@ async function settle(
   }
   await transition(s, "unresolved", "CompletionUnreadable", summary);
   return outcome(s, "unresolved", "CompletionUnreadable", summary);
-}
-
-/**
- * Post-gate rounds until one passes or the component's verification window ends: a component that
- * just restarted may raise a brief alert or lag a read, so a failing round before the deadline
- * keeps verifying (as the other kinds' post-gates do); at the deadline the last round decides.
- */
-async function postGate(s: Step, windowMs: number) {
-  const { clock, health, pollIntervalMs } = s.deps;
-  const until = clock.now() + windowMs;
-  while (true) {
-    const r = await health.round("post-gate", {
-      target: { node: s.node, operationOwnedCordon: false },
-      operationId: s.operationId,
-    });
-    if (r.verdict === "pass" || clock.now() >= until || s.deps.signal?.aborted) return r;
-    await clock.sleep(Math.min(pollIntervalMs, Math.max(1, until - clock.now())), s.deps.signal);
-  }
 }
 
 /** What `kube_proxy_step.ts` borrows: this module's settle and the config read. */
