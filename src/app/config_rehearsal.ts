@@ -5,9 +5,8 @@
  * the same execution report a real run publishes (`rehearsal_report.ts`). The TalosUpgrade
  * rehearsal is `rehearsal.ts`; `cli/rehearse.ts` picks one by the plan's kind.
  */
-import { buildPresets, type PresetEffect } from "../sim/fault_presets.ts";
 import type { Rehearsal, RehearsalOptions } from "./rehearsal.ts";
-import { withPresetJournal } from "./rehearsal.ts";
+import { armRehearsalFaults } from "./rehearsal.ts";
 import { watchPhases } from "./phase_watch.ts";
 import type { BoundPlan } from "../engine/executor/deps.ts";
 import type { ConfigApplyPlan } from "../domain/plan/schema.ts";
@@ -76,11 +75,11 @@ export async function startConfigRehearsal(o: RehearsalOptions): Promise<ConfigR
       })
       : { plan, digest: parsed.sha256 };
     const faultNode = o.faultNode ?? plan.spec.nodes[0]!.name;
-    const presets = buildPresets(o.faults, await presetContext(cluster.kube, plan, faultNode));
-    const afterCommit = [...(presets.afterCommit ?? []), ...(o.afterCommitFaults ?? [])];
-    const effect: PresetEffect = { ...presets, ...(afterCommit.length ? { afterCommit } : {}) };
-    for (const f of [...effect.faults, ...(o.extraFaults ?? [])]) await control.arm(f);
-    const journal = withPresetJournal(raw, effect, faultNode, control, () => clock.now());
+    const { effect, journal } = await armRehearsalFaults(
+      o,
+      await presetContext(cluster.kube, plan, faultNode),
+      { raw, control, now: () => clock.now() },
+    );
     return {
       twin,
       control,

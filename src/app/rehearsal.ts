@@ -5,7 +5,12 @@
  * command; heavy modules are imported lazily.
  */
 import type { Fault } from "../sim/faults.ts";
-import { buildPresets, type FaultPresetName, type PresetEffect } from "../sim/fault_presets.ts";
+import {
+  buildPresets,
+  type FaultPresetName,
+  type PresetContext,
+  type PresetEffect,
+} from "../sim/fault_presets.ts";
 import type { TwinControl } from "../sim/twin_control.ts";
 import type { Journal } from "../ports/journal.ts";
 import type { Kube } from "../ports/kube.ts";
@@ -142,11 +147,11 @@ async function wire(
     ? await bindKubernetesUpgrade(raw, binding)
     : await bindPlan(raw, binding);
   const faultNode = o.faultNode ?? bound.plan.spec.nodes[0]!.name;
-  const presets = buildPresets(o.faults, await presetContext(cluster.kube, bound, faultNode));
-  const afterCommit = [...(presets.afterCommit ?? []), ...(o.afterCommitFaults ?? [])];
-  const effect: PresetEffect = { ...presets, ...(afterCommit.length ? { afterCommit } : {}) };
-  for (const f of [...effect.faults, ...(o.extraFaults ?? [])]) await control.arm(f);
-  const journal = withPresetJournal(raw, effect, faultNode, control, () => clock.now());
+  const { effect, journal } = await armRehearsalFaults(
+    o,
+    await presetContext(cluster.kube, bound, faultNode),
+    { raw, control, now: () => clock.now() },
+  );
   return {
     twin,
     control,
@@ -214,6 +219,23 @@ async function presetContext(
       ? bound.plan.spec.phases.deadlines.verify.verificationSeconds
       : bound.plan.spec.phases.deadlines.controlPlane.verificationSeconds,
   };
+}
+
+/**
+ * Arms a rehearsal's faults on the twin (the chosen presets, then the extra faults) and returns
+ * the preset effect with the journal the executor uses under it; every plan kind's rehearsal
+ * arms them the same way, around its own preset context.
+ */
+export async function armRehearsalFaults(
+  o: Pick<RehearsalOptions, "faults" | "afterCommitFaults" | "extraFaults">,
+  context: PresetContext,
+  on: { raw: Journal; control: Pick<TwinControl, "arm">; now: () => number },
+): Promise<{ effect: PresetEffect; journal: Journal }> {
+  const presets = buildPresets(o.faults, context);
+  const afterCommit = [...(presets.afterCommit ?? []), ...(o.afterCommitFaults ?? [])];
+  const effect: PresetEffect = { ...presets, ...(afterCommit.length ? { afterCommit } : {}) };
+  for (const f of [...effect.faults, ...(o.extraFaults ?? [])]) await on.control.arm(f);
+  return { effect, journal: withPresetJournal(on.raw, effect, context.node, on.control, on.now) };
 }
 
 /** The journal the executor uses under a preset's journal-side effects. */
