@@ -3,15 +3,21 @@
  * the merge; cairn binds the plan, re-runs every authorising check on current evidence (the
  * dispatch check, and the bump's pin files held to the digests the plan binds), observes the
  * delivery (`observe_delivery.ts`), then runs the bound health policy's checks in bounded fresh
- * rounds until one passes or the deadline. Every round is journaled. Pure orchestration over
- * ports.
+ * rounds until one passes or the deadline, and reads the delivery once more before `completed`
+ * (one that went back meanwhile is observed again until the deadline). Every round is journaled.
+ * Pure orchestration over ports.
  */
 import type {
   AfterMergeRound,
   ComponentEnd,
   ComponentOutcome,
 } from "../../domain/component/outcome.ts";
-import type { DeliveryState } from "../../domain/component/delivery.ts";
+import {
+  type DeliveryState,
+  deliveryState,
+  judgeDelivery,
+} from "../../domain/component/delivery.ts";
+import type { DeliveryOutcome } from "../../domain/component/outcome.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import { journalRows } from "../../domain/health/round.ts";
 import type { HealthEvidence } from "../../domain/health/types.ts";
@@ -24,7 +30,7 @@ import type { Journal } from "../../ports/journal.ts";
 import { collectRound } from "../health_round.ts";
 import { authorizeRollout, type DispatchAuthority } from "../executor/dispatch_gate.ts";
 import { type BindInputs, planOfKind, recordApprovedPlan } from "../executor/run_plan.ts";
-import { observeDelivery, type ObserveDeps } from "./observe_delivery.ts";
+import { observeDelivery, type ObserveDeps, readDelivery } from "./observe_delivery.ts";
 
 /** Refuses anything but a ComponentUpgrade. */
 export function asComponentUpgrade(parsed: ParsedPlan): ComponentUpgradePlan {
@@ -89,22 +95,70 @@ export async function runComponentUpgrade(o: RunComponentOptions): Promise<Compo
   }
   const clock = o.observe.clock;
   const deadlineMs = clock.now() + o.plan.spec.phases.deadlines.rollout.verificationSeconds * 1000;
-  const delivery = await observeDelivery(o.plan, {
-    ...o.observe,
-    ...(o.signal ? { signal: o.signal } : {}),
-  }, deadlineMs);
+  const deps = { ...o.observe, ...(o.signal ? { signal: o.signal } : {}) };
   const pinRows = pins.map(({ path, sha256, ok }) => ({ path, sha256, ok }));
-  if (delivery.state !== "landed") {
-    return { end: deliveryEnd(delivery.state), delivery, rounds: [], pins: pinRows };
+  const rounds: AfterMergeRound[] = [];
+  let earlier: DeliveryOutcome | undefined;
+  for (;;) {
+    const delivery = joined(earlier, await observeDelivery(o.plan, deps, deadlineMs));
+    if (delivery.state !== "landed") {
+      return { end: deliveryEnd(delivery.state), delivery, rounds, pins: pinRows };
+    }
+    const mine = await afterMergeRounds(o, auth.policy, deadlineMs);
+    rounds.push(...mine);
+    const last = mine.at(-1)?.outcome;
+    if (last?.verdict !== "pass") {
+      const end: ComponentEnd = last?.verdict === "fail" ? "health-failed" : "unresolved";
+      return { end, delivery, rounds, pins: pinRows };
+    }
+    // The delivery is read again right before `completed`: one that went back since it was seen
+    // landed (the Kustomization not Ready or at another revision, the release rolled back) is no
+    // completion, however well the rounds went (issue 16, invariant 12).
+    const again = await recheck(o.plan, deps, deadlineMs, delivery);
+    if (again.state === "landed" || clock.now() >= deadlineMs - o.observe.pollIntervalMs) {
+      return again.state === "landed"
+        ? { end: "completed", delivery: again, rounds, pins: pinRows }
+        : { end: deliveryEnd(again.state), delivery: again, rounds, pins: pinRows };
+    }
+    earlier = again;
   }
-  const rounds = await afterMergeRounds(o, auth.policy, deadlineMs);
-  const last = rounds.at(-1)?.outcome;
-  const end: ComponentEnd = last?.verdict === "pass"
-    ? "completed"
-    : last?.verdict === "fail"
-    ? "health-failed"
-    : "unresolved";
-  return { end, delivery, rounds, pins: pinRows };
+}
+
+/** One more pass over the delivery, appended to what was observed (the landing kept). */
+async function recheck(
+  plan: ComponentUpgradePlan,
+  deps: ObserveDeps,
+  deadlineMs: number,
+  delivery: DeliveryOutcome,
+): Promise<DeliveryOutcome> {
+  const reading = await readDelivery(plan, deps, deadlineMs);
+  const checks = judgeDelivery(plan, reading);
+  const state = deliveryState(checks);
+  const last = new Map(delivery.checks.map((c) => [c.id, `${c.verdict}|${c.detail}`]));
+  const moved = checks.filter((c) => last.get(c.id) !== `${c.verdict}|${c.detail}`)
+    .map((check) => ({ atMs: reading.atMs, check }));
+  const { landedAtMs: _, ...rest } = delivery;
+  return {
+    ...rest,
+    state,
+    checks,
+    observations: [...delivery.observations, ...moved],
+    passes: delivery.passes + 1,
+    endedAtMs: deps.clock.now(),
+    ...(state === "landed" ? { landedAtMs: delivery.landedAtMs ?? reading.atMs } : {}),
+    last: reading,
+  };
+}
+
+/** A later observation after an earlier one that went back: one record of both. */
+function joined(earlier: DeliveryOutcome | undefined, later: DeliveryOutcome): DeliveryOutcome {
+  if (!earlier) return later;
+  return {
+    ...later,
+    observations: [...earlier.observations, ...later.observations],
+    passes: earlier.passes + later.passes,
+    startedAtMs: earlier.startedAtMs,
+  };
 }
 
 function deliveryEnd(s: DeliveryState): ComponentEnd {

@@ -276,3 +276,50 @@ Deno.test("a later commit that contains the merge is a delivery of it; one git d
     await unknown.journal.close();
   }
 });
+
+Deno.test("a delivery that goes back after it was seen landed is read again before completed: not completed", async () => {
+  let start = 0;
+  const clean = await run(true, undefined, (twin) => void (start = twin.sim.now()), { history });
+  const landed = clean.outcome.delivery!.landedAtMs! - start;
+  await clean.journal.close();
+  assertEquals(clean.outcome.end, "completed");
+  const nats = {
+    namespace: "messaging",
+    kind: "pod" as const,
+    name: "nats-0",
+    port: "8222",
+    path: "/healthz",
+  };
+  const r = await run(true, undefined, (twin) => {
+    // The first after-merge round fails (a NATS server catching up), the next one passes; in
+    // between, the branch is force-pushed without the merge and the Kustomization that applies
+    // the release applies that tip, Ready: what the passing round follows is no delivery.
+    twin.controllers.routes.set(nats, { status: 503, body: '{"status":"unavailable"}' });
+    twin.sim.schedule(landed + 1, () => {
+      const t = twin.store.findType("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")!;
+      const ks = twin.store.get(t, "flux-system", "rook-ceph")!;
+      const revision = `main@sha1:${OLDER}`;
+      twin.store.put(t, {
+        ...ks,
+        status: {
+          ...(ks.status as Record<string, unknown>),
+          lastAppliedRevision: revision,
+          lastAttemptedRevision: revision,
+        },
+      });
+    });
+    twin.sim.schedule(
+      landed + 5_000,
+      () => twin.controllers.routes.set(nats, { status: 200, body: '{"status":"ok"}' }),
+    );
+  }, { history });
+  try {
+    assert(r.outcome.rounds.some((x) => x.outcome.verdict === "pass"), "a round did pass");
+    assertEquals(r.outcome.end, "not-delivered");
+    const applied = r.outcome.delivery!.checks.find((c) => c.id === "applied")!;
+    assertEquals(applied.verdict, "pending");
+    assert(applied.detail.includes("an older revision without the merge"), applied.detail);
+  } finally {
+    await r.journal.close();
+  }
+});
