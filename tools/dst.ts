@@ -10,6 +10,10 @@
  *   deno task dst ... --profile ci        the small worlds CI's fixed budget runs (3–6 nodes)
  *   deno task dst ... --kind K            run plan kind K on every seed (TalosUpgrade,
  *                                         KubernetesUpgrade, ConfigApply) instead of the drawn one
+ *   deno task dst ... --nodes N           resize every drawn world to N nodes (speed of one size)
+ *   deno task dst --seeds N --results F   also write each seed's result to F, one JSON line a
+ *                                         seed (end, states, violation, write points, schedule):
+ *                                         two builds' files compare seed by seed
  *   deno task dst --soak [--minutes M]    keep running fresh seeds (from --first) until M minutes
  *                                         pass (default: until interrupted), progress every 500;
  *                                         after each batch, a crash sweep of a 7-node rollout
@@ -20,7 +24,7 @@
  */
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { crashSweep, describeFailure, runCampaign } from "../src/app/dst/campaign.ts";
+import { crashSweep, describeFailure, pinnedNodes, runCampaign } from "../src/app/dst/campaign.ts";
 import { runSeed } from "../src/app/dst/run_seed.ts";
 import { describeEvent, type DstEvent } from "../src/app/dst/schedule.ts";
 
@@ -36,6 +40,8 @@ const { values } = parseArgs({
     "crash-sweep": { type: "boolean", default: false },
     events: { type: "string" },
     kind: { type: "string" },
+    nodes: { type: "string" },
+    results: { type: "string" },
   },
 });
 
@@ -44,6 +50,7 @@ if (values.profile !== "full" && values.profile !== "ci") {
   Deno.exit(2);
 }
 const profile = values.profile;
+const shape = values.nodes !== undefined ? { shape: pinnedNodes(Number(values.nodes)) } : {};
 const catalogue = await Deno.readFile(new URL("../catalogue/talos.yaml", import.meta.url));
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -69,6 +76,7 @@ if (values.seed !== undefined) {
     catalogue,
     profile,
     ...(values.kind ? { kind: values.kind } : {}),
+    ...shape,
     ...(events ? { events } : {}),
   });
   console.log(`seed ${r.seed}: ${r.nodes} nodes, ${r.kind} plan ${r.planNodes.join(" → ")}`);
@@ -83,7 +91,13 @@ if (values.seed !== undefined) {
   );
   if (r.violation || r.error) {
     const { shrink } = await import("../src/app/dst/campaign.ts");
-    const shrunk = await shrink({ seed: r.seed, catalogue, profile }, r);
+    const shrunk = await shrink({
+      seed: r.seed,
+      catalogue,
+      profile,
+      ...(values.kind ? { kind: values.kind } : {}),
+      ...shape,
+    }, r);
     console.log(describeFailure({ result: r, shrunk }));
     Deno.exit(1);
   }
@@ -99,14 +113,17 @@ const wall0 = performance.now();
 let ran = 0;
 let stop = false;
 if (values.soak) Deno.addSignalListener("SIGINT", () => (stop = true));
+const results: string[] | undefined = values.results !== undefined && !values.soak ? [] : undefined;
 const report = await runCampaign({
   first,
   seeds: values.soak ? 1 : seeds,
   catalogue,
   profile,
   ...(values.kind ? { kind: values.kind } : {}),
+  ...shape,
   onSeed: (r) => {
     ran++;
+    results?.push(JSON.stringify(r));
     if (r.violation || r.error) console.log(`seed ${r.seed} failed; shrinking`);
     if (ran % 500 === 0) {
       const s = (performance.now() - wall0) / 1000;
@@ -125,6 +142,7 @@ const report = await runCampaign({
       catalogue,
       profile,
       ...(values.kind ? { kind: values.kind } : {}),
+      ...shape,
       onSeed: () => ran++,
     });
     for (const [k, v] of Object.entries(b.ends)) all.ends[k] = (all.ends[k] ?? 0) + v;
@@ -146,6 +164,7 @@ const report = await runCampaign({
   return { ...all, seeds: ran, wallMs: performance.now() - wall0 };
 });
 const wallS = (performance.now() - wall0) / 1000;
+if (results) await Deno.writeTextFile(values.results!, results.join("\n") + "\n");
 if (!values.soak) { for (const f of report.failures) console.log(describeFailure(f)); }
 console.log(
   `dst: ${ran} seeds (${first}..${first + ran - 1}), ${report.failures.length} violations, ` +

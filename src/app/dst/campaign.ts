@@ -62,6 +62,8 @@ export async function runCampaign(o: {
   readonly profile?: SeedOptions["profile"];
   /** Every seed runs this plan kind (default: each seed's drawn kind). */
   readonly kind?: string;
+  /** Edits every seed's drawn world (`pinnedNodes`). */
+  readonly shape?: SeedOptions["shape"];
   readonly shrinkFailures?: boolean;
   readonly onSeed?: (r: SeedResult) => void;
   /** Stop at the first failure (tests); default run every seed. */
@@ -78,6 +80,7 @@ export async function runCampaign(o: {
       ...(o.variant ? { variant: o.variant } : {}),
       ...(o.profile ? { profile: o.profile } : {}),
       ...(o.kind ? { kind: o.kind } : {}),
+      ...(o.shape ? { shape: o.shape } : {}),
     };
     const r = await runSeed(base);
     ran++;
@@ -120,16 +123,30 @@ export function describeFailure(f: Failure): string {
   ].join("\n");
 }
 
-/** The 7-node world of the crash sweep: three control planes, four workers, the seed's workloads. */
-export function sevenNodes(s: Shape): Shape {
-  return {
-    ...s,
-    nodes: 7,
-    controlPlanes: ["cp-1", "cp-2", "cp-3"],
-    workers: ["worker-1", "worker-2", "worker-3", "worker-4"],
-    databasePrimary: s.databasePrimary === undefined ? undefined : "worker-1",
+/**
+ * The drawn world resized to `n` nodes, the seed's workloads kept (`deno task dst --nodes N`, the
+ * speed figures of one size): three control planes from five nodes up (one below), the rest
+ * workers; a drawn database's primary moves to the first worker (none with fewer than three hosts,
+ * as the draw has it).
+ */
+export function pinnedNodes(n: number): (s: Shape) => Shape {
+  if (!Number.isInteger(n) || n < 1) {
+    throw new RangeError(`a world has at least one node, not ${n}`);
+  }
+  return (s) => {
+    const cps = n >= 5 ? 3 : 1;
+    const controlPlanes = Array.from({ length: cps }, (_, i) => `cp-${i + 1}`);
+    const workers = Array.from({ length: n - cps }, (_, i) => `worker-${i + 1}`);
+    const hosts = workers.length >= 3 ? workers : [...workers, ...controlPlanes];
+    const databasePrimary = s.databasePrimary === undefined || hosts.length < 3
+      ? undefined
+      : hosts[0];
+    return { ...s, nodes: n, controlPlanes, workers, databasePrimary };
   };
 }
+
+/** The 7-node world of the crash sweep: three control planes, four workers, the seed's workloads. */
+export const sevenNodes: (s: Shape) => Shape = pinnedNodes(7);
 
 export interface CrashSweep {
   readonly seed: number;
