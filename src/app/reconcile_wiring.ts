@@ -214,12 +214,17 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
   const metrics = s.executor.metrics;
   const trust = fileTrustRoot(s.allowedSignersPath);
   const playbooks = await loadPlaybooks();
+  // Read once, at the process's start: every run acts in this epoch and no other, and the loop
+  // stops (exits non-zero) once the journal's epoch is another (docs/recovery.md).
+  const epoch = s.executor.epoch ?? (await s.executor.journal.installation()).epoch;
   return await Reconciler.create({
+    epoch,
     source: timedSource(source, metrics),
     sink,
     journal: s.executor.journal,
     executor: planExecutor({
       ...s.executor,
+      epoch,
       ...(metrics ? { observer: metricsObserver(metrics) } : {}),
       // A ComponentUpgrade's delivery: does the revision Flux applied contain the merge?
       commitHistory: gitCommitHistory({ gitDir: source.gitDir }),

@@ -44,7 +44,11 @@ JSON logs go to stderr.
 Plan-branch previews also read the cluster with zero writes: node versions against the first
 hop, a drain plan per node and one health round (not recorded).
 
-Exit codes: 0 stopped cleanly; 1 configuration refused; 2 usage; 3 internal error.`,
+A process that outlived a recovery entry or a journal restore (the journal's epoch is not the
+one it started in) stops acting and exits 1 naming both epochs: its supervisor restarts it.
+
+Exit codes: 0 stopped cleanly; 1 configuration refused, or the journal's epoch superseded;
+2 usage; 3 internal error.`,
   options: { ...CONFIG_FLAG_OPTIONS, "health-policy": { type: "string" } },
   async run(args, io) {
     // Before the configuration is read: an operator reaching for the removed override learns

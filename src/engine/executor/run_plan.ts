@@ -151,6 +151,13 @@ export interface ExecuteOptions {
   readonly timeoutClock?: Clock;
   readonly log: Logger;
   readonly owner: string;
+  /**
+   * The journal epoch this process started in (docs/operation-model.md, ER §2.8): a long-running
+   * process (`cairn reconcile`) reads it once at start and hands it to every run, so a run after
+   * a recovery entry or a journal restore is refused (`EpochSuperseded`) instead of acting in the
+   * new epoch. Absent: read once when the run's deps are built (a one-shot `cairn apply`).
+   */
+  readonly epoch?: string;
   readonly callTimeoutMs: (remainingMs: number) => number;
   readonly pollIntervalMs: number;
   /** How a drain waits between eviction passes (`events` on a real clock; default `poll`). */
@@ -317,8 +324,9 @@ export async function executionDeps(
     intervalMs: o.roundIntervalMs,
     ...(o.observer ? { observer: o.observer } : {}),
   });
-  // Read once, when this run's deps are built: the epoch the controller acts in from here on.
-  const { epoch } = await o.journal.installation();
+  // The process's epoch when it carries one (read once at its start), else read once now: the
+  // epoch the controller acts in from here on, never refreshed under it.
+  const epoch = o.epoch ?? (await o.journal.installation()).epoch;
   const deps: ExecutorDeps = {
     clock: o.clock,
     journal: o.journal,

@@ -10,6 +10,7 @@
  * progression needs every mutation accounted and the post-gate passing. A stop request ends the
  * loop cleanly between steps.
  */
+import { CairnError } from "../../domain/errors.ts";
 import { isTerminal, type RolloutEnd } from "../../domain/operation.ts";
 import type { OperatedPlan } from "../../domain/plan/schema.ts";
 import { waitForCommitment } from "../operating/hold.ts";
@@ -159,6 +160,11 @@ export async function takeOverStale(
         node: op.machine,
         state: r.operation.state,
       });
+    } else {
+      // The fenced UPDATE matched nothing: another controller won it, or this process's epoch is
+      // no longer current. The second is no lost race: the process outlived a recovery entry or
+      // a journal restore and must stop acting and restart (docs/operation-model.md, ER §2.8).
+      await refuseSupersededEpoch(deps);
     }
     deps.log.warn(r.ok ? "operation taken over" : "takeover lost to another controller", {
       operationId: op.id,
@@ -166,4 +172,20 @@ export async function takeOverStale(
       ...(r.ok ? { state: r.operation.state } : {}),
     });
   }
+}
+
+/**
+ * Throws `EpochSuperseded`, naming both epochs, when the journal's current epoch is not the one
+ * this controller started in (`deps.epoch`); `cairn recover`, which carries none, acts in the
+ * current epoch by design.
+ */
+export async function refuseSupersededEpoch(deps: ExecutorDeps): Promise<void> {
+  if (deps.epoch === undefined) return;
+  const { epoch } = await deps.journal.installation();
+  if (epoch === deps.epoch) return;
+  throw new CairnError({
+    reason: "EpochSuperseded",
+    message: `this controller started in epoch ${deps.epoch}; the journal is now in epoch ` +
+      `${epoch} (a recovery entry or a journal restore): it must not act, restart it`,
+  });
 }

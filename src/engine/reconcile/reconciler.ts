@@ -4,6 +4,7 @@
  * digest, once), run them one per cluster in merge order, and commit execution reports at
  * milestones. Pure orchestration over ports; time comes from the Clock, waiting from the Wakeup.
  */
+import { CairnError } from "../../domain/errors.ts";
 import { OPERATION_STATES, type OperationState } from "../../domain/operation.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import { isReason, type Reason, type ReasonNote } from "../../domain/reasons.ts";
@@ -84,6 +85,14 @@ export interface ReconcilerDeps {
    * only). An execution runs in the term it started in and stops between steps when it ends.
    */
   readonly leadership?: Leadership;
+  /**
+   * The journal epoch this process started in, read once at its start (absent: read by
+   * `create`). Once the journal's epoch is another (a recovery entry, a journal restore) the
+   * process must not act (docs/operation-model.md, ER §2.8): the loop stops its runs, binds and
+   * starts nothing more, and `run` throws `EpochSuperseded` naming both epochs, so the process
+   * exits non-zero and its supervisor starts a new one, which reads the new epoch.
+   */
+  readonly epoch?: string;
 }
 
 /** What `/readyz` shows: ready after a good fetch, and this replica's part. */
@@ -130,15 +139,23 @@ export class Reconciler {
   readonly #leadership: Leadership;
   /** The term merged plans were last assessed in: a new term assesses them again. */
   #term: AbortSignal | undefined;
+  /** The epoch this process started in (ER §2.8: never refreshed under it). */
+  readonly #epoch: string;
+  /** Aborted once the journal's epoch is found superseded: every run stops, nothing starts. */
+  readonly #halt = new AbortController();
+  /** The journal's epoch when it was found superseded. */
+  #supersededBy: string | undefined;
 
-  private constructor(deps: ReconcilerDeps) {
+  private constructor(deps: ReconcilerDeps, epoch: string) {
     this.#d = deps;
+    this.#epoch = epoch;
     this.#leadership = deps.leadership ?? soleLeader();
   }
 
   /** Loads the name → digest bindings the journal already holds. */
   static async create(deps: ReconcilerDeps): Promise<Reconciler> {
-    const r = new Reconciler(deps);
+    const epoch = deps.epoch ?? (await deps.journal.installation()).epoch;
+    const r = new Reconciler(deps, epoch);
     for (const b of await deps.journal.nameBindings()) r.#bound.set(b.name, b.digest);
     return r;
   }
@@ -161,14 +178,55 @@ export class Reconciler {
     return this.#finished;
   }
 
-  /** Loops until stopped: a cycle, then wait for the poll interval or a hook. */
+  /**
+   * Loops until stopped: a cycle, then wait for the poll interval or a hook. Throws
+   * `EpochSuperseded` once this process outlived a recovery entry or a journal restore (after its
+   * runs stopped): it must not act again, and exits for its supervisor to restart it.
+   */
   async run(): Promise<void> {
-    while (!this.#d.signal.aborted) {
+    const halted = new Promise<"stop">((resolve) =>
+      this.#halt.signal.addEventListener("abort", () => resolve("stop"), { once: true })
+    );
+    while (!this.#d.signal.aborted && !this.#halt.signal.aborted) {
       await this.cycle();
-      if ((await this.#d.wakeup.wait(this.#d.pollIntervalMs)) === "stop") break;
+      if (this.#halt.signal.aborted) break;
+      const woke = await Promise.race([this.#d.wakeup.wait(this.#d.pollIntervalMs), halted]);
+      if (woke === "stop") break;
     }
     await this.settled();
+    const superseded = this.#supersededError();
+    if (superseded) throw superseded;
     this.#d.log.info("reconciler stopped");
+  }
+
+  /** The epoch refusal this process stops with, once its epoch was found superseded. */
+  #supersededError(): CairnError | undefined {
+    if (this.#supersededBy === undefined) return undefined;
+    return new CairnError({
+      reason: "EpochSuperseded",
+      message: `this process started in journal epoch ${this.#epoch}; the journal is now in ` +
+        `epoch ${this.#supersededBy} (a recovery entry or a journal restore): it stopped acting ` +
+        `and exits; a new process reads the new epoch`,
+    });
+  }
+
+  /**
+   * True once the journal's epoch is not the one this process started in; the first time, stops
+   * every run and says so. A process that outlived a recovery entry acts no more (ER §2.8).
+   */
+  async #superseded(): Promise<boolean> {
+    if (this.#halt.signal.aborted) return true;
+    const { epoch } = await this.#d.journal.installation();
+    if (epoch === this.#epoch) return false;
+    this.#supersededBy = epoch;
+    const why = this.#supersededError()!.message;
+    this.#ready = { ready: false, why: `EpochSuperseded: ${why}` };
+    this.#d.log.error("journal epoch superseded: this process stops acting", {
+      reason: "EpochSuperseded",
+      error: why,
+    });
+    this.#halt.abort(new Error(why));
+    return true;
   }
 
   /** One fetch-assess-publish-dispatch pass; errors are logged and counted, never thrown. */
@@ -178,6 +236,9 @@ export class Reconciler {
       const gitFetch = this.#d.source.fetch.bind(this.#d.source);
       // The stop signal ends a fetch in flight: a remote that never answers cannot hold SIGTERM.
       const fetched = await gitFetch({ signal: this.#d.signal });
+      // A process that outlived a recovery entry or a journal restore acts no more (the fetch
+      // before only reads).
+      if (await this.#superseded()) return;
       this.#ready = { ready: true };
       // The remote answered: reports it missed earlier go first (never after newer ones).
       await this.#retryPending();
@@ -534,18 +595,27 @@ export class Reconciler {
 
   /** Starts the first queued plan of every cluster whose slot is free, while leading. */
   #dispatch(): void {
-    if (this.#d.signal.aborted) return;
+    if (this.#d.signal.aborted || this.#halt.signal.aborted) return;
     const term = this.#leadership.term();
     if (!term) return;
-    // The run stops between steps on SIGTERM or when this term ends (leadership lost).
-    const deps = { ...this.#d, signal: AbortSignal.any([this.#d.signal, term]) };
+    // The run stops between steps on SIGTERM, when this term ends (leadership lost) or when this
+    // process's epoch is found superseded.
+    const deps = {
+      ...this.#d,
+      signal: AbortSignal.any([this.#d.signal, term, this.#halt.signal]),
+    };
     for (const q of [...this.#queue]) {
       if (this.#running.has(q.cluster)) continue;
       this.#queue.splice(this.#queue.indexOf(q), 1);
       const files = branchFiles(this.#d.source, this.#d.watchedBranch, () => this.#lastWatched);
       const run = new ExecutionRun(deps, q.facts, (docs, msg) => this.publish(docs, msg), files);
-      const p = run.run().then((rec) => {
+      const p = run.run().then(async (rec) => {
         this.#finished.push(rec);
+        // A run the journal refused for its epoch (a commit, a takeover, an owed hook's claim, any
+        // fenced act): this process outlived a recovery entry and stops acting, here and now.
+        if (rec.end.reasons.some((r) => r.reason === "EpochSuperseded")) {
+          await this.#superseded().catch(() => false);
+        }
         this.#running.delete(q.cluster);
         // Stopped by the end of its term, not by SIGTERM: the plan may run again in a later
         // term, which takes its operations over from the journal.

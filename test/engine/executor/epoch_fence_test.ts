@@ -5,11 +5,15 @@
  * nothing more reaches the cluster. Only a new process, which reads the new epoch, may act
  * (docs/operation-model.md §2.8). tools/mutants/epoch.json names the mutant this test kills.
  */
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import type { Journal } from "../../../src/ports/journal.ts";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import { CairnError } from "../../../src/domain/errors.ts";
+import type { ExecutorDeps } from "../../../src/engine/executor/deps.ts";
+import { takeOverStale } from "../../../src/engine/executor/step_loop.ts";
 import { startInprocWorld } from "../../_helpers/inproc_world.ts";
-import { counterIds } from "../../_helpers/journal_world.ts";
+import { approvedPlan, committed, counterIds, T0 } from "../../_helpers/journal_world.ts";
+import { MemoryLogger } from "../../_helpers/memory_logger.ts";
 
 const ADMIN = { identity: "test-admin", role: "recovery-admin" as const };
 
@@ -69,5 +73,32 @@ Deno.test("executor: a controller started before a journal restore is refused it
     assertEquals(w.twin.cluster.nodes.get("worker-2")!.installsSinceBoot, 0);
   } finally {
     await w.close();
+  }
+});
+
+Deno.test("executor: a takeover refused because the controller's epoch is superseded stops the run (EpochSuperseded), never a lost race", async () => {
+  const j = await openJournal({ url: ":memory:", ids: counterIds("k"), nowMs: T0 });
+  try {
+    const plan = await approvedPlan(j);
+    await committed(j, { plan: plan.digest, owner: "ctl_dead" });
+    const started = (await j.installation()).epoch;
+    // A recovery entry (a journal restore's) takes the live operation into the new epoch.
+    const current = await j.enterRecoveryMode(ADMIN, "journal restored from a backup", T0 + 5000);
+    const deps = {
+      journal: j,
+      epoch: started,
+      owner: "ctl_b",
+      clock: { now: () => T0 + 6000, sleep: () => Promise.resolve() },
+      log: new MemoryLogger(),
+    } as unknown as ExecutorDeps;
+    await rejects(takeOverStale(deps, { digest: plan.digest }), (e: unknown) => {
+      assert(e instanceof CairnError && e.reason === "EpochSuperseded", String(e));
+      assert(e.message.includes(started) && e.message.includes(current), e.message);
+      return true;
+    });
+    const ops = await j.listOperations();
+    assertEquals(ops.map((o) => o.owner), [ADMIN.identity], "nothing was taken over");
+  } finally {
+    await j.close();
   }
 });

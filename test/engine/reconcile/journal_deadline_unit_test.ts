@@ -26,6 +26,8 @@ Deno.test("a journal past its statement deadline makes the loop not ready with J
     },
     journal: {
       nameBindings: () => Promise.resolve([]),
+      // The epoch the loop checks every cycle (never moved here).
+      installation: () => Promise.resolve({ epoch: "ep_1", recoveryMode: false }),
       listOperations: (): Promise<OperationRecord[]> =>
         stalled.now
           ? Promise.reject(

@@ -32,7 +32,11 @@ Deno.test("a stop during a fetch that never answers ends the cycle at once", asy
   const unused = () => Promise.reject(new Error("not reached"));
   const r = await Reconciler.create({
     source: silentSource(),
-    journal: { nameBindings: () => Promise.resolve([]) } as unknown as Journal,
+    journal: {
+      nameBindings: () => Promise.resolve([]),
+      // The epoch the loop checks every cycle (never moved here).
+      installation: () => Promise.resolve({ epoch: "ep_1", recoveryMode: false }),
+    } as unknown as Journal,
     clock: new SimClock(0),
     log: new MemoryLogger(),
     signal: stop.signal,
