@@ -49,7 +49,7 @@ import {
 import type { FaultSchedule } from "../faults.ts";
 import type { Controllers } from "../kube/controllers.ts";
 import { evictPod, statusBody } from "../kube/eviction.ts";
-import { mergePatch, strategicMerge } from "../kube/patch.ts";
+import { clone, mergePatch, strategicMerge } from "../kube/patch.ts";
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "../kube/selectors.ts";
 import { parseDeprecatedApiMetrics } from "../../domain/k8s_upgrade/deprecated_apis.ts";
 import type { DeprecatedApiUse } from "../../domain/k8s_upgrade/preflight.ts";
@@ -89,7 +89,7 @@ interface Refusal {
 
 /** A copy, as an object read off the wire would be. */
 function wire<T>(o: T): T {
-  return structuredClone(o);
+  return clone(o);
 }
 
 function path(ref: KubeResourceRef, namespace?: string, name?: string): string {
@@ -281,7 +281,7 @@ export class InprocKube implements Kube {
     if (name === "") {
       return Promise.resolve({ kind: "rejected", code: 422, message: "metadata.name: Required" });
     }
-    const input = structuredClone(body) as unknown as Obj;
+    const input = clone(body) as unknown as Obj;
     input.metadata = { ...(input.metadata ?? {}), name, ...(namespace ? { namespace } : {}) };
     const stored = this.#o.store.create(t, input);
     if (!stored) {

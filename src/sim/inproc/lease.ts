@@ -10,6 +10,7 @@ import { leaseFromWire, LEASES, leaseToWire } from "../../adapters/kube/lease_ma
 import type { LeaseSpec, LeaseStore, LeaseWrite, ObservedLease } from "../../ports/lease.ts";
 import { statusBody } from "../kube/eviction.ts";
 import { leaseRefusal } from "../kube/lease.ts";
+import { clone } from "../kube/patch.ts";
 import type { Obj, Store } from "../kube/store.ts";
 
 /** Counts of Lease requests, for tests that bound an election's traffic. */
@@ -48,7 +49,7 @@ export class InprocLeaseStore implements LeaseStore {
     this.#reachable(what);
     this.stats.reads++;
     const o = this.store.get(this.#type, this.namespace, this.name);
-    return Promise.resolve(o ? leaseFromWire(structuredClone(o), what) : undefined);
+    return Promise.resolve(o ? leaseFromWire(clone(o), what) : undefined);
   }
 
   create(spec: LeaseSpec): Promise<LeaseWrite> {
@@ -61,7 +62,7 @@ export class InprocLeaseStore implements LeaseStore {
     if (!created) return this.#conflict(`leases "${this.name}" already exists`);
     return Promise.resolve({
       kind: "written",
-      lease: leaseFromWire(structuredClone(created), what),
+      lease: leaseFromWire(clone(created), what),
     });
   }
 
@@ -79,12 +80,12 @@ export class InprocLeaseStore implements LeaseStore {
       );
     }
     const next = {
-      ...structuredClone(cur),
+      ...clone(cur),
       spec: leaseToWire(this.namespace, this.name, spec).spec,
     } as Obj;
     this.#valid(next, what);
     const put = this.store.put(this.#type, next);
-    return Promise.resolve({ kind: "written", lease: leaseFromWire(structuredClone(put), what) });
+    return Promise.resolve({ kind: "written", lease: leaseFromWire(clone(put), what) });
   }
 
   #valid(o: Obj, what: string): void {

@@ -16,6 +16,7 @@ import { createHash } from "node:crypto";
 import type { SimClock } from "../clock.ts";
 import type { FaultSchedule } from "../faults.ts";
 import type { Controllers } from "./controllers.ts";
+import { clone } from "./patch.ts";
 import { stableJson } from "./rollout.ts";
 import type { Obj, ResourceType, Store } from "./store.ts";
 
@@ -44,7 +45,7 @@ export function revisionOf(ds: Obj): string {
 export function daemonPod(ds: Obj): Obj {
   const tpl = rec(rec(ds.spec).template);
   const meta = rec(tpl.metadata);
-  const spec = structuredClone(rec(tpl.spec));
+  const spec = clone(rec(tpl.spec));
   // The twin's DaemonSet pods run on every node, control planes included.
   spec.tolerations = [{ operator: "Exists" }];
   return {

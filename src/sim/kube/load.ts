@@ -9,6 +9,7 @@ import { containerStatuses, type Controllers, podConditions } from "./controller
 import { isoSeconds, type Obj } from "./store.ts";
 import { defaultWorkload } from "./defaults.ts";
 import { daemonPod } from "./daemonset_rollout.ts";
+import { clone } from "./patch.ts";
 import { createHash } from "node:crypto";
 
 type R = Record<string, unknown>;
@@ -172,7 +173,7 @@ export function templatePod(w: Obj, ownerKind: string, owner: Obj): Obj {
   };
 }
 
-const clonePlain = (v: R): R => structuredClone(v);
+const clonePlain = (v: R): R => clone(v);
 
 /** Starts the pods a workload wants; at load time they come up Running and Ready at once. */
 function expandWorkloads(c: Controllers): void {

@@ -11,7 +11,28 @@ export class PatchError extends Error {}
 const isObject = (v: unknown): v is JsonObject =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
-export const clone = <T>(v: T): T => structuredClone(v);
+/**
+ * A deep copy of stored or received data. The twin's objects are JSON-shaped (plain objects,
+ * arrays, primitives), which a recursive copy takes about eight times faster than
+ * `structuredClone` (a serialise and deserialise): the in-process twin copies every object it
+ * hands out, and that copy was a tenth of a simulated seed's CPU (issue 16). Anything that is not
+ * a plain object or array (a Date, a Map, a typed array, a class instance) still goes through
+ * `structuredClone`, so such a value is copied as before. Unlike `structuredClone`, an object
+ * referenced twice is copied twice, as a JSON body read off the wire would be.
+ */
+export function clone<T>(v: T): T {
+  if (typeof v !== "object" || v === null) return v;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = clone(v[i]);
+    return out as T;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(v);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) out[k] = clone((v as Record<string, unknown>)[k]);
+  return out as T;
+}
 
 /** RFC 7386 JSON merge patch. */
 export function mergePatch(target: Json, patch: Json): Json {

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { SimClock } from "../clock.ts";
 import type { Controllers } from "./controllers.ts";
 import { templatePod } from "./load.ts";
+import { clone } from "./patch.ts";
 import type { Obj, ResourceType, Store } from "./store.ts";
 
 type R = Record<string, unknown>;
@@ -36,7 +37,7 @@ const controlledBy = (o: Obj, owner: Obj) =>
 
 /** A pod template's identity: its content, without the hash label its ReplicaSet adds. */
 export function templateKey(template: unknown): string {
-  const tpl = structuredClone(rec(template));
+  const tpl = clone(rec(template));
   const meta = rec(tpl.metadata);
   const labels = { ...rec(meta.labels) };
   delete labels["pod-template-hash"];
@@ -138,7 +139,7 @@ function scale(store: Store, type: ResourceType, rs: Obj, replicas: number): voi
 
 /** The new ReplicaSet for the Deployment's template, named by its hash as the controller does. */
 function createReplicaSet(store: Store, type: ResourceType, dep: Obj): Obj {
-  const tpl = structuredClone(rec(rec(dep.spec).template));
+  const tpl = clone(rec(rec(dep.spec).template));
   const hash = createHash("sha256").update(stableJson(tpl)).digest("hex").slice(0, 10)
     .replace(/[0-9]/g, (d) => "bcdfghjklm"[Number(d)]!);
   const meta = rec(tpl.metadata);
