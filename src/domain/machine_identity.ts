@@ -9,6 +9,7 @@
  * Pure: the reads happen in the executor; this module only compares.
  */
 import { parse } from "yaml";
+import { ContentMemo } from "./content_memo.ts";
 
 /** The COSI resource holding the SMBIOS facts (reader role, namespace `hardware`). */
 export const SYSTEM_INFORMATION = {
@@ -67,6 +68,14 @@ export function normalizeUuid(raw: string): string | undefined {
 
 /** The `uuid` of a SystemInformation resource's YAML spec. */
 export function uuidFromSystemInformation(yamlSpec: string): UuidReading {
+  // The executor reads the identity at every commitment and attempt, and a machine answers the
+  // same text each time: parsed once per text (issue 16). The reading is frozen, so shared.
+  return readings.get(yamlSpec, () => Object.freeze(parseSystemInformation(yamlSpec)));
+}
+
+const readings = new ContentMemo<UuidReading>(64);
+
+function parseSystemInformation(yamlSpec: string): UuidReading {
   let doc: unknown;
   try {
     doc = parse(yamlSpec);

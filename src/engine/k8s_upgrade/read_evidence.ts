@@ -23,6 +23,7 @@ import type {
 import type { ComponentVersion } from "../../domain/k8s_upgrade/skew.ts";
 import { holdsScope } from "../../domain/operation.ts";
 import { parse } from "yaml";
+import { ContentMemo } from "../../domain/content_memo.ts";
 
 /** Where Talos keeps the bootstrap manifest inventory (`constants.KubernetesInventoryNamespace`). */
 export const INVENTORY = {
@@ -120,7 +121,23 @@ export async function readStaticPod(
   timeoutMs: number,
 ): Promise<StaticPodReading> {
   const r = await talos.resource(address, staticPodStatusRef(component, node), { timeoutMs });
-  const status = parse(r.yamlSpec) as {
+  // Every poll reads each control plane's pods, and a pod answers the same text until it changes:
+  // parsed once per text (a YAML parse per read was a share of a simulated seed, issue 16).
+  const s = podStatuses.get(
+    `${component}\u0000${r.yamlSpec}`,
+    () => podStatusOf(component, r.yamlSpec),
+  );
+  return { version: s.version, ready: s.ready, resourceVersion: r.version };
+}
+
+/** What a static pod's status text says; a text that is not YAML throws, as it always did. */
+const podStatuses = new ContentMemo<{ version: string | undefined; ready: boolean }>(64);
+
+function podStatusOf(
+  component: StaticPod,
+  yamlSpec: string,
+): { version: string | undefined; ready: boolean } {
+  const status = parse(yamlSpec) as {
     conditions?: { type?: string; status?: string }[];
     containerStatuses?: { name?: string; image?: string }[];
   } | null;
@@ -129,7 +146,6 @@ export async function readStaticPod(
   return {
     version: container?.image ? imageTag(container.image) : undefined,
     ready: (status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
-    resourceVersion: r.version,
   };
 }
 

@@ -91,12 +91,40 @@ export function configuredImage(
   config: string,
   component: keyof typeof IMAGE_PATHS,
 ): string | undefined {
-  for (const doc of parseAllDocuments(config)) {
-    if (!("contents" in doc) || doc.errors.length > 0) continue;
-    const v = doc.getIn(IMAGE_PATHS[component]);
-    if (typeof v === "string") return v;
+  let images = configuredImages.get(config);
+  if (!images) {
+    images = imagesOf(config);
+    configuredImages.set(config, images);
+    if (configuredImages.size > MEMO_MAX) {
+      configuredImages.delete(configuredImages.keys().next().value!);
+    }
   }
-  return undefined;
+  return images[component];
+}
+
+/**
+ * Every component's image of a configuration, by its text: a node asks for each component at
+ * every configuration change, and the campaign's nodes share a handful of texts, so each text is
+ * parsed once (a YAML parse was most of a twin apply's CPU, issue 16). A string holds no state to
+ * corrupt; bounded, the oldest text goes first.
+ */
+const configuredImages = new Map<string, Readonly<Record<string, string | undefined>>>();
+const MEMO_MAX = 64;
+
+function imagesOf(config: string): Readonly<Record<string, string | undefined>> {
+  const docs = parseAllDocuments(config);
+  const out: Record<string, string | undefined> = {};
+  for (const [component, path] of Object.entries(IMAGE_PATHS)) {
+    for (const doc of docs) {
+      if (!("contents" in doc) || doc.errors.length > 0) continue;
+      const v = doc.getIn(path);
+      if (typeof v === "string") {
+        out[component] = v;
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 /** Receives what the node's kubelet reports (mirror pods, its own version). */
@@ -190,19 +218,32 @@ export class NodeComponents {
   staticPodStatus(id: string): { version: string; yaml: string } | undefined {
     const pod = [...this.pods.values()].find((p) => id === `kube-system/${p.component}-${p.node}`);
     if (!pod) return undefined;
-    return {
-      version: String(pod.configVersion),
-      yaml: stringify({
-        phase: "Running",
-        conditions: [{ type: "Ready", status: pod.ready ? "True" : "False" }],
-        containerStatuses: [{
-          name: pod.component,
-          image: pod.image,
-          ready: pod.ready,
-          started: true,
-          state: { running: { startedAt: new Date(pod.startedAtMs).toISOString() } },
-        }],
-      }),
-    };
+    return { version: String(pod.configVersion), yaml: statusYaml(pod) };
   }
+}
+
+/**
+ * A pod's status as Talos serves it, written once per report: a report is never changed in place
+ * (a change is a new report), and the executor reads the status of every control plane's pods at
+ * each poll.
+ */
+const statusTexts = new WeakMap<StaticPodReport, string>();
+
+function statusYaml(pod: StaticPodReport): string {
+  let yaml = statusTexts.get(pod);
+  if (yaml === undefined) {
+    yaml = stringify({
+      phase: "Running",
+      conditions: [{ type: "Ready", status: pod.ready ? "True" : "False" }],
+      containerStatuses: [{
+        name: pod.component,
+        image: pod.image,
+        ready: pod.ready,
+        started: true,
+        state: { running: { startedAt: new Date(pod.startedAtMs).toISOString() } },
+      }],
+    });
+    statusTexts.set(pod, yaml);
+  }
+  return yaml;
 }

@@ -55,6 +55,34 @@ function parseDoc(text: string): Doc {
   }
 }
 
+/** What the running services take from a document: its time servers and kernel modules. */
+interface RunningFacts {
+  readonly timeServers: readonly string[];
+  readonly modules: readonly string[];
+}
+
+/**
+ * The facts of a document, by its text: every machine boots (and every apply activates) one of a
+ * handful of texts, and parsing each again was a share of a simulated seed's CPU (issue 16).
+ * Frozen, and copied where a machine keeps them; bounded, the oldest text goes first.
+ */
+const runningFacts = new Map<string, RunningFacts>();
+const FACTS_MAX = 64;
+
+function factsOf(text: string): RunningFacts {
+  let f = runningFacts.get(text);
+  if (!f) {
+    const d = parseDoc(text);
+    f = Object.freeze({
+      timeServers: Object.freeze(timeServersOf(d)),
+      modules: Object.freeze(modulesOf(d)),
+    });
+    runningFacts.set(text, f);
+    if (runningFacts.size > FACTS_MAX) runningFacts.delete(runningFacts.keys().next().value!);
+  }
+  return f;
+}
+
 function timeServersOf(d: Doc): string[] {
   const servers = ((d["machine"] as Doc | undefined)?.["time"] as Doc | undefined)?.["servers"];
   return Array.isArray(servers) ? servers.map(String) : [];
@@ -81,9 +109,9 @@ export class MachineConfigState {
   constructor(initial: string) {
     this.persistent = initial;
     this.active = initial;
-    const d = parseDoc(initial);
-    this.runningTimeServers = timeServersOf(d);
-    this.loadedModules = new Set(modulesOf(d));
+    const f = factsOf(initial);
+    this.runningTimeServers = [...f.timeServers];
+    this.loadedModules = new Set(f.modules);
   }
 
   /** STAGED: the next boot runs it; nothing running changes. */
@@ -103,19 +131,19 @@ export class MachineConfigState {
     this.active = data;
     this.activeVersion++;
     if (o.deferred) return;
-    const d = parseDoc(data);
-    this.runningTimeServers = timeServersOf(d);
-    for (const m of modulesOf(d)) this.loadedModules.add(m);
+    const f = factsOf(data);
+    this.runningTimeServers = [...f.timeServers];
+    for (const m of f.modules) this.loadedModules.add(m);
   }
 
   /** A boot runs the persistent document: it becomes active and every service starts from it. */
   boot(): void {
     if (this.active !== this.persistent) this.activeVersion++;
     this.active = this.persistent;
-    const d = parseDoc(this.active);
-    this.runningTimeServers = timeServersOf(d);
+    const f = factsOf(this.active);
+    this.runningTimeServers = [...f.timeServers];
     this.loadedModules.clear();
-    for (const m of modulesOf(d)) this.loadedModules.add(m);
+    for (const m of f.modules) this.loadedModules.add(m);
   }
 
   /**
