@@ -328,3 +328,48 @@ export function encodeId(prefix: string, bytes: Uint8Array): string {
   if (bits > 0) out += B32[(acc << (5 - bits)) & 31];
   return `${prefix}_${out}`;
 }
+
+/**
+ * The node hooks' Job creates (docs/operating.md#node-hooks): attempts of the step's operation,
+ * fenced and accounted like any other, but requests to the Kubernetes API for an object beside
+ * the step, never requests to the machine the operation holds.
+ */
+export const HOOK_PHASES = ["pre-hook", "post-hook"] as const satisfies readonly Phase[];
+
+/** True for a node hook's Job create. */
+export function isHookPhase(phase: string): boolean {
+  return (HOOK_PHASES as readonly string[]).includes(phase);
+}
+
+/**
+ * Whether an operation's attempts prove it `rejected` (docs/operation-model.md#operation-states):
+ * every request to the machine has a definitive rejection of the class proven to precede any
+ * mutation, and there is at least one. A node hook's Job create is not a request to the machine:
+ * its answer (the Job created, or the API server's refusal) accounts for it and says nothing about
+ * whether the machine changed, so it needs that answer and nothing more. An accepted hook beside
+ * a refused machine request therefore leaves the operation `rejected` (the machine never changed);
+ * an unanswered one leaves it `unresolved`.
+ */
+export function rejectionProven(
+  attempts: ReadonlyArray<{ readonly phase: string; readonly responseClass: string | null }>,
+): boolean {
+  const machine = attempts.filter((a) => !isHookPhase(a.phase));
+  return machine.length > 0 &&
+    machine.every((a) => a.responseClass === "rejected-pre-mutation") &&
+    attempts.filter((a) => isHookPhase(a.phase)).every((a) =>
+      a.responseClass !== null && accountsForAttempt(a.responseClass as ResponseClass)
+    );
+}
+
+/**
+ * The reason a controller records when an operator's stop (SIGINT/SIGTERM) leaves a committed step
+ * in flight: the operation becomes `unresolved` without any classification (a stop is not
+ * evidence), so, like a takeover of work in flight, it may be resumed from the journal by the next
+ * owner (docs/recovery.md#resume-after-a-takeover).
+ */
+export const OPERATOR_STOP_REASON = "StoppedByOperator";
+
+/** True when a recorded transition reason (`Reason: detail`) is an operator's stop. */
+export function isOperatorStop(reason: unknown): boolean {
+  return typeof reason === "string" && reason.startsWith(`${OPERATOR_STOP_REASON}:`);
+}

@@ -1490,6 +1490,13 @@ export const REASONS = [
     meaning: "The controller was asked to stop between steps.",
   },
   {
+    code: "StoppedByOperator",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "The run was stopped (SIGINT/SIGTERM) while a committed step was in flight: its operation is recorded unresolved with this reason, a request sent and not answered stays unaccounted (a stop is not a transport failure), and no health round cut short classifies anything; the next run takes it over (a TalosUpgrade step resumes from the journal) or `cairn recover` settles it.",
+  },
+  {
     code: "AlreadyCompleted",
     area: "executor",
     retry: "never",
@@ -1836,6 +1843,13 @@ export const REASONS = [
     retry: "wait",
     meaning:
       "A window is open but less of it is left than the node step is expected to take: the node waits for the next window long enough for it.",
+  },
+  {
+    code: "MachineFrozen",
+    area: "operating",
+    retry: "wait",
+    meaning:
+      "The machine's own scope gate is frozen (comparison 6): nothing is sent to it, an owed post hook included, until an approver unfreezes that machine; the rest of the cluster is not frozen by it.",
   },
   {
     code: "ClusterFrozen",

@@ -382,7 +382,10 @@ export type HookClaimResult =
       | "not-owed"
       | "scope-held"
       | "epoch-superseded"
-      | "gate-frozen"
+      /** The operation's own machine is frozen (its scope gate, comparison 6). */
+      | "machine-frozen"
+      /** The whole cluster is frozen (`cairn freeze`). */
+      | "cluster-frozen"
       | "gate-recovery";
     readonly detail: string;
   };

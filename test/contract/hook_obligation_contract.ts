@@ -6,7 +6,7 @@
  * contract (libSQL and PostgreSQL) and on its own (`test/adapters/journal/hook_obligation_test.ts`).
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import type { Journal } from "../../src/ports/journal.ts";
+import type { Journal, OwnerToken } from "../../src/ports/journal.ts";
 import {
   ADMIN,
   approvedPlan,
@@ -18,6 +18,39 @@ import {
 
 const PRE = "a".repeat(64);
 const POST = "b".repeat(64);
+
+/** The pre hook's Job create answered, then the machine refuses its request by validation. */
+async function rejectAfterHook(
+  j: Journal,
+  a: { opId: string; token: OwnerToken; evidence: string; hook: string },
+) {
+  await j.recordResponse({
+    attemptId: a.hook,
+    token: a.token,
+    responseClass: "accepted",
+    detail: "created",
+    nowMs: T0 + 2250,
+  });
+  const apply = await j.beginAttempt({
+    operationId: a.opId,
+    token: a.token,
+    phase: "config-apply",
+    requestDigest: "c".repeat(64),
+    route: "apid:node=10.5.0.6",
+    evidenceId: a.evidence,
+    transportDeadlineMs: T0 + 60_000,
+    verificationDeadlineMs: T0 + 600_000,
+    nowMs: T0 + 2260,
+  });
+  assert(apply.ok, JSON.stringify(apply));
+  return await j.recordResponse({
+    attemptId: apply.attempt.id,
+    token: a.token,
+    responseClass: "rejected-pre-mutation",
+    detail: "rejected",
+    nowMs: T0 + 2300,
+  });
+}
 
 export async function owedHookContract(j: Journal): Promise<void> {
   const a = await approvedPlan(j);
@@ -47,14 +80,9 @@ export async function owedHookContract(j: Journal): Promise<void> {
     nowMs: T0 + 2200,
   });
   assert(att.ok);
-  // The only attempt's definitive pre-mutation rejection ends the operation (`rejected`).
-  const after = await j.recordResponse({
-    attemptId: att.attempt.id,
-    token,
-    responseClass: "rejected-pre-mutation",
-    detail: "rejected",
-    nowMs: T0 + 2300,
-  });
+  // The pre hook's Job created, then the machine's definitive pre-mutation rejection of the only
+  // request to it ends the operation (`rejected`; a hook's Job create is not a machine request).
+  const after = await rejectAfterHook(j, { opId: op.id, token, evidence, hook: att.attempt.id });
   assertEquals(after.state, "rejected");
   assertEquals(await states(), ["owed"]);
   // Another plan's commitment on the same machine is refused while the post hook is owed.
@@ -138,13 +166,7 @@ export async function owedHookGateContract(j: Journal): Promise<void> {
     nowMs: T0 + 2200,
   });
   assert(att.ok);
-  await j.recordResponse({
-    attemptId: att.attempt.id,
-    token,
-    responseClass: "rejected-pre-mutation",
-    detail: "rejected",
-    nowMs: T0 + 2300,
-  });
+  await rejectAfterHook(j, { opId: op.id, token, evidence, hook: att.attempt.id });
   const claim = async (at: number) =>
     await j.claimOwedHook({
       operationId: op.id,
@@ -155,8 +177,24 @@ export async function owedHookGateContract(j: Journal): Promise<void> {
     });
   await j.setFrozen("worker-1", true, APPROVER, T0 + 2400);
   const frozen = await claim(T0 + 2500);
-  assertEquals([frozen.ok, !frozen.ok && frozen.cause], [false, "gate-frozen"]);
+  assertEquals([frozen.ok, !frozen.ok && frozen.cause], [false, "machine-frozen"]);
   await j.setFrozen("worker-1", false, APPROVER, T0 + 2600);
+  // The cluster's freeze is its own cause: a frozen machine is never reported as a frozen cluster.
+  const freezeCluster = (frozen: boolean, at: number) =>
+    j.setClusterFrozen({
+      cluster: "home-ops",
+      frozen,
+      reason: frozen ? "storage maintenance" : "done",
+      actor: APPROVER,
+      nowMs: at,
+    });
+  await freezeCluster(true, T0 + 2610);
+  const clusterFrozen = await claim(T0 + 2620);
+  assertEquals([clusterFrozen.ok, !clusterFrozen.ok && clusterFrozen.cause], [
+    false,
+    "cluster-frozen",
+  ]);
+  await freezeCluster(false, T0 + 2630);
   await j.enterRecoveryMode(ADMIN, "restored backup b-1", T0 + 2700);
   const held = await claim(T0 + 2800);
   assertEquals([held.ok, !held.ok && held.cause], [false, "gate-recovery"]);

@@ -9,6 +9,7 @@ import {
   type OperationState,
   REFUSAL_CAUSES,
   refusalUnsettlesCommitted,
+  rejectionProven,
   RESPONSE_CLASSES,
 } from "../../src/domain/operation.ts";
 
@@ -75,4 +76,24 @@ Deno.test("encodeId() renders 128 bits as 26 lower-case base32 characters", () =
   bytes[0] = 0b10000100; // 10000|100 00… → "q", "q"
   assert(encodeId("op", bytes).startsWith("op_qqa"));
   throws(() => encodeId("ep", new Uint8Array(15)), RangeError);
+});
+
+Deno.test("rejected is proven by a validation refusal of every request to the machine; a node hook's Job create needs only its answer", () => {
+  const att = (phase: string, responseClass: string | null) => ({ phase, responseClass });
+  const refused = att("config-apply", "rejected-pre-mutation");
+  assertEquals(rejectionProven([refused]), true);
+  // The hook's Job was created: the machine still never changed.
+  assertEquals(rejectionProven([att("pre-hook", "accepted"), refused]), true);
+  assertEquals(rejectionProven([att("pre-hook", "target-error"), refused]), true);
+  // A hook create with no answer leaves the operation open; so does no request to the machine.
+  assertEquals(rejectionProven([att("pre-hook", null), refused]), false);
+  assertEquals(rejectionProven([att("pre-hook", "transport-failure"), refused]), false);
+  assertEquals(rejectionProven([att("pre-hook", "rejected-pre-mutation")]), false);
+  assertEquals(rejectionProven([]), false);
+  // Any other answer from the machine, before or after, is not a rejection of every request.
+  assertEquals(
+    rejectionProven([att("pull", "accepted"), att("install", "rejected-pre-mutation")]),
+    false,
+  );
+  assertEquals(rejectionProven([refused, att("config-apply", "target-error")]), false);
 });

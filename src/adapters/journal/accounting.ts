@@ -4,6 +4,7 @@ import {
   canTransition,
   MIN_SETTLE_FLOOR_MS,
   type OperationState,
+  rejectionProven,
   type ResponseClass,
 } from "../../domain/operation.ts";
 import type {
@@ -34,10 +35,14 @@ function responseMove(
   cls: ResponseClass,
   atts: readonly AttemptTable[],
 ): OperationState | null {
-  const allRejected = atts.every((a) => a.response_class === "rejected-pre-mutation");
-  if ((state === "sending" || state === "unresolved") && allRejected) return "rejected";
+  if ((state === "sending" || state === "unresolved") && rejected(atts)) return "rejected";
   if (state !== "sending" || cls === "accepted") return null;
   return "unresolved";
+}
+
+/** The operation's attempts prove it `rejected` (node hooks' Job creates need only an answer). */
+function rejected(atts: readonly AttemptTable[]): boolean {
+  return rejectionProven(atts.map((a) => ({ phase: a.phase, responseClass: a.response_class })));
 }
 
 /** Records a response; target responses account for the attempt; forced moves follow. */
@@ -144,8 +149,12 @@ export async function transitionTx(ctx: Ctx, input: TransitionInput): Promise<Op
   } else if (input.to === "completed" || input.to === "failed") {
     await checkCompletion(ctx, op, input.to, input.observationId);
   } else if (input.to === "rejected") {
-    if (atts.length === 0 || atts.some((a) => a.response_class !== "rejected-pre-mutation")) {
-      fail("TransitionIllegal", "rejected needs a definitive rejection for every attempt");
+    if (!rejected(atts)) {
+      fail(
+        "TransitionIllegal",
+        "rejected needs a definitive rejection of every request to the machine (and an answer " +
+          "to every node hook's Job create)",
+      );
     }
   }
   await move(ctx, {

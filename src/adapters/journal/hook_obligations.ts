@@ -83,7 +83,7 @@ export async function hookClaimTx(ctx: Ctx, input: HookClaimInput): Promise<Hook
   if (gate) {
     return {
       ok: false,
-      cause: gate.cause === "gate-frozen" ? "gate-frozen" : "gate-recovery",
+      cause: gate.cause === "gate-frozen" ? "machine-frozen" : "gate-recovery",
       detail: gate.detail,
     };
   }
@@ -92,7 +92,7 @@ export async function hookClaimTx(ctx: Ctx, input: HookClaimInput): Promise<Hook
   if (freeze?.frozen) {
     return {
       ok: false,
-      cause: "gate-frozen",
+      cause: "cluster-frozen",
       detail: `cluster ${op.cluster} is frozen: ${freeze.reason}`,
     };
   }

@@ -6,7 +6,12 @@
  * accepted phases are never sent again, and only a phase whose effect the API server decides may
  * be classified from a reading.
  */
-import { IN_FLIGHT_STATES, OBSERVABLE_PHASES, type Phase } from "../../domain/operation.ts";
+import {
+  IN_FLIGHT_STATES,
+  isOperatorStop,
+  OBSERVABLE_PHASES,
+  type Phase,
+} from "../../domain/operation.ts";
 import type { AttemptReading, OperationRecord, ResumeInput } from "../../ports/journal.ts";
 import { checkApproval, checkGate } from "./comparisons.ts";
 import { assertOwner, type Ctx, machineEvent } from "./context.ts";
@@ -31,14 +36,17 @@ const CONTINUABLE = new Set([
 async function lastEntry(
   ctx: Ctx,
   op: OperationTable,
-): Promise<"takeover" | "halt" | "human" | "none"> {
+): Promise<"takeover" | "stopped" | "halt" | "human" | "none"> {
   const events = await ctx.tx.selectFrom("events").select(["kind", "actor", "body"])
     .where("operation_id", "=", op.id).where("kind", "in", ["transition", "ownership"])
     .orderBy("seq").execute();
-  let last: "takeover" | "halt" | "human" | "none" = "none";
+  let last: "takeover" | "stopped" | "halt" | "human" | "none" = "none";
   for (const e of events) {
     const body = JSON.parse(e.body) as Record<string, unknown>;
-    if (e.kind === "transition" && body["to"] === "unresolved") last = "halt";
+    if (e.kind === "transition" && body["to"] === "unresolved") {
+      // An operator's stop left the step in flight, unclassified: it stands as a takeover would.
+      last = isOperatorStop(body["reason"]) ? "stopped" : "halt";
+    }
     if (e.kind !== "ownership") continue;
     // A recovery-admin's takeover hands the operation to a person: never resumed automatically.
     if (!e.actor.endsWith(" (controller)")) last = "human";
@@ -77,7 +85,8 @@ export async function resumeTx(ctx: Ctx, input: ResumeInput): Promise<OperationR
     fail("ResumeRefused", `operation ${op.id} not resumed: ${why}`, { operation: op.id });
   if (op.state !== "unresolved") no(`it is ${op.state}`);
   const entry = await lastEntry(ctx, op);
-  if (entry !== "takeover") {
+  // A stopped executor's own attempts are still its own until a new owner takes it over (below).
+  if (entry !== "takeover" && entry !== "stopped") {
     no(
       entry === "halt"
         ? "its executor classified it unresolved"

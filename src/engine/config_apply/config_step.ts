@@ -30,6 +30,8 @@ import {
   type NodeOutcome,
   notCommitted,
   outcome,
+  settledAtResponse,
+  stoppedMidStep,
   transition,
 } from "../executor/step_outcome.ts";
 import {
@@ -118,10 +120,7 @@ export async function runConfigNode(
       return { ...await applyAndActivate(s, bound, target, classification), classification };
     } catch (e) {
       if (deps.signal?.aborted) {
-        return {
-          ...outcome(s, "stopped", "Stopped", "the controller was asked to stop"),
-          classification,
-        };
+        return { ...await stoppedMidStep(s, deps.signal.reason), classification };
       }
       return { ...await haltUnresolved(s, "ExecutorError", errorText(e)), classification };
     }
@@ -392,15 +391,13 @@ async function notAccepted(
 ): Promise<ConfigNodeOutcome> {
   const why = `${phase}: ${responseClass}: ${detail}`;
   if (responseClass === "rejected-pre-mutation") {
-    // The post hooks the step owes run before it is classified (a hook's accepted Job create then
-    // keeps the operation from `rejected`: it stays unresolved below).
-    await s.postHooks?.run(false);
-    // A validation refusal before any mutation: every attempt of the step was rejected.
-    try {
-      await transition(s, "rejected", "ConfigApplyRejected", why);
-      return outcome(s, "rejected", "ConfigApplyRejected", why);
-    } catch {
-      // Another attempt was accepted earlier (the reboot after a stored apply): unresolved.
+    // A validation refusal before any mutation settles the operation `rejected` as the journal
+    // records it, when it was the only request to the machine (node hooks' Job creates beside it
+    // are answered, not requests to the machine); its owed post hooks then go out as owed hooks.
+    // After an accepted apply (a refused reboot) it stays unresolved below.
+    const now = await s.deps.journal.getOperation(s.operationId);
+    if (now?.state === "rejected") {
+      return await settledAtResponse(s, now, "ConfigApplyRejected", why);
     }
   }
   const lost = responseClass === "lost" || responseClass === "transport-failure";

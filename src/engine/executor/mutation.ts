@@ -58,11 +58,15 @@ export interface Admission<E, A> {
 /**
  * The one mutation path (docs/operation-model.md#the-node-step): intent, fresh evidence, attempt
  * record, send, response recorded. If the journal cannot be written, nothing is sent (the error
- * propagates); a send that throws after admission is a transport failure, recorded as such.
+ * propagates); a send that throws after admission is a transport failure, recorded as such —
+ * unless the run was stopped (`stop` aborted): an operator's stop is not a transport failure, so no
+ * response is recorded, the attempt stays unaccounted (the request may still land, evictions
+ * already accepted still proceed) and the stop propagates to the step, which records it.
  */
 export async function mutateThrough<T, E, A>(
   admission: Admission<E, A>,
   send: (evidence: E, attempt: A) => Promise<Sent<T>>,
+  stop?: AbortSignal,
 ): Promise<MutationResult<T>> {
   await admission.recordIntent();
   const evidence = await admission.freshEvidence();
@@ -73,6 +77,7 @@ export async function mutateThrough<T, E, A>(
   try {
     sent = await send(evidence.evidence, begun.attempt);
   } catch (e) {
+    if (stop?.aborted) throw e;
     // A send that threw after the attempt committed: the request may have gone out.
     sent = { responseClass: "transport-failure", detail: errorText(e) };
   }
@@ -171,7 +176,7 @@ export function mutate<T>(
       });
     },
   };
-  return mutateThrough(admission, () => m.send(s.deps.callTimeoutMs(transportMs)));
+  return mutateThrough(admission, () => m.send(s.deps.callTimeoutMs(transportMs)), s.deps.signal);
 }
 
 /** Maps a Talos mutation's outcome to ER's response classes. */

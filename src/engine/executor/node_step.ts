@@ -1,6 +1,6 @@
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
-import { isInFlight } from "../../domain/operation.ts";
+import { isInFlight, isTerminal } from "../../domain/operation.ts";
 import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
@@ -13,7 +13,14 @@ import type { Halt, PhaseResult } from "./halt.ts";
 import { unresolved } from "./halt.ts";
 import { cordonPhase, uncordonPhase } from "./kube_phases.ts";
 import { errorText } from "./mutation.ts";
-import { type NodeOutcome, notCommitted, outcome, transition } from "./step_outcome.ts";
+import {
+  type NodeOutcome,
+  notCommitted,
+  outcome,
+  settledAtResponse,
+  stoppedMidStep,
+  transition,
+} from "./step_outcome.ts";
 import { installPhase, pullPhase, rebootPhase } from "./talos_phases.ts";
 import { runPostHooks, runPreHooks } from "../operating/hooks.ts";
 import { awaitBoot, completionObservation, NODE_READERS, roundsUntilPass } from "./verify_phase.ts";
@@ -116,9 +123,18 @@ async function committedStep(
       result = await phases(s, cursor);
     } catch (e) {
       if (deps.signal?.aborted) {
-        return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+        return await stoppedMidStep(s, deps.signal.reason);
       }
       result = { ok: false, halt: unresolved("ExecutorError", errorText(e)) };
+    }
+  }
+  if (!result.ok) {
+    // The journal may have settled the operation as it recorded a response (a pull refused by
+    // validation before anything happened is `rejected`): its state is the outcome, and the post
+    // hooks go out through the owed-hook claim (nothing more is admitted on a settled operation).
+    const now = await deps.journal.getOperation(s.operationId);
+    if (now && isTerminal(now.state)) {
+      return await settledAtResponse(s, now, result.halt.reason, result.halt.detail);
     }
   }
   // Post hooks run whenever their pre hook was attempted, before the step is classified.

@@ -33,6 +33,7 @@ import {
   type NodeOutcome,
   notCommitted,
   outcome,
+  stoppedMidStep,
   transition,
 } from "../executor/step_outcome.ts";
 import { checkKubernetes } from "./preflight_check.ts";
@@ -172,7 +173,7 @@ export async function runComponentStep(
       return await upgrade(s, component, retag(image, plan.spec.to));
     } catch (e) {
       if (deps.signal?.aborted) {
-        return outcome(s, "stopped", "Stopped", "the controller was asked to stop");
+        return await stoppedMidStep(s, deps.signal.reason);
       }
       return await haltUnresolved(s, "ExecutorError", errorText(e));
     }

@@ -69,7 +69,11 @@ export async function sendOwedHooks(
       if (claim.cause === "not-owed") continue;
       return {
         ok: false,
-        reason: claim.cause === "gate-frozen"
+        // A frozen machine is not a frozen cluster: each freeze is reported as itself, the
+        // machine's naming the machine (the journal's detail does).
+        reason: claim.cause === "machine-frozen"
+          ? "MachineFrozen"
+          : claim.cause === "cluster-frozen"
           ? "ClusterFrozen"
           : claim.cause === "epoch-superseded"
           ? "EpochSuperseded"

@@ -37,7 +37,8 @@ export async function resumeTakenOver(s: StepState): Promise<Resumed> {
   const detail = await journal.showOperation(s.operationId);
   if (!detail) return { ok: false, reason: "OperationExists", detail: "operation not found" };
   const by = unresolvedBy(detail.events);
-  if (by !== "takeover") {
+  // Taken over in flight, or left in flight by an operator's stop (which classified nothing).
+  if (by !== "takeover" && by !== "stopped") {
     // Not resumed: it is recovered, never rerun (the rollout reports it as it always has).
     return {
       ok: false,

@@ -4,7 +4,7 @@
  * the step got. Absence of evidence classifies nothing: every rule here answers `undecided`
  * unless the reading itself establishes the outcome.
  */
-import type { Phase } from "../../domain/operation.ts";
+import { isOperatorStop, type Phase } from "../../domain/operation.ts";
 import type { AttemptReading, AttemptRecord, OperationDetail } from "../../ports/journal.ts";
 import type { KubeObject, KubePod } from "../../ports/kube.ts";
 import { CAIRN_FIELD_MANAGER, type CordonFact, unschedulableOwners } from "../cordon_ownership.ts";
@@ -83,16 +83,23 @@ export function readDrain(
   };
 }
 
-/** How the operation last became `unresolved`, from its timeline. */
+/**
+ * How the operation last became `unresolved`, from its timeline: a takeover of work in flight; the
+ * controller's own stop (`StoppedByOperator`: the operator stopped the run mid-step, which
+ * classifies nothing and leaves the step where a takeover would find it); the executor's own halt
+ * (classified, never resumed); or a person's decision.
+ */
 export function unresolvedBy(
   events: OperationDetail["events"],
-): "takeover" | "halt" | "human" | "none" {
-  let last: "takeover" | "halt" | "human" | "none" = "none";
+): "takeover" | "stopped" | "halt" | "human" | "none" {
+  let last: "takeover" | "stopped" | "halt" | "human" | "none" = "none";
   for (const e of events) {
     if (e.kind !== "transition" && e.kind !== "ownership") continue;
     const body = JSON.parse(e.body) as Record<string, unknown>;
     if (e.kind === "transition") {
-      if (body["to"] === "unresolved") last = "halt";
+      if (body["to"] === "unresolved") {
+        last = isOperatorStop(body["reason"]) ? "stopped" : "halt";
+      }
       continue;
     }
     if (!e.actor.endsWith(" (controller)")) last = "human";

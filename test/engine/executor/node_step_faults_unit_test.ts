@@ -8,7 +8,8 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import type { OperationDetail } from "../../../src/ports/journal.ts";
 import type { Obj } from "../../../src/sim/kube/store.ts";
 import { recordUpdate } from "../../../src/sim/kube/ssa.ts";
-import { type InprocWorld, startInprocWorld } from "../../_helpers/inproc_world.ts";
+import { homeOps, type InprocWorld, startInprocWorld } from "../../_helpers/inproc_world.ts";
+import { startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
 import { assertIntentAttemptResponse } from "../../_helpers/journal_order.ts";
 
 const W1 = ["worker-1", "worker-2"];
@@ -152,6 +153,42 @@ Deno.test("node step (in process): an install refused by validation is rejected 
       undefined,
     ]);
     assertEquals(sent(w), { pull: 1, install: 1, reboot: 0, patch: 0, evict: 0 });
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("node step (in process): a pull refused by validation settles the operation rejected, and the step says so", async () => {
+  const twin = startInprocTwin({ description: await homeOps() });
+  const real = twin.talos;
+  // The machine refuses the pull's request as invalid (InvalidArgument) before doing anything.
+  Object.defineProperty(twin, "talos", {
+    value: new Proxy(real, {
+      get(t, k) {
+        if (k === "pull") {
+          return (node: string) =>
+            Promise.resolve({
+              outcome: "rejected",
+              reason: "TalosInvalidArgument",
+              grpcCode: 3,
+              message: "cannot parse image reference",
+              node,
+              method: "/machine.ImageService/Pull",
+            });
+        }
+        const v = Reflect.get(t, k, t);
+        return typeof v === "function" ? v.bind(t) : v;
+      },
+    }),
+  });
+  const w = await startInprocWorld({ nodes: W1, twin });
+  try {
+    const out = await w.run();
+    const d = await operationOf(w, "worker-1");
+    assertEquals(attempts(d), ["pull:rejected-pre-mutation:response"]);
+    assertEquals(d.operation.state, "rejected");
+    // The outcome is the journal's state, never `unresolved` beside a terminal record.
+    assertEquals(out.nodes.map((n) => [n.node, n.state]), [["worker-1", "rejected"]]);
   } finally {
     await w.close();
   }

@@ -33,6 +33,7 @@ import type { OperatingSettings } from "../../../src/engine/operating/hold.ts";
 import { JOBS } from "../../../src/engine/operating/hooks.ts";
 import type { BoundFileSource } from "../../../src/ports/dispatch.ts";
 import type { Journal } from "../../../src/ports/journal.ts";
+import type { Talos as TalosPort } from "../../../src/ports/talos.ts";
 import type { Fault } from "../../../src/sim/faults.ts";
 import { startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
 import { homeOps } from "../../_helpers/inproc_world.ts";
@@ -61,6 +62,8 @@ async function configWorld(o: {
   faults?: Fault[];
   authority?: Partial<AuthorityInputs>;
   operating?: OperatingSettings;
+  /** Wraps the twin's Talos port (a refusal the twin does not model). */
+  talos?: (t: TalosPort) => TalosPort;
 }) {
   const twin = startInprocTwin({
     description: await homeOps(),
@@ -86,7 +89,9 @@ async function configWorld(o: {
     executeConfigApply({
       journal,
       bound,
-      cluster: inprocCluster(twin),
+      cluster: o.talos
+        ? { ...inprocCluster(twin), talos: o.talos(inprocCluster(twin).talos) }
+        : inprocCluster(twin),
       authority: {
         bytes,
         signatures: "",
@@ -321,6 +326,67 @@ Deno.test("a ConfigApply pre hook that fails holds the node before anything is s
     assert(/`worker-1`.*post.*ceph-noout.*succeeded/.test(md), md);
   } finally {
     await w.close();
+  }
+});
+
+/** The machine refuses every ApplyConfiguration by validation (InvalidArgument) before acting. */
+function refusesConfig(t: TalosPort): TalosPort {
+  return new Proxy(t, {
+    get(target, prop) {
+      if (prop !== "applyConfiguration") {
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      }
+      return (node: string) =>
+        Promise.resolve({
+          outcome: "rejected" as const,
+          reason: "TalosInvalidArgument" as const,
+          grpcCode: 3,
+          message: "configuration validation failed: 1 error occurred: * unknown keys found",
+          node,
+          method: "/machine.MachineService/ApplyConfiguration",
+        });
+    },
+  });
+}
+
+Deno.test("a ConfigApply the machine refuses by validation is rejected, with node hooks as without; the hooks ran around it", async () => {
+  for (const hooks of ["", HOOKS]) {
+    const edit = (t: string) => onlyNodes("worker-1", "worker-2")(t) + hooks;
+    const w = await configWorld({ planEdit: edit, talos: refusesConfig });
+    try {
+      const out = await w.run();
+      assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
+        ["worker-1", "rejected", "ConfigApplyRejected"],
+      ], `hooks: ${hooks !== ""}`);
+      const [op] = await w.journal.listOperations();
+      const shown = (await w.journal.showOperation(op!.id))!;
+      assertEquals(shown.operation.state, "rejected");
+      // The machine was asked once and refused before changing anything; the hook's Job create
+      // is answered (not a request to the machine), so it does not keep the operation open.
+      assertEquals(
+        shown.attempts.map((a) => [a.phase, a.responseClass]),
+        hooks
+          ? [["pre-hook", "accepted"], ["config-apply", "rejected-pre-mutation"]]
+          : [["config-apply", "rejected-pre-mutation"]],
+      );
+      assertEquals(w.twin.talos.stats.totalMutating, 0);
+      if (hooks) {
+        // The post hook went out after the rejection, as an owed hook: `unset noout` follows.
+        assertEquals(hookFacts(shown.phases), [["pre", "ceph-noout", "succeeded"]]);
+        assertEquals(
+          (await w.journal.hookObligations([op!.id])).map((o) => [o.hook, o.state, o.outcome]),
+          [["ceph-noout", "discharged", "succeeded"]],
+        );
+        const jobs = await w.twin.kube.listObjects(JOBS, { namespace: "rook-ceph" });
+        assertEquals(jobs.items.map((j) => String(j.metadata?.name).includes("-post-")).sort(), [
+          false,
+          true,
+        ]);
+      }
+    } finally {
+      await w.close();
+    }
   }
 });
 

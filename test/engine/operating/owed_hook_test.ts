@@ -224,6 +224,38 @@ Deno.test("an owed post hook the classification could not send (a freeze) is sen
   }
 });
 
+Deno.test("an owed post hook held by a frozen machine is reported as that machine's freeze, not the cluster's", async () => {
+  const t = await lostRebootAfterPreHook();
+  const { w, opId } = t;
+  try {
+    await t.settle();
+    const approver = { identity: "dave@example.com", role: "approver" as const };
+    await w.journal.setFrozen("worker-1", true, approver, w.twin.clock.now());
+    const classified = await t.classify();
+    assertEquals(classified.state, "completed");
+    assert(
+      /owed post hook not settled: MachineFrozen.*machine worker-1 is frozen/.test(
+        classified.message,
+      ),
+      classified.message,
+    );
+    assertEquals(await owedState(w, opId), [["ceph-noout", "owed", undefined]]);
+    const held = await w.run();
+    assertEquals(held.nodes.map((n) => [n.node, n.reason]), [["worker-1", "MachineFrozen"]]);
+    assert(/machine worker-1 is frozen/.test(held.nodes[0]!.detail), held.nodes[0]!.detail);
+    assertEquals(w1Jobs(await t.jobs(), opId), ["pre"]);
+    await w.journal.setFrozen("worker-1", false, approver, w.twin.clock.now());
+    const resumed = await w.run();
+    assertEquals(resumed.nodes.map((n) => [n.node, n.state]), [
+      ["worker-1", "completed"],
+      ["worker-2", "completed"],
+    ]);
+    assertEquals(w1Jobs(await t.jobs(), opId), ["post", "pre"]);
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("a controller started before a journal restore is refused the owed post hook's claim and sends nothing", async () => {
   const t = await lostRebootAfterPreHook();
   const { w, opId } = t;
