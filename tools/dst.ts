@@ -9,7 +9,8 @@
  *   deno task dst --seed S --events JSON  replay it with this schedule (a shrunk one, as printed)
  *   deno task dst ... --profile ci        the small worlds CI's fixed budget runs (3–6 nodes)
  *   deno task dst ... --kind K            run plan kind K on every seed (TalosUpgrade,
- *                                         KubernetesUpgrade, ConfigApply) instead of the drawn one
+ *                                         KubernetesUpgrade, ConfigApply, ComponentUpgrade)
+ *                                         instead of the drawn one
  *   deno task dst ... --nodes N           resize every drawn world to N nodes (speed of one size)
  *   deno task dst --seeds N --results F   also write each seed's result to F, one JSON line a
  *                                         seed (end, states, violation, write points, schedule):

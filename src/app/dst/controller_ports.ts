@@ -8,6 +8,7 @@
  */
 import { Code, mutationFailure, readError } from "../../adapters/talos/errors.ts";
 import { transportError } from "../../adapters/kube/errors.ts";
+import { COMPONENT_END_EVENT, type ComponentOutcome } from "../../domain/component/outcome.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
 import type { Kube, KubeWatchEvent, PodRef } from "../../ports/kube.ts";
@@ -139,6 +140,14 @@ export function controllerJournal(c: ControllerContext, j: Journal): Journal {
       );
       return seen ? r : never;
     },
+    recordRolloutEvent: async (input) => {
+      const r = await guard(life, j.recordRolloutEvent(input));
+      if (input.kind === COMPONENT_END_EVENT) {
+        const outcome = input.detail["outcome"] as ComponentOutcome;
+        if (!step(life, () => checker.componentEnded(owner, outcome))) return never;
+      }
+      return r;
+    },
     recordHealthRound: async (input) => {
       const r = await guard(life, j.recordHealthRound(input));
       const pass = input.results.length > 0 && input.results.every((x) => x.outcome === "pass");
@@ -180,7 +189,9 @@ export function controllerKube(c: ControllerContext, k: Kube, now: () => number)
       call().then((fresh) => {
         const old = previous.get(key) as T | undefined;
         previous.set(key, fresh);
-        return old !== undefined && p > 0 && c.prng.chance(p) ? old : fresh;
+        const stale = old !== undefined && p > 0 && c.prng.chance(p);
+        checker.readAnswered(owner, key, stale);
+        return stale ? old : fresh;
       }),
     );
   };

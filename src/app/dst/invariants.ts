@@ -14,6 +14,9 @@ import {
 } from "../../domain/operation.ts";
 import type { OperationState } from "../../domain/operation.ts";
 import type { AttemptRecord, OperationRecord } from "../../ports/journal.ts";
+import { revisionCommit } from "../../domain/component/delivery.ts";
+import type { ComponentOutcome } from "../../domain/component/outcome.ts";
+import type { ComponentFacts } from "./component_kind.ts";
 
 export const INVARIANTS = {
   1: "never two nodes disrupted at once",
@@ -27,6 +30,8 @@ export const INVARIANTS = {
   9: "the report never claims more than the journal holds",
   10: "a control-plane component is never moved on two nodes at once",
   11: "no activating reboot before its staged configuration is observed stored",
+  12: "a ComponentUpgrade completed only on its merge observed applied, Ready, then healthy",
+  13: "a ComponentUpgrade's deadline is never recorded as completed or failed",
 } as const;
 
 export type InvariantId = keyof typeof INVARIANTS;
@@ -144,6 +149,10 @@ export class InvariantChecker {
   readonly #planNodes: readonly string[];
   readonly #kind: string;
   readonly #untrue: (machine: string, step: string) => string | undefined;
+  /** A ComponentUpgrade's world: its merge, its git, the delivery as the world holds it. */
+  readonly #component: ComponentFacts | undefined;
+  /** Per controller and read, whether its last answer was a stale one (an older answer again). */
+  readonly #staleAnswer = new Map<string, boolean>();
   /** Invariants switched off (never in a campaign; the vacuity tests check one at a time). */
   readonly violations: Violation[] = [];
 
@@ -159,12 +168,15 @@ export class InvariantChecker {
        * `step` on `machine` would be true of it now, else what is not (invariant 6).
        */
       readonly untrue: (machine: string, step: string) => string | undefined;
+      /** A ComponentUpgrade's world (invariants 12 and 13). */
+      readonly component?: ComponentFacts;
     },
   ) {
     this.epoch = o.epoch;
     this.#planNodes = o.planNodes;
     this.#kind = o.kind;
     this.#untrue = o.untrue;
+    this.#component = o.component;
   }
 
   #fail(invariant: InvariantId, detail: string): never {
@@ -554,6 +566,110 @@ export class InvariantChecker {
         );
       }
     }
+  }
+
+  /** A read a controller made was answered, from the world or (`stale`) with an older answer. */
+  readAnswered(controller: string, key: string, stale: boolean): void {
+    this.#staleAnswer.set(`${controller} ${key}`, stale);
+  }
+
+  /**
+   * A controller journaled a ComponentUpgrade's end (`component-end`): 12 for `completed`, 13 for
+   * every other end.
+   */
+  componentEnded(controller: string, o: ComponentOutcome): void {
+    this.#step++;
+    const f = this.#component;
+    if (!f) return;
+    if (o.end === "completed") {
+      const why = this.#completionUnbacked(controller, o, f);
+      if (why) this.#fail(12, `${controller} recorded the ComponentUpgrade completed: ${why}`);
+      return;
+    }
+    if (o.end !== "health-failed") return;
+    // 13: a failure is a failing after-merge round read after the landing, not a deadline
+    // reached with the delivery unseen or the rounds unreadable (a timeout decides nothing).
+    const d = o.delivery;
+    const last = o.rounds.at(-1)?.outcome;
+    const round = this.#lastRound.get(controller);
+    if (d?.state !== "landed" || d.landedAtMs === undefined) {
+      this.#fail(
+        13,
+        `${controller} recorded health-failed with its delivery ${d?.state ?? "unseen"}`,
+      );
+    }
+    if (last?.verdict !== "fail" || last.window.startedAtMs < d.landedAtMs) {
+      this.#fail(
+        13,
+        `${controller} recorded health-failed on ${
+          last ? `a ${last.verdict} round` : "no after-merge round"
+        }${last && last.window.startedAtMs < d.landedAtMs ? " from before the landing" : ""}`,
+      );
+    }
+    if (!round || round.purpose !== "verify" || round.pass) {
+      this.#fail(
+        13,
+        `${controller} recorded health-failed; its last journaled round was not a failing one`,
+      );
+    }
+  }
+
+  /** 12: why a recorded completion is not backed by what was observed and what the world holds. */
+  #completionUnbacked(
+    controller: string,
+    o: ComponentOutcome,
+    f: ComponentFacts,
+  ): string | undefined {
+    const d = o.delivery;
+    if (d?.state !== "landed" || d.landedAtMs === undefined) {
+      return `its delivery was ${d?.state ?? "never observed"}`;
+    }
+    const bare = (v: string | undefined) => v?.replace(/^v/, "");
+    const tied = (commit: string | undefined) =>
+      commit !== undefined && (commit === f.merge || f.contains(commit, f.merge) === true);
+    const a = d.last.applied;
+    if (!a?.found || a.ready?.status !== "True") {
+      return `the Kustomization was observed ${a?.found ? "not Ready" : "missing"}`;
+    }
+    if (a.generation !== undefined && a.observedGeneration !== a.generation) {
+      return `the Kustomization's status was for generation ${a.observedGeneration}, not ${a.generation}`;
+    }
+    if (!tied(revisionCommit(a.appliedRevision))) {
+      return `the Kustomization was observed applying ${a.appliedRevision}, which does not contain the merge`;
+    }
+    const r = d.last.release;
+    if (
+      r?.ready?.status !== "True" || bare(r.chartVersion) !== f.to || r.releaseStatus !== "deployed"
+    ) {
+      return `the release was observed at chart ${r?.chartVersion} (${r?.releaseStatus}), Ready ${r?.ready?.status}`;
+    }
+    const last = o.rounds.at(-1)?.outcome;
+    if (last?.verdict !== "pass" || last.window.startedAtMs < d.landedAtMs) {
+      return `no after-merge round passed after the landing (${last?.verdict ?? "none"})`;
+    }
+    const round = this.#lastRound.get(controller);
+    if (!round || round.purpose !== "verify" || !round.pass) {
+      return "its last journaled round is not a passing after-merge round";
+    }
+    if (d.last.atMs < last.window.startedAtMs) {
+      return "the delivery was not read again after the passing round";
+    }
+    // What the world holds now, unless the controller's last reads of the Kustomization or the
+    // release were stale answers it could not tell from fresh ones (its judgement is held above).
+    const stale = [
+      `obj/kustomizations/${a.namespace}/${a.name}`,
+      `obj/helmreleases/${r.namespace}/${r.name}`,
+    ].some((k) => this.#staleAnswer.get(`${controller} ${k}`) === true);
+    if (stale) return undefined;
+    const t = f.truth();
+    if (!t.ready || !t.current || !tied(t.applied)) {
+      return `the world's Kustomization applied ${t.applied ?? "nothing"} (Ready ${t.ready}, ` +
+        `current ${t.current}): the delivery went back`;
+    }
+    if (bare(t.chart) !== f.to || t.chartStatus !== "deployed") {
+      return `the world's release runs chart ${t.chart} (${t.chartStatus})`;
+    }
+    return undefined;
   }
 
   /** Fails 9 with `detail` (a claim the caller found unbacked). */

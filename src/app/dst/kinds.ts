@@ -10,6 +10,7 @@ import { componentImage } from "../../domain/k8s_upgrade/machine_config.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import { bindConfigApply, executeConfigApply } from "../../engine/config_apply/run_config_apply.ts";
 import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../../engine/k8s_upgrade/run.ts";
+import { COMPONENT_UPGRADE } from "./component_kind.ts";
 import type { Prng } from "./prng.ts";
 import {
   CLUSTER_NAME,
@@ -242,13 +243,15 @@ export const CONFIG_APPLY: PlanKindDriver = {
 };
 
 /**
- * The kinds a seed draws from, each with its share: half TalosUpgrade (the kind with the most
- * phases and faults), a quarter each for the others.
+ * The kinds a seed draws from, each with its share: nearly half TalosUpgrade (the kind with the
+ * most phases and faults), a fifth each KubernetesUpgrade and ConfigApply, the rest a
+ * ComponentUpgrade (`component_kind.ts`; it sends nothing, so fewer seeds cover it).
  */
 export const PLAN_KINDS: ReadonlyArray<{ driver: PlanKindDriver; share: number }> = [
-  { driver: TALOS_UPGRADE, share: 0.5 },
-  { driver: KUBERNETES_UPGRADE, share: 0.25 },
-  { driver: CONFIG_APPLY, share: 0.25 },
+  { driver: TALOS_UPGRADE, share: 0.45 },
+  { driver: KUBERNETES_UPGRADE, share: 0.2 },
+  { driver: CONFIG_APPLY, share: 0.2 },
+  { driver: COMPONENT_UPGRADE, share: 0.15 },
 ];
 
 /** The kind a draw `x` in [0, 1) lands on. */

@@ -68,6 +68,11 @@ export interface SeedOptions {
   readonly profile?: Profile;
   /** Cuts the drawn plan to its first nodes (named scenarios). */
   readonly maxPlanNodes?: number;
+  /**
+   * A deliberately broken executor's journal acts (the vacuity tests of the ComponentUpgrade
+   * invariants): wraps the journal the executor is given, inside the checker's view.
+   */
+  readonly journalVariant?: (j: Journal) => Journal;
   /** Reads the journal and the twin at the end, before they close (scenario assertions). */
   readonly inspect?: (journal: Journal, twin: InprocTwin) => Promise<void>;
 }
@@ -145,10 +150,12 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     podsByNode.set(p.nodeName, [...(podsByNode.get(p.nodeName) ?? []), p.name]);
   }
   const events = o.events ?? drawSchedule(scheduleRng, {
-    planNodes: plan.nodes,
+    planNodes: plan.aim ?? plan.nodes,
     clusterNodes: description.spec.nodes.map((n) => n.name),
     podsByNode,
+    ...(plan.start ? { flux: true, writePoints: 40 } : {}),
   });
+  const started = plan.start?.(twin, events);
 
   // ---- the journal, its write points and the controller-side events ------------------------
   let points = 0;
@@ -157,7 +164,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const controllers: Array<{ owner: string; life: Life; kill: () => void }> = [];
   const tasks = new Set<Promise<unknown>>();
   const state: { violation?: Violation; error?: string } = {};
-  const outcomes: Array<{ owner: string; outcome: RolloutOutcome }> = [];
+  const outcomes: Array<{ owner: string; outcome: RolloutOutcome & { reason?: string } }> = [];
   const fenced: string[] = [];
   const byPointEvent = (n: number) =>
     events.find((e) =>
@@ -211,6 +218,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     planNodes: plan.nodes,
     kind: driver.kind,
     untrue: (machine, step) => driver.untrue(twin, { machine, step }),
+    ...(started?.component ? { component: started.component } : {}),
   });
   const addressToNode = new Map(description.spec.nodes.map((n) => [n.address, n.name]));
   const podsType = twin.store.findType("", "v1", "pods")!;
@@ -304,8 +312,9 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
       kube: controllerKube(ctx, twin.kube, now),
       talos: controllerTalos(ctx, twin.talos, now, (a) => addressToNode.get(a) ?? a),
     };
+    const seen = controllerJournal(ctx, journal);
     const run = bound.execute({
-      journal: controllerJournal(ctx, journal),
+      journal: o.journalVariant ? o.journalVariant(seen) : seen,
       cluster: o.portsVariant
         ? o.portsVariant(ports, { kube: twin.kube, talos: twin.talos })
         : ports,
@@ -410,6 +419,8 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     ...(last ? { end: last.outcome.state } : fenced.length ? { end: "fenced" } : {}),
     ...(last?.outcome.nodes.find((n) => n.state !== "completed")
       ? { reason: last.outcome.nodes.find((n) => n.state !== "completed")!.reason }
+      : last?.outcome.reason
+      ? { reason: last.outcome.reason }
       : {}),
     virtualMs: twin.sim.now() - startMs,
     writePoints: points,

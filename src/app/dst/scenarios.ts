@@ -5,6 +5,7 @@
  * the same campaign runner, so every invariant is checked on them too.
  */
 import type { OperationState } from "../../domain/operation.ts";
+import { COMPONENT_SCENARIOS } from "./component_scenarios.ts";
 import type { SeedOptions } from "./run_seed.ts";
 import type { DstEvent } from "./schedule.ts";
 
@@ -14,11 +15,13 @@ export interface ScenarioContext {
   readonly node: string;
   /** Journal write point names of the same seed without faults, in order. */
   readonly cleanPoints: readonly string[];
+  /** The cluster's nodes (a ComponentUpgrade has no plan node to aim at). */
+  readonly cleanNodes: readonly string[];
 }
 
 /** What a correct executor reaches, and what it must not have done. */
 export interface Expectation {
-  /** The first node's operation state (`pending`: never committed). */
+  /** The first node's operation state (`pending`: never committed; none for a ComponentUpgrade). */
   readonly state: OperationState | "pending";
   /** The rollout's end as the last controller saw it (`fenced` when it stopped on a fence). */
   readonly end?: string;
@@ -546,4 +549,5 @@ export const SCENARIOS: readonly Scenario[] = [
     events: () => [],
     expect: { state: "completed", end: "completed", installs: 0, reboots: 1 },
   },
+  ...COMPONENT_SCENARIOS,
 ];

@@ -8,6 +8,7 @@
  * an operator's own cordon of a node.
  */
 import { type Fault, FAULT_KINDS, type FaultKind } from "../../sim/faults.ts";
+import type { FluxFault } from "./flux_world.ts";
 import type { Prng } from "./prng.ts";
 
 export type StaleRead = "lagging-cache" | "old-list" | "watch-skip";
@@ -37,6 +38,8 @@ export type DstEvent =
     readonly fromMs: number;
     readonly forMs: number;
   }
+  /** The world's Flux delivers the merge this way (a ComponentUpgrade's world, `flux_world.ts`). */
+  | { readonly kind: "flux"; readonly fault: FluxFault }
   /** A fraction `p` of reads of this kind come back stale. */
   | { readonly kind: "stale"; readonly read: StaleRead; readonly p: number }
   /**
@@ -58,6 +61,10 @@ export interface ScheduleContext {
   readonly clusterNodes: readonly string[];
   /** Evictable pods per node at the start. */
   readonly podsByNode: ReadonlyMap<string, readonly string[]>;
+  /** The world delivers a merge through Flux (a ComponentUpgrade): Flux faults are drawn too. */
+  readonly flux?: boolean;
+  /** Journal write points a run passes, about (crash points are drawn up to it). */
+  readonly writePoints?: number;
 }
 
 const TALOS_MUTATIONS = [
@@ -204,7 +211,7 @@ export function drawSchedule(prng: Prng, ctx: ScheduleContext): DstEvent[] {
   }
   // At most one controller-side ownership event per seed: each ends the old controller's story.
   const own = prng.float();
-  const point = () => prng.int(1, 60 * ctx.planNodes.length);
+  const point = () => prng.int(1, ctx.writePoints ?? 60 * ctx.planNodes.length);
   if (own < 0.2) {
     events.push({
       kind: "crash",
@@ -239,7 +246,66 @@ export function drawSchedule(prng: Prng, ctx: ScheduleContext): DstEvent[] {
       atMs: prng.int(0, 20 * 60_000 * ctx.planNodes.length),
     });
   }
+  // Drawn last, so the other kinds' schedules do not move.
+  if (ctx.flux) events.push(...drawFlux(prng, ctx));
   return events;
+}
+
+/** A Flux world's faults: usually one way its delivery goes wrong, and lagging Flux reads. */
+export function drawFlux(prng: Prng, ctx: ScheduleContext): DstEvent[] {
+  const out: DstEvent[] = [];
+  const flux = (fault: FluxFault): DstEvent => ({ kind: "flux", fault });
+  if (prng.chance(0.6)) {
+    const kind = prng.pick(
+      [
+        "source-stuck",
+        "applied-old-revision",
+        "kustomization-failing",
+        "kustomization-progressing",
+        "helm-rolled-back",
+        "slow",
+        "applies",
+        "regress",
+      ] as const,
+    );
+    switch (kind) {
+      case "kustomization-failing":
+        out.push(flux({ kind, stalled: prng.chance(0.5) }));
+        break;
+      case "slow":
+        out.push(flux({ kind, extraMs: prng.int(60, 1_500) * 1000 }));
+        break;
+      case "applies":
+        out.push(flux({ kind, commit: prng.pick(["later", "unknown"] as const) }));
+        break;
+      case "regress":
+        out.push(flux({
+          kind,
+          afterMs: prng.int(0, 120) * 1000,
+          how: prng.pick(["force-push", "not-ready", "rolled-back"] as const),
+          holdMs: prng.pick([0, 30_000, 90_000]),
+        }));
+        break;
+      default:
+        out.push(flux({ kind }));
+    }
+  }
+  if (prng.chance(0.15)) {
+    out.push({ kind: "stale", read: "lagging-cache", p: prng.pick([0.3, 0.6]) });
+  }
+  // One node's new agent pod never gets ready: the rollout stalls there (not landed).
+  if (prng.chance(0.1)) {
+    out.push({
+      kind: "twin",
+      fault: {
+        kind: "daemon-pod-not-ready",
+        point: "kube.daemonPod",
+        target: prng.pick(ctx.clusterNodes),
+        params: { daemonset: "cilium" },
+      },
+    });
+  }
+  return out;
 }
 
 /** A skew between replicas' clocks: none, or up to two minutes either way. */
@@ -267,6 +333,8 @@ export function describeEvent(e: DstEvent): string {
       return `partition cairn ↔ ${e.api} from +${e.fromMs} ms for ${e.forMs} ms`;
     case "stale":
       return `stale reads: ${e.read} p=${e.p}`;
+    case "flux":
+      return `flux ${JSON.stringify(e.fault)}`;
     case "operator-cordon":
       return `operator cordons ${e.node} ${
         e.afterCommitOf ? `after ${e.afterCommitOf}'s commitment` : `at +${e.atMs} ms`

@@ -23,7 +23,9 @@ import {
   type ClusterDescription,
   ClusterDescriptionSchema,
 } from "../../sim/cluster_description.ts";
+import type { ComponentFacts } from "./component_kind.ts";
 import type { Prng } from "./prng.ts";
+import type { DstEvent } from "./schedule.ts";
 
 /** The cluster a seed runs on, as drawn (before the twin's schema defaults). */
 export interface Shape {
@@ -47,6 +49,16 @@ export interface DrawnPlan {
   readonly files: BoundFileSource;
   /** What the kind needs the twin to model (Kubernetes components, a Talos version); in place. */
   readonly editDescription?: (d: ClusterDescription) => void;
+  /** The nodes the seed's twin faults aim at (default `nodes`; a ComponentUpgrade has none). */
+  readonly aim?: readonly string[];
+  /**
+   * Starts what the world does on its own once the twin runs (a ComponentUpgrade's Flux
+   * delivery, with the seed's Flux faults), and returns the facts its invariants read.
+   */
+  readonly start?: (
+    twin: InprocTwin,
+    events: readonly DstEvent[],
+  ) => { readonly component?: ComponentFacts };
 }
 
 /** What a kind's executor is run with (the campaign's ports, journal, clocks and timings). */
@@ -55,7 +67,8 @@ export type KindRunOptions = Omit<ExecuteOptions, "bound">;
 /** A plan recorded and approved in the journal, ready for its kind's executor. */
 export interface BoundRun {
   readonly digest: string;
-  execute(o: KindRunOptions): Promise<RolloutOutcome>;
+  /** The rollout's outcome; `reason` says why a run without node steps did not complete. */
+  execute(o: KindRunOptions): Promise<RolloutOutcome & { readonly reason?: string }>;
 }
 
 /** One plan kind the campaign can draw and run. */
@@ -295,9 +308,14 @@ export function describeShape(shape: Shape, prng: Prng): ClusterDescription {
 
 /**
  * The health policy the plan binds: every node, workloads, budgets, etcd, Talos services. A plan
- * that moves the kubelet binds one that pins no kubelet version (`kubeletVersion: null`).
+ * that moves the kubelet binds one that pins no kubelet version (`kubeletVersion: null`); one
+ * that disrupts no node may leave etcd out (`etcd: false`: its reader judges what a disruption
+ * would leave, which a single control plane never passes).
  */
-export function policyText(shape: Shape, o: { kubeletVersion?: string | null } = {}): string {
+export function policyText(
+  shape: Shape,
+  o: { kubeletVersion?: string | null; etcd?: boolean } = {},
+): string {
   const all = shape.nodes;
   const bindings: Record<string, unknown>[] = [
     {
@@ -331,12 +349,12 @@ export function policyText(shape: Shape, o: { kubeletVersion?: string | null } =
         }
         : {}),
     },
-    {
+    ...(o.etcd === false ? [] : [{
       name: "etcd-healthy",
       reader: "talos-etcd",
       selection: { names: [...shape.controlPlanes] },
       requiredCoverage: shape.controlPlanes.length,
-    },
+    }]),
     {
       name: "talos-services",
       reader: "talos-services",

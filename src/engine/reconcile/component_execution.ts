@@ -51,7 +51,8 @@ export type ComponentSettings =
 /** Runs (or, when its end is journaled, reports) one bound ComponentUpgrade. */
 export async function executeComponent(
   s: ComponentSettings,
-  authority: { readonly trust: TrustRoot; readonly requiredApprovals: number },
+  /** The trust root (absent: signatures are not evaluated, as `cairn apply` without one). */
+  authority: { readonly trust?: TrustRoot; readonly requiredApprovals: number },
   b: BoundComponent,
   opts: { readonly signal: AbortSignal; readonly files: BoundFileSource },
 ): Promise<ExecutionEnd> {
@@ -71,7 +72,7 @@ export async function executeComponent(
         signatures: b.signatures,
         requiredApprovals: authority.requiredApprovals,
         files: opts.files,
-        trust: authority.trust,
+        ...(authority.trust ? { trust: authority.trust } : {}),
         clock: s.clock,
         cluster: s.cluster,
         callTimeoutMs: s.callTimeoutMs,

@@ -25,9 +25,18 @@ for (const s of SCENARIOS) {
       maxPlanNodes: s.planNodes ?? 1,
       kind: s.kind ?? "TalosUpgrade",
     };
-    const clean = await runSeed({ ...run, events: [] });
-    const node = clean.planNodes[0]!;
-    const events = s.events({ node, cleanPoints: clean.pointNames });
+    let cleanNodes: string[] = [];
+    const clean = await runSeed({
+      ...run,
+      events: [],
+      inspect: (_journal, twin) => {
+        cleanNodes = [...twin.cluster.nodes.keys()];
+        return Promise.resolve();
+      },
+    });
+    // A ComponentUpgrade has no plan node: its scenarios aim at the cluster's nodes.
+    const node = clean.planNodes[0] ?? "";
+    const events = s.events({ node, cleanPoints: clean.pointNames, cleanNodes });
     const seen: { installs?: number; reboots?: number; cordoned?: boolean } = {};
     const r = await runSeed({
       ...run,
@@ -47,7 +56,7 @@ for (const s of SCENARIOS) {
     assertEquals(r.violation, undefined, r.violation?.detail);
     assertEquals(r.error, undefined);
     assertEquals(
-      r.states[node],
+      r.states[node] ?? "pending",
       s.expect.state,
       `${node}: ${JSON.stringify(r.states)} (${r.reason})`,
     );
