@@ -71,6 +71,20 @@ export const FAULT_KINDS = [
   "job-fails",
   /** At `kube.job`: the next such Job starts and never finishes. */
   "job-hangs",
+  /**
+   * At a Talos read point (`talos.Version`, `talos.Read` (the boot id), `talos.ServiceList`,
+   * `talos.cosi.Get`; `params.type` limits the last to one resource type), target a node: the
+   * answer is the one that machine gave `params.lag` (default 1) reads of the same question
+   * earlier, as a lagging apid proxy or cache would serve it; only every `params.every`-th read
+   * (default 1) is served so. `count` answers that differ from the fresh one (sim/talos/stale_reads.ts).
+   */
+  "stale-read",
+  /**
+   * At a Talos server stream (`talos.LifecycleService.Upgrade`, `talos.Read`), target a node: the
+   * stream skips every `params.every`-th message it writes (default 1: all of them), its end
+   * unchanged; `count` streams.
+   */
+  "stream-skips-events",
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -137,6 +151,40 @@ export class FaultSchedule {
       e.left > 0 && e.fault.point === point &&
       (e.fault.target === undefined || e.fault.target === target)
     )?.fault;
+  }
+
+  /**
+   * Like peek, for the given kinds only: a point may carry faults of several kinds (a stale read
+   * and a refusal both at `talos.Version`), and each simulator step looks for its own.
+   */
+  peekKind(
+    kinds: FaultKind | readonly FaultKind[],
+    point: string,
+    target: string | undefined,
+  ): Fault | undefined {
+    return this.#entry(kinds, point, target)?.fault;
+  }
+
+  /** Like take, for the given kinds only. */
+  takeKind(
+    kinds: FaultKind | readonly FaultKind[],
+    point: string,
+    target: string | undefined,
+    nowMs: number,
+  ): Fault | undefined {
+    const entry = this.#entry(kinds, point, target);
+    if (!entry) return undefined;
+    entry.left--;
+    this.fired.push({ kind: entry.fault.kind, point, target, atMs: nowMs });
+    return entry.fault;
+  }
+
+  #entry(kinds: FaultKind | readonly FaultKind[], point: string, target: string | undefined) {
+    const of = typeof kinds === "string" ? [kinds] : kinds;
+    return this.#armed.find((e) =>
+      e.left > 0 && of.includes(e.fault.kind) && e.fault.point === point &&
+      (e.fault.target === undefined || e.fault.target === target)
+    );
   }
 
   /** Armed faults that have not fired their full count. */

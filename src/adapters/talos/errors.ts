@@ -93,3 +93,20 @@ export function readError(code: number, message: string, node: string, method: s
     details: { grpcCode: code, node, method },
   });
 }
+
+/** The shape of `/proc/sys/kernel/random/boot_id`: a UUID, 36 characters. */
+const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The boot id in the bytes a `Read` of the boot-id file returned. A read whose stream ended without
+ * its data (or cut inside it) reads back empty or partial: that is an unreadable boot, never a new
+ * one, since any text that differs from the boot id before a reboot would count as a reboot.
+ */
+export function bootIdFrom(text: string, node: string, method: string): string {
+  const id = text.trim();
+  if (!BOOT_ID.test(id)) {
+    const shown = id.length > 40 ? `${id.slice(0, 40)}…` : id;
+    throw readError(Code.INTERNAL, `boot id read back as ${JSON.stringify(shown)}`, node, method);
+  }
+  return id;
+}

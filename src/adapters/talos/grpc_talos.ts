@@ -33,7 +33,7 @@ import type {
   TalosService,
   TalosVersion,
 } from "../../ports/talos.ts";
-import { Code, mutationFailure, readError } from "./errors.ts";
+import { bootIdFrom, Code, mutationFailure, readError } from "./errors.ts";
 import {
   completedInstallTag,
   COSI_GET,
@@ -396,7 +396,11 @@ export class GrpcTalos implements Talos {
       req,
       opts,
       (items: Msg[]) =>
-        Buffer.concat(items.map((d) => Buffer.from(d.bytes ?? []))).toString("utf8").trim(),
+        bootIdFrom(
+          Buffer.concat(items.map((d) => Buffer.from(d.bytes ?? []))).toString("utf8"),
+          node,
+          M + "Read",
+        ),
       true,
     );
   }

@@ -28,7 +28,7 @@ export const INVARIANTS = {
   7: "scope never released with an unaccounted attempt",
   8: "no send under a stale epoch or owner generation",
   9: "the report never claims more than the journal holds",
-  10: "a control-plane component is never moved on two nodes at once",
+  10: "a control-plane component is never moved on two nodes at once (static pods; kube-proxy)",
   11: "no activating reboot before its staged configuration is observed stored",
   12: "a ComponentUpgrade completed only on its merge observed applied, Ready, then healthy",
   13: "a ComponentUpgrade's deadline is never recorded as completed or failed",
@@ -94,6 +94,11 @@ export interface WorldView {
   componentsMoving(node: string): readonly string[];
   /** Whether the machine's stored (persistent) configuration changed since the start. */
   persistentChanged(node: string): boolean;
+  /**
+   * Nodes where kube-proxy's DaemonSet has no available pod now (none, terminating, or not ready):
+   * a DaemonSet rollout moves it one node at a time (maxUnavailable 1).
+   */
+  kubeProxyUnavailable(): readonly string[];
 }
 
 interface AttemptShadow {
@@ -363,6 +368,17 @@ export class InvariantChecker {
     for (const [c, nodes] of moving) {
       if (nodes.length > 1) this.#fail(10, `${c} moving on ${nodes.join(", ")} at once`);
     }
+    this.checkKubeProxy();
+  }
+
+  /**
+   * 10 for kube-proxy, which moves by its DaemonSet's own rollout: cairn changes the image once and
+   * the controller replaces one node's pod at a time, so it is never down on two nodes at once.
+   * The rollout runs between cairn's steps: the runner also calls this at every pod change.
+   */
+  checkKubeProxy(): void {
+    const down = this.world.kubeProxyUnavailable();
+    if (down.length > 1) this.#fail(10, `kube-proxy unavailable on ${down.join(", ")} at once`);
   }
 
   // ---- journal acts -----------------------------------------------------------------------

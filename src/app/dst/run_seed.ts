@@ -121,7 +121,27 @@ function worldView(twin: InprocTwin): WorldView {
         .filter((p) => !p.ready && p.configVersion > 1)
         .map((p) => p.component),
     persistentChanged: (n) => machine(n).machineConfig.persistentVersion > 1,
+    kubeProxyUnavailable: () => kubeProxyUnavailable(twin),
   };
+}
+
+/** Nodes without an available kube-proxy pod (none, terminating, or not ready): invariant 10. */
+function kubeProxyUnavailable(twin: InprocTwin): string[] {
+  const dsType = twin.store.findType("apps", "v1", "daemonsets");
+  const ds = dsType && twin.store.get(dsType, "kube-system", "kube-proxy");
+  if (!ds) return [];
+  const available = new Set<string>();
+  for (const p of twin.store.list(twin.controllers.pods, "kube-system")) {
+    const owned = (p.metadata.ownerReferences ?? []).some((o) =>
+      o.controller === true && o.uid === ds.metadata.uid
+    );
+    const status = p.status as { conditions?: Array<{ type: string; status: string }> } | undefined;
+    const ready = (status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+    const node = (p.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (owned && ready && !p.metadata.deletionTimestamp && node) available.add(node);
+  }
+  const nodesType = twin.store.findType("", "v1", "nodes")!;
+  return twin.store.list(nodesType).map((n) => n.metadata.name).filter((n) => !available.has(n));
 }
 
 /** Runs one seed to its end (or its first violation). */
@@ -222,6 +242,14 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   });
   const addressToNode = new Map(description.spec.nodes.map((n) => [n.address, n.name]));
   const podsType = twin.store.findType("", "v1", "pods")!;
+
+  // kube-proxy's DaemonSet rollout is the twin's own work between cairn's steps: invariant 10 is
+  // checked at every change of one of its pods.
+  twin.store.watch(podsType, (e) => {
+    const o = e.object;
+    if (o.metadata.namespace !== "kube-system" || !o.metadata.name.startsWith("kube-proxy")) return;
+    if (!state.violation) step(() => checker.checkKubeProxy());
+  });
 
   // ---- twin faults and world events --------------------------------------------------------
   for (const e of events) if (e.kind === "twin" && !e.afterCommitOf) twin.faults.arm(e.fault);

@@ -550,4 +550,105 @@ export const SCENARIOS: readonly Scenario[] = [
     expect: { state: "completed", end: "completed", installs: 0, reboots: 1 },
   },
   ...COMPONENT_SCENARIOS,
+  // Talos-side stale and missed reads (issue 16): a read answered from an earlier answer of the
+  // same machine (a lagging apid proxy or cache), a stream that skips its messages.
+  {
+    name: "stale-version-after-the-reboot-is-read-again-not-failed",
+    incidents: ["siderolabs/omni#3360", "home-operations/tuppr#213"],
+    summary: "every version read answers what the machine said one read before: beside the new " +
+      "boot id the first read after the reboot shows the old version; it is read again, the " +
+      "node completes (it was failed BootedOtherVersion on that one read)",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [staleRead(node, "talos.Version")],
+    expect: { state: "completed", end: "completed", installs: 1, reboots: 1, cordoned: false },
+  },
+  {
+    name: "stale-version-never-marks-an-old-boot-upgraded",
+    incidents: ["siderolabs/omni#1552", "siderolabs/omni#3360"],
+    summary: "the machine boots back into its old slot while version reads lag: no earlier " +
+      "answer shows the target, so it is failed at the deadline on the old version, never " +
+      "completed and never installed again",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "boots-old-version", point: "talos.boot", target: node },
+      }),
+      staleRead(node, "talos.Version"),
+    ],
+    expect: { state: "failed", reason: "BootedOtherVersion", installs: 1, reboots: 1 },
+  },
+  {
+    name: "stale-boot-id-never-counts-as-rebooted",
+    incidents: ["siderolabs/talos#8708", "windsorcli/cli#3132"],
+    summary: "every boot-id read answers the one before: the first read after the reboot shows " +
+      "the old boot, which is not a reboot; the step waits for the new one, never reboots again",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [staleRead(node, "talos.Read")],
+    expect: { state: "completed", end: "completed", installs: 1, reboots: 1 },
+  },
+  {
+    name: "missed-boot-id-read-is-unreadable-not-a-new-boot",
+    incidents: ["siderolabs/talos#8708", "siderolabs/talos#14242"],
+    summary: "the boot-id read before the install comes back without its data: that is an " +
+      "unreadable boot id (BootIdUnreadable), never one any later read would differ from",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: { kind: "stream-skips-events", point: "talos.Read", target: node },
+      }),
+    ],
+    expect: { state: "unresolved", reason: "BootIdUnreadable", installs: 0, reboots: 0 },
+  },
+  {
+    name: "install-stream-that-skips-its-exit-is-unresolved",
+    incidents: ["siderolabs/talos#14242", "home-operations/tuppr#575"],
+    summary: "the install's stream skips every other message, its exit code among them: the " +
+      "install is unanswered (InstallResponseLost), never taken as done and never sent again",
+    seed: SCENARIO_SEED,
+    events: ({ node }) => [
+      twin({
+        kind: "twin",
+        fault: {
+          kind: "stream-skips-events",
+          point: "talos.LifecycleService.Upgrade",
+          target: node,
+          params: { every: 2 },
+        },
+      }),
+    ],
+    expect: { state: "unresolved", reason: "InstallResponseLost", installs: 1, reboots: 0 },
+  },
+  {
+    name: "stale-stored-config-is-read-again-never-failed-or-rebooted-early",
+    incidents: ["siderolabs/omni#3360", "home-operations/tuppr#522"],
+    summary: "every machine-configuration read answers the one before: the stored document " +
+      "read after the staged apply is the old one; it is read again until it holds what was " +
+      "sent, and only then activated by one reboot (it was failed ConfigNotStored)",
+    seed: 5,
+    kind: "ConfigApply",
+    events: ({ node }) => [
+      staleRead(node, "talos.cosi.Get", { type: "MachineConfigs.config.talos.dev" }),
+    ],
+    expect: { state: "completed", end: "completed", installs: 0, reboots: 1 },
+  },
 ];
+
+/** Every read of `point` on `node` answered with the one before it (a lagging apid proxy). */
+function staleRead(
+  node: string,
+  point: string,
+  params: Record<string, string | number> = {},
+): DstEvent {
+  return {
+    kind: "twin",
+    fault: {
+      kind: "stale-read",
+      point,
+      target: node,
+      count: 1_000_000,
+      params: { lag: 1, ...params },
+    },
+  };
+}

@@ -80,6 +80,9 @@ const TALOS_READS = [
   "talos.EtcdStatus",
 ];
 
+/** The Talos reads a `stale-read` is drawn for (cosi.Get: the machine configuration). */
+const TALOS_STALE_READS = ["talos.Version", "talos.Read", "talos.ServiceList", "talos.cosi.Get"];
+
 /** One twin fault of `kind`, aimed at a plan node (or one of its pods). */
 export function drawTwinFault(
   prng: Prng,
@@ -192,6 +195,32 @@ export function drawTwinFault(
         target: node,
         params: { daemonset: "kube-proxy" },
       });
+    // A Talos read answered from an earlier answer of the same machine (a lagging apid proxy or
+    // cache): the version or boot id from before the reboot, services as they were before it,
+    // the stored configuration from before the apply.
+    case "stale-read": {
+      const point = prng.pick(TALOS_STALE_READS);
+      return twin({
+        kind,
+        point,
+        target: node,
+        count: prng.pick([1, 3, 1_000_000]),
+        params: {
+          lag: prng.int(1, 3),
+          every: prng.pick([1, 2, 3]),
+          ...(point === "talos.cosi.Get" ? { type: "MachineConfigs.config.talos.dev" } : {}),
+        },
+      });
+    }
+    // The install's progress stream or the boot-id read skips messages (its end unchanged).
+    case "stream-skips-events":
+      return twin({
+        kind,
+        point: prng.pick(["talos.LifecycleService.Upgrade", "talos.Read"]),
+        target: node,
+        count: prng.int(1, 3),
+        params: { every: prng.pick([1, 2, 3]) },
+      });
     // No drawn world has GitOps-managed bootstrap objects or node hooks: nothing to aim at.
     case "gitops-field-manager":
     case "job-fails":
@@ -238,6 +267,12 @@ export function drawSchedule(prng: Prng, ctx: ScheduleContext): DstEvent[] {
       read: prng.pick(["lagging-cache", "old-list", "watch-skip"] as const),
       p: prng.pick([0.1, 0.3, 0.6]),
     });
+  }
+  // Talos-side stale reads, as often as the Kubernetes side's (a draw of their own: the uniform
+  // pick above reaches them in only a few seeds).
+  if (prng.chance(0.2)) {
+    const e = drawTwinFault(prng, prng.chance(0.75) ? "stale-read" : "stream-skips-events", ctx);
+    if (e) events.push(e);
   }
   if (prng.chance(0.08)) {
     events.push({

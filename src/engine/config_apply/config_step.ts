@@ -36,6 +36,7 @@ import {
 } from "../executor/step_outcome.ts";
 import {
   activationReading,
+  type ConfigRead,
   readActivation,
   readMachineConfig,
   type SettingActivation,
@@ -176,7 +177,7 @@ async function applyAndActivate(
     return await notAccepted(s, "config-apply", applied.sent.responseClass, applied.sent.detail);
   }
   // The apply's own postcondition: the persistent document holds what was sent.
-  const stored = await readMachineConfig(s.deps.talos, s.address, "persistent", timeoutMs);
+  const stored = await readStored(s, target, timeoutMs, deadline.verificationSeconds * 1000);
   const storedHolds = stored.ok ? sameValue(stored.doc, target) : undefined;
   await s.deps.journal.recordPhase({
     operationId: s.operationId,
@@ -235,6 +236,28 @@ async function applyAndActivate(
   return await settle(s, bound, classification, target, storedHolds, booted, "ConfigNotActive", {
     cordon,
   });
+}
+
+/**
+ * Reads the persistent document after an accepted apply. One that does not hold what was sent is
+ * read again each poll until it does or the window passes: a read answered from an earlier answer
+ * (a lagging apid proxy or cache, issue 16) shows the document from before the apply, and an
+ * earlier answer can never show what was just sent, so a document holding it once is stored; one
+ * still not holding it at the end of the window is `ConfigNotStored`.
+ */
+async function readStored(
+  s: Step,
+  target: ConfigValue,
+  timeoutMs: number,
+  windowMs: number,
+): Promise<ConfigRead> {
+  const until = s.deps.clock.now() + windowMs;
+  let stored = await readMachineConfig(s.deps.talos, s.address, "persistent", timeoutMs);
+  while (stored.ok && !sameValue(stored.doc, target) && s.deps.clock.now() < until) {
+    await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
+    stored = await readMachineConfig(s.deps.talos, s.address, "persistent", timeoutMs);
+  }
+  return stored;
 }
 
 /** Polls the boot ID until it changed and the node is back, or the window passes. */
@@ -322,8 +345,22 @@ async function settle(
   // The completion read: its basis allocated first, then every setting read afresh (the readings
   // above may be minutes old by now; a setting reverted meanwhile is never reported active).
   const actor = controllerActor(s.deps.owner);
-  const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+  const settled = activationReading(storedHolds, settings) === "established";
+  let basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
   settings = await read();
+  // Settings observed active that this read shows not active are read again (a fresh basis each
+  // time) within the window: a read answered from an earlier answer (a lagging apid proxy or
+  // cache, issue 16) shows the document from before the activation. One never observed active is
+  // judged on this read, as before; one still not active at the end of the window is not active.
+  const rereadUntil = s.deps.clock.now() + spec.phases.deadlines.apply.verificationSeconds * 1000;
+  while (
+    settled && activationReading(storedHolds, settings) === "contradicted" &&
+    s.deps.clock.now() < rereadUntil
+  ) {
+    await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
+    basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+    settings = await read();
+  }
   let reading = activationReading(storedHolds, settings);
   if (reading === "established" && post.verdict !== "pass") {
     reading = post.verdict === "fail" ? "contradicted" : "unreadable";

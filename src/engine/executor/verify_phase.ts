@@ -43,16 +43,24 @@ async function readBoot(s: StepState, timeoutMs: number): Promise<BootReading> {
  * Ready, until the reboot's verification deadline. A node that boots back into the old version
  * with a new boot ID contradicts the postcondition (seed 004's loop-device revert); a node that
  * is not seen back by the deadline is unresolved, never failed.
+ *
+ * A new boot that reads another version is read again until the deadline before it is final: the
+ * version and the boot id are separate reads, and a read answered from an earlier answer (a
+ * lagging apid proxy or cache, issue 16) shows the old boot's version beside the new boot's id.
+ * An earlier answer can never show the target, so the target read once is the boot; the other
+ * version still read at the deadline is `failed`.
  */
 export async function awaitBoot(
   s: StepState,
   hop: TalosHop,
   bootIdBefore: string,
 ): Promise<PhaseResult> {
-  const { clock, pollIntervalMs, journal } = s.deps;
+  const { clock, pollIntervalMs } = s.deps;
   const deadline = clock.now() +
     s.bound.plan.spec.phases.deadlines.reboot.verificationSeconds * 1000;
   let last: BootReading | undefined;
+  /** The last new boot read with another version, judged at the deadline. */
+  let other: BootReading | undefined;
   // A node that does not come back is reported while the step still waits for it.
   const stall = new StallWatch(s, "reboot");
   const stallMs = stallAfterMs(
@@ -64,26 +72,22 @@ export async function awaitBoot(
     await clock.sleep(Math.min(pollIntervalMs, deadline - clock.now()), s.deps.signal);
     last = await readBoot(s, Math.max(1, deadline - clock.now()));
     const rebooted = last.bootId !== undefined && last.bootId !== bootIdBefore;
-    if (!rebooted || !last.ready || last.version === undefined) {
-      stall.blocked({
-        name: `node ${s.node}`,
-        holding: `boot into ${hop.to}`,
-        detail: `not back: version=${last.version ?? "unreadable"}, bootId changed=${rebooted}, ` +
-          `ready=${last.ready}`,
-      }, waitingSince);
-      await stall.check(clock.now(), stallMs);
-      continue;
+    if (rebooted && last.ready && last.version === hop.to) {
+      await recordBootObserved(s, last);
+      return proceed(undefined);
     }
-    await journal.recordPhase({
-      operationId: s.operationId,
-      token: s.token,
-      phase: "boot-observed",
-      kind: "fact",
-      detail: { version: last.version, bootId: last.bootId, schematic: last.schematic ?? null },
-      nowMs: clock.now(),
-    });
-    if (last.version === hop.to) return proceed(undefined);
-    return halt(failed("BootedOtherVersion", `node booted ${last.version}, expected ${hop.to}`));
+    if (rebooted && last.ready && last.version !== undefined) other = last;
+    stall.blocked({
+      name: `node ${s.node}`,
+      holding: `boot into ${hop.to}`,
+      detail: `not back: version=${last.version ?? "unreadable"}, bootId changed=${rebooted}, ` +
+        `ready=${last.ready}`,
+    }, waitingSince);
+    await stall.check(clock.now(), stallMs);
+  }
+  if (other) {
+    await recordBootObserved(s, other);
+    return halt(failed("BootedOtherVersion", `node booted ${other.version}, expected ${hop.to}`));
   }
   return halt(unresolved(
     "BootNotObserved",
@@ -94,6 +98,21 @@ export async function awaitBoot(
         last?.ready ?? false
       })`,
   ));
+}
+
+async function recordBootObserved(s: StepState, r: BootReading): Promise<void> {
+  await s.deps.journal.recordPhase({
+    operationId: s.operationId,
+    token: s.token,
+    phase: "boot-observed",
+    kind: "fact",
+    detail: {
+      version: r.version ?? null,
+      bootId: r.bootId ?? null,
+      schematic: r.schematic ?? null,
+    },
+    nowMs: s.deps.clock.now(),
+  });
 }
 
 /**

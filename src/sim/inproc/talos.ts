@@ -30,7 +30,7 @@ import type {
   TalosService,
   TalosVersion,
 } from "../../ports/talos.ts";
-import { Code, mutationFailure, readError } from "../../adapters/talos/errors.ts";
+import { bootIdFrom, Code, mutationFailure, readError } from "../../adapters/talos/errors.ts";
 import {
   completedInstallTag,
   COSI_GET,
@@ -44,7 +44,8 @@ import type { Fault, FaultSchedule } from "../faults.ts";
 import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "../talos/model.ts";
 import { cosiReadAllowed } from "../talos/machine_config.ts";
 import { type MethodSpec, TALOS_METHODS, TalosStats } from "../talos/methods.ts";
-import { RESET_MESSAGE, routeToNode, takeTransportFault } from "../talos/transport.ts";
+import { StaleReads } from "../talos/stale_reads.ts";
+import { REFUSALS, RESET_MESSAGE, routeToNode, takeTransportFault } from "../talos/transport.ts";
 import type { VirtualTime } from "./time.ts";
 
 export interface InprocTalosOptions {
@@ -107,6 +108,26 @@ class Stream<I> {
   }
 }
 
+/** A stream that skips the messages `skip` names (stream-skips-events), its end unchanged. */
+class Skipping<I> extends Stream<I> {
+  #index = 0;
+  constructor(private readonly client: Stream<I>, private readonly skip: (i: number) => boolean) {
+    super();
+  }
+  override get open(): boolean {
+    return this.client.open;
+  }
+  override write(item: I): void {
+    if (!this.skip(this.#index++)) this.client.write(item);
+  }
+  override end(): void {
+    this.client.end();
+  }
+  override fail(code: number, message: string): void {
+    this.client.fail(code, message);
+  }
+}
+
 /** A stream that passes the first item, then is cut (lose-response on a stream). */
 class CutAfterFirst<I> extends Stream<I> {
   constructor(private readonly client: Stream<I>) {
@@ -127,10 +148,13 @@ type InstallItem = { readonly message?: string; readonly exitCode?: number };
 export class InprocTalos implements Talos {
   readonly stats: TalosStats;
   readonly #o: InprocTalosOptions;
+  /** Every machine's earlier answers, for the reads a `stale-read` fault answers from them. */
+  readonly #stale: StaleReads;
 
   constructor(o: InprocTalosOptions) {
     this.#o = o;
     this.stats = o.stats ?? new TalosStats();
+    this.#stale = new StaleReads(o.faults, o.time.sim);
   }
 
   // ---- admission (what the apid handlers do before running a call) ------------------------
@@ -207,8 +231,10 @@ export class InprocTalos implements Talos {
         client.fail(f.code, f.message);
       } else {
         node.assertReachable();
+        const skip = this.#stale.skipper(TALOS_METHODS[path]!.point, node.name);
+        const out = skip ? new Skipping(client, skip) : client;
         // lose-response: the effect runs to completion; the client's stream is cut early.
-        run(node, fault?.kind === "lose-response" ? new CutAfterFirst(client) : client);
+        run(node, fault?.kind === "lose-response" ? new CutAfterFirst(out) : out);
       }
     } catch (e) {
       const f = failure(e) as { code: number; message: string };
@@ -243,13 +269,19 @@ export class InprocTalos implements Talos {
   // ---- reads --------------------------------------------------------------------------------
 
   version(node: string, opts: TalosCallOptions): Promise<TalosVersion> {
-    return this.#read(M + "Version", node, opts, () =>
-      this.#unary(M + "Version", node, (n) => ({
-        tag: n.runningVersion,
-        sha: "cairnsim",
-        arch: n.arch,
-        platform: n.platform,
-      })));
+    return this.#read(
+      M + "Version",
+      node,
+      opts,
+      () =>
+        this.#unary(M + "Version", node, (n) =>
+          this.#stale.answer("talos.Version", n.name, "", {
+            tag: n.runningVersion,
+            sha: "cairnsim",
+            arch: n.arch,
+            platform: n.platform,
+          })),
+    );
   }
 
   serviceList(node: string, opts: TalosCallOptions): Promise<readonly TalosService[]> {
@@ -259,13 +291,18 @@ export class InprocTalos implements Talos {
       opts,
       () =>
         this.#unary(M + "ServiceList", node, (n) =>
-          n.services.map((s) => ({
-            id: s.id,
-            state: s.state,
-            healthy: s.healthy,
-            healthUnknown: false,
-            lastMessage: s.lastMessage,
-          }))),
+          this.#stale.answer(
+            "talos.ServiceList",
+            n.name,
+            "",
+            n.services.map((s) => ({
+              id: s.id,
+              state: s.state,
+              healthy: s.healthy,
+              healthUnknown: false,
+              lastMessage: s.lastMessage,
+            })),
+          )),
     );
   }
 
@@ -307,11 +344,11 @@ export class InprocTalos implements Talos {
     const path = M + "Read";
     return this.#read(path, node, opts, async () => {
       const s = await this.#stream<string>(path, node, opts, (n, out) => {
-        out.write(`${n.bootId}\n`);
+        out.write(`${this.#stale.answer("talos.Read", n.name, BOOT_ID, n.bootId)}\n`);
         out.end();
       });
       return s.code === Code.OK
-        ? { ok: true, value: s.items.join("").trim() }
+        ? { ok: true, value: bootIdFrom(s.items.join(""), node, path) }
         : { ok: false, code: s.code, message: s.message };
     });
   }
@@ -325,7 +362,11 @@ export class InprocTalos implements Talos {
     return this.#read(COSI_GET, node, opts, () => {
       try {
         const spec = TALOS_METHODS[COSI_GET]!;
-        const f = this.#o.faults.peek(spec.point, this.#o.cluster.find(node)?.name);
+        const f = this.#o.faults.peekKind(
+          REFUSALS,
+          spec.point,
+          this.#o.cluster.find(node)?.name,
+        );
         const forType = f?.params?.["type"] === undefined || f.params["type"] === ref.type;
         const refusal = (f?.kind === "unavailable" || f?.kind === "deadline-exceeded") && forType;
         const { node: n } = this.#admit(COSI_GET, node, refusal);
@@ -335,7 +376,8 @@ export class InprocTalos implements Talos {
           throw new TalosSimError(GRPC.PERMISSION_DENIED, "not authorized");
         }
         n.assertReachable();
-        const r = this.#o.cluster.cosiGet(n, namespace, type, id);
+        const fresh = this.#o.cluster.cosiGet(n, namespace, type, id);
+        const r = this.#stale.answer(COSI_POINT, n.name, `${namespace}/${type}/${id}`, fresh, type);
         return { ok: true, value: { namespace, type, id, version: r.version, yamlSpec: r.yaml } };
       } catch (e) {
         return failure(e);
@@ -485,6 +527,10 @@ async function waitPassively(
     if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
   }
 }
+
+/** The one file the port's boot-id read opens. */
+const BOOT_ID = "/proc/sys/kernel/random/boot_id";
+const COSI_POINT = TALOS_METHODS[COSI_GET]!.point;
 
 function failure(e: unknown): { ok: false; code: number; message: string } {
   if (e instanceof TalosSimError) return { ok: false, code: e.code, message: e.message };

@@ -14,7 +14,8 @@ import type { FaultSchedule } from "../faults.ts";
 import { GRPC, type TalosCluster, type TalosNode, TalosSimError } from "./model.ts";
 import { cosiReadAllowed } from "./machine_config.ts";
 import { type MethodSpec, TALOS_METHODS, TalosStats } from "./methods.ts";
-import { RESET_MESSAGE, routeToNode, takeTransportFault } from "./transport.ts";
+import { StaleReads } from "./stale_reads.ts";
+import { REFUSALS, RESET_MESSAGE, routeToNode, takeTransportFault } from "./transport.ts";
 
 export { TALOS_METHODS, TalosStats };
 
@@ -161,7 +162,12 @@ class Handlers {
    */
   openStreams = 0;
 
-  constructor(private readonly o: TalosSimOptions) {}
+  /** Every machine's earlier answers, for the reads a `stale-read` fault answers from them. */
+  readonly #stale: StaleReads;
+
+  constructor(private readonly o: TalosSimOptions) {
+    this.#stale = new StaleReads(o.faults, o.clock);
+  }
 
   /** Roles from the client certificate's Organization values. */
   #roles(call: AnyCall): string[] {
@@ -282,8 +288,13 @@ class Handlers {
           return;
         }
         node.assertReachable();
+        const skip = this.#stale.skipper(spec.point, node.name);
+        let index = 0;
+        const sink: StreamOut = skip
+          ? { ...out, write: (msg) => void (skip(index++) || out.write(msg)) }
+          : out;
         // lose-response: the effect runs to completion; the client's stream is cut early.
-        run(node, call.request, fault?.kind === "lose-response" ? cutAfterFirst(out) : out);
+        run(node, call.request, fault?.kind === "lose-response" ? cutAfterFirst(sink) : sink);
       } catch (e) {
         out.fail(e);
       }
@@ -296,7 +307,7 @@ class Handlers {
     return {
       Version: this.unary(m("Version"), (n) => ({
         version: {
-          tag: n.runningVersion,
+          tag: this.#stale.answer("talos.Version", n.name, "", n.runningVersion),
           sha: "cairnsim",
           built: "",
           go_version: "go1.25",
@@ -307,12 +318,17 @@ class Handlers {
         features: { rbac: true },
       })),
       ServiceList: this.unary(m("ServiceList"), (n) => ({
-        services: n.services.map((s) => ({
-          id: s.id,
-          state: s.state,
-          events: { events: [] },
-          health: { unknown: false, healthy: s.healthy, last_message: s.lastMessage },
-        })),
+        services: this.#stale.answer(
+          "talos.ServiceList",
+          n.name,
+          "",
+          n.services.map((s) => ({
+            id: s.id,
+            state: s.state,
+            events: { events: [] },
+            health: { unknown: false, healthy: s.healthy, last_message: s.lastMessage },
+          })),
+        ),
       })),
       EtcdMemberList: this.unary(m("EtcdMemberList"), (n) => {
         requireControlPlane(n, "EtcdMemberList");
@@ -364,7 +380,8 @@ class Handlers {
         if (req.path !== "/proc/sys/kernel/random/boot_id") {
           throw new TalosSimError(GRPC.NOT_FOUND, `open ${req.path}: no such file or directory`);
         }
-        out.write({ bytes: Buffer.from(`${n.bootId}\n`) });
+        const bootId = this.#stale.answer("talos.Read", n.name, String(req.path), n.bootId);
+        out.write({ bytes: Buffer.from(`${bootId}\n`) });
         out.end();
       }),
     };
@@ -385,7 +402,7 @@ class Handlers {
         const node = nodes[0]!;
         // A read has no effect to lose: of the transport faults, only the refusals apply, and
         // only to the resource type in `params.type` when the fault names one.
-        const f = this.o.faults.peek(spec.point, node.name);
+        const f = this.o.faults.peekKind(REFUSALS, spec.point, node.name);
         const forType = f?.params?.["type"] === undefined ||
           f.params["type"] === call.request.type;
         if ((f?.kind === "unavailable" || f?.kind === "deadline-exceeded") && forType) {
@@ -397,7 +414,14 @@ class Handlers {
           throw new TalosSimError(GRPC.PERMISSION_DENIED, "not authorized");
         }
         node.assertReachable();
-        const r = this.o.cluster.cosiGet(node, namespace, type, id);
+        const fresh = this.o.cluster.cosiGet(node, namespace, type, id);
+        const r = this.#stale.answer(
+          spec.point,
+          node.name,
+          `${namespace}/${type}/${id}`,
+          fresh,
+          type,
+        );
         callback(null, {
           resource: {
             metadata: { namespace, type, id, version: r.version, owner: r.owner },

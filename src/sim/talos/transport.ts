@@ -18,6 +18,9 @@ const TRANSPORT_KINDS: readonly FaultKind[] = [
   "deadline-exceeded",
 ];
 
+/** The transport faults that refuse a call before it runs (all a read without effect can take). */
+export const REFUSALS: readonly FaultKind[] = ["unavailable", "deadline-exceeded"];
+
 /** The machine a `node` target names; UNAVAILABLE, as a dial that finds no one, otherwise. */
 export function routeToNode(cluster: TalosCluster, target: string): TalosNode {
   const node = cluster.find(target);
@@ -41,9 +44,9 @@ export function takeTransportFault(
   node: TalosNode,
   clock: { now(): number },
 ): Fault | undefined {
-  const f = faults.peek(spec.point, node.name);
-  if (!f || !TRANSPORT_KINDS.includes(f.kind)) return undefined;
-  const taken = faults.take(spec.point, node.name, clock.now())!;
+  // By kind: a stale read armed at the same point is the read's business, not the transport's.
+  const taken = faults.takeKind(TRANSPORT_KINDS, spec.point, node.name, clock.now());
+  if (!taken) return undefined;
   if (taken.kind === "unavailable") {
     throw new TalosSimError(GRPC.UNAVAILABLE, "simulated: upstream connection refused");
   }

@@ -375,3 +375,53 @@ Deno.test("the execution rows of a ConfigApply: 2 and 10 not applicable, 20 and 
     await close(w);
   }
 });
+
+/** Every stored-configuration read answered with the one before it (a lagging apid proxy). */
+const STALE_STORED: Fault = {
+  kind: "stale-read",
+  point: "talos.cosi.Get",
+  target: "cp-1",
+  count: 1_000_000,
+  params: { lag: 1, type: "MachineConfigs.config.talos.dev" },
+};
+
+Deno.test("a stored-document read answered from before the apply is read again: the staged change is activated, never ConfigNotStored", async () => {
+  const w = await run({
+    patch: ETCD,
+    mode: "staged",
+    activation: "explicitActivation",
+    talos: "v1.14.2",
+    nodes: ["cp-1"],
+    faults: [STALE_STORED],
+  });
+  try {
+    assert(w.twin.faults.fired.some((f) => f.kind === "stale-read"), "a stale answer was served");
+    assertEquals(w.out.state, "completed", JSON.stringify(w.out.nodes));
+    const op = await phasesOf(w, w.out.nodes[0]!.operationId!);
+    const fact = op.phases.find((p) => p.phase === "config-apply" && p.kind === "fact")!;
+    assertEquals(JSON.parse(fact.detail)["persistentHoldsSent"], true);
+    assertEquals(op.attempts.filter((a) => a.phase === "reboot").length, 1);
+  } finally {
+    await close(w);
+  }
+});
+
+Deno.test("an active-document read answered from before the reboot is read again: the completion read never fails a change observed active", async () => {
+  // Every other configuration read answers what the machine said two reads before: the
+  // completion read lands on one from before the activating reboot.
+  const w = await run({
+    patch: ETCD,
+    mode: "staged",
+    activation: "explicitActivation",
+    talos: "v1.14.2",
+    nodes: ["cp-1"],
+    faults: [{ ...STALE_STORED, params: { ...STALE_STORED.params, lag: 2, every: 2 } }],
+  });
+  try {
+    assert(w.twin.faults.fired.some((f) => f.kind === "stale-read"), "a stale answer was served");
+    assertEquals(w.out.state, "completed", JSON.stringify(w.out.nodes));
+    assertEquals(w.out.nodes[0]!.settings?.map((s) => s.state), ["active"]);
+  } finally {
+    await close(w);
+  }
+});
