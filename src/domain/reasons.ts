@@ -1114,6 +1114,13 @@ export const REASONS = [
       "The caller's owner, generation or epoch no longer matches the operation (a takeover or recovery entry happened); the caller must stop.",
   },
   {
+    code: "RecoveryEntered",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "Recovery mode was entered after the plan was bound (a journal restore): a new epoch; the journal may be behind the cluster, and the plan's approval is stale.",
+  },
+  {
     code: "EpochSuperseded",
     area: "journal",
     retry: "never",

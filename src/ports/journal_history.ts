@@ -276,6 +276,19 @@ export interface ClusterFreezeEntry {
 }
 
 /** What the journal holds about one plan. */
+/**
+ * A recovery-mode entry the journal recorded since the plan was first seen (a journal restore's:
+ * a new epoch, every live operation taken over, the plan's approval stale from then on).
+ */
+export interface RecoveryEntryEntry {
+  readonly seq: number;
+  readonly atMs: number;
+  readonly epoch: string;
+  readonly actor: string;
+  /** What the recovery admin recorded with it (the restored backup). */
+  readonly evidence: string;
+}
+
 export interface PlanHistory {
   readonly plan: PlanEntry;
   /** The plan's operations, by commitment time. */
@@ -292,6 +305,8 @@ export interface PlanHistory {
   readonly rolloutEvents?: readonly RolloutEventEntry[];
   /** Post hooks the plan's steps owed (docs/operating.md#node-hooks). */
   readonly hookObligations?: readonly HookObligationEntry[];
+  /** Recovery-mode entries since the plan was first seen (a journal restore). */
+  readonly recoveryEntries?: readonly RecoveryEntryEntry[];
 }
 
 /** A plan name and the digest the journal bound it to (a later file under it is refused). */

@@ -25,6 +25,7 @@ import type {
 import { isReason, type ReasonNote } from "../domain/reasons.ts";
 import type { Component } from "./rollback_caveats.ts";
 import { besideEvents, hookRows } from "./beside_section.ts";
+import { iso } from "./format.ts";
 
 /** A node of the plan, in plan order. */
 export interface PlanNode {
@@ -83,7 +84,7 @@ export function executionReportFromJournal(input: ExecutionReportInput): Executi
   return {
     plan: identity,
     generatedAt: input.generatedAt,
-    reasons: outcomeReasons(nodes, input.end),
+    reasons: [...restoreNotes(h?.recoveryEntries), ...outcomeReasons(nodes, input.end)],
     safeguards,
     sourceChecks: [],
     assertions: [],
@@ -248,6 +249,21 @@ function recoveries(ops: readonly OperationHistory[]): RecoveryDecision[] {
       evidence: r.explanation ? `${r.evidence} (${r.explanation})` : r.evidence,
     }))
   ).sort((a, b) => a.at - b.at);
+}
+
+/**
+ * A recovery entry since the plan was seen (a journal restore) is said first: the report was
+ * built from a journal that may be behind the cluster (what ran between the backup and the
+ * restore is lost to it), and the plan's approval predates the entry, so nothing of it runs again.
+ */
+function restoreNotes(entries: PlanHistory["recoveryEntries"]): ReasonNote[] {
+  return (entries ?? []).map((e) => ({
+    reason: "RecoveryEntered",
+    message: `recovery mode entered at ${iso(e.atMs)} by ${e.actor} (new epoch ${e.epoch}` +
+      `${e.evidence ? `: ${e.evidence}` : ""}): this report shows only what the journal ` +
+      `holds since, which may be behind the cluster; the plan's approval predates it`,
+    where: "journal",
+  }));
 }
 
 function outcomeReasons(nodes: readonly NodeTimeline[], end?: ExecutionEnd): ReasonNote[] {

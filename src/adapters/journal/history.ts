@@ -23,6 +23,7 @@ import type {
   OperationHistory,
   PlanEntry,
   PlanHistory,
+  RecoveryEntryEntry,
   RefusalEntry,
   SlotHolding,
   TakeoverEntry,
@@ -251,6 +252,32 @@ export function readPlanHistory(
       slot,
       rolloutEvents: await readRolloutEvents(tx, digest),
       hookObligations: await obligationsOf(tx, operations.map((o) => o.id)),
+      recoveryEntries: await readRecoveryEntries(tx, p.first_seen_at_ms),
+    };
+  });
+}
+
+/**
+ * Recovery-mode entries at or after `sinceMs` (a journal restore's): the report must say the
+ * journal it was built from was restored, and that the plan's approval predates it.
+ */
+async function readRecoveryEntries(
+  db: Kysely<JournalDB>,
+  sinceMs: number,
+): Promise<RecoveryEntryEntry[]> {
+  const rows = await db.selectFrom("events").selectAll().where("kind", "=", "recovery-entry")
+    .where("at_ms", ">=", sinceMs).orderBy("seq").execute();
+  return rows.map((e) => {
+    let b: Record<string, unknown> = {};
+    try {
+      b = JSON.parse(e.body) as Record<string, unknown>;
+    } catch { /* an unreadable body still names the entry */ }
+    return {
+      seq: e.seq,
+      atMs: e.at_ms,
+      epoch: e.epoch ?? String(b["epoch"] ?? ""),
+      actor: e.actor,
+      evidence: typeof b["evidence"] === "string" ? b["evidence"] : "",
     };
   });
 }

@@ -9,6 +9,7 @@ import type { Kysely, Transaction } from "kysely";
 import type { IdSource } from "../../ports/clock.ts";
 import type { AttemptInput, Journal, OpenJournalOptions } from "../../ports/journal.ts";
 import { attemptBatched, attemptTx, loadForAttempt } from "./attempt.ts";
+import { copyRows, type JournalBackup, replaceRows } from "./libsql_backup.ts";
 import { KyselyJournal } from "./kysely_journal.ts";
 import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
 import { connect, connectWithClient, journalUrl, opening, prepare, serialise } from "./open.ts";
@@ -23,6 +24,33 @@ export { cryptoIdSource } from "./ids.ts";
  * `http(s)://…`; a bare path is treated as a file.
  */
 export async function openJournal(opts: OpenJournalOptions): Promise<Journal> {
+  return (await openLibsql(opts)).journal;
+}
+
+/**
+ * A journal opened with a backup and a restore of its whole contents (`libsql_backup.ts`), for
+ * the simulation campaign's journal restore (app/dst/). Each waits for this process's write
+ * transactions in flight and runs between them, never inside one; a restore replaces the rows
+ * under a journal that stays open, as a restore under a process that was not stopped does.
+ */
+export interface RestorableJournal {
+  readonly journal: Journal;
+  backup(): Promise<JournalBackup>;
+  restore(backup: JournalBackup): Promise<void>;
+}
+
+export async function openRestorableJournal(opts: OpenJournalOptions): Promise<RestorableJournal> {
+  const { journal, store } = await openLibsql(opts);
+  return {
+    journal,
+    backup: () => store.snapshot((tx) => copyRows(tx)),
+    restore: (b) => store.write((tx) => replaceRows(tx, b)),
+  };
+}
+
+async function openLibsql(
+  opts: OpenJournalOptions,
+): Promise<{ journal: Journal; store: LibsqlStore }> {
   const url = journalUrl(opts.url);
   const { db, client } = await connectWithClient(url);
   try {
@@ -36,10 +64,8 @@ export async function openJournal(opts: OpenJournalOptions): Promise<Journal> {
   }
   // `:memory:` databases are private to their client; file journals share one queue per file.
   const key = url === ":memory:" ? `memory:${++memoryCount}` : url;
-  return new KyselyJournal(new LibsqlStore(db, client, key), {
-    ids: opts.ids,
-    point: opts.writePoint,
-  });
+  const store = new LibsqlStore(db, client, key);
+  return { journal: new KyselyJournal(store, { ids: opts.ids, point: opts.writePoint }), store };
 }
 
 let memoryCount = 0;

@@ -32,6 +32,8 @@ export const INVARIANTS = {
   11: "no activating reboot before its staged configuration is observed stored",
   12: "a ComponentUpgrade completed only on its merge observed applied, Ready, then healthy",
   13: "a ComponentUpgrade's deadline is never recorded as completed or failed",
+  14: "after a journal restore, the controller that ran before it sends nothing",
+  15: "after a journal restore, no commitment or attempt under the approval from before it",
 } as const;
 
 export type InvariantId = keyof typeof INVARIANTS;
@@ -160,6 +162,8 @@ export class InvariantChecker {
   readonly #staleAnswer = new Map<string, boolean>();
   /** Invariants switched off (never in a campaign; the vacuity tests check one at a time). */
   readonly violations: Violation[] = [];
+  /** The controllers running when the journal was restored (they must send nothing after it). */
+  #preRestore: ReadonlySet<string> | undefined;
 
   constructor(
     readonly world: WorldView,
@@ -214,9 +218,15 @@ export class InvariantChecker {
 
   // ---- steps ------------------------------------------------------------------------------
 
-  /** Before a controller's request leaves: invariants 1, 2, 3, 4, 8. */
+  /** Before a controller's request leaves: invariants 14, 1, 2, 3, 4, 8. */
   beforeSend(s: Send): void {
     this.#step++;
+    if (this.#preRestore?.has(s.controller)) {
+      this.#fail(
+        14,
+        `${s.controller}, running since before the journal restore, sends ${s.method} to ${s.node}`,
+      );
+    }
     const phase = PHASE_OF[s.method];
     if (s.method !== "uncordon") {
       for (const other of this.#planNodesAndAll()) {
@@ -343,6 +353,38 @@ export class InvariantChecker {
     return "?";
   }
 
+  /**
+   * The journal's contents were replaced with an older backup (a recovery entry follows at
+   * once): `controllers` ran before it. What they did since the backup is lost to the journal,
+   * never to the world: the shadow keeps it (ground truth for 1, 2, 4, 7).
+   */
+  restored(controllers: readonly string[]): void {
+    this.#step++;
+    this.#preRestore = new Set(controllers);
+  }
+
+  /** Whether the journal was restored in this run. */
+  restoredAny(): boolean {
+    return this.#preRestore !== undefined;
+  }
+
+  /** Whether `controller` ran before the journal restore (its claims predate the restore). */
+  ranBeforeRestore(controller: string): boolean {
+    return this.#preRestore?.has(controller) ?? false;
+  }
+
+  /**
+   * 15: the plan was approved before the restore, so its approval's epoch is stale after the
+   * recovery entry: a restored operation never retries, and no new one starts (the campaign never
+   * approves again). Whatever the restored journal lost (an install, a cordon), nothing is sent
+   * again on its word.
+   */
+  #notAfterRestore(controller: string, what: string): void {
+    if (this.#preRestore) {
+      this.#fail(15, `${controller} ${what} after the journal restore, under the old approval`);
+    }
+  }
+
   /** Someone other than cairn cordoned `node`. */
   operatorCordoned(node: string): void {
     this.#cordonOwner.set(node, "other");
@@ -385,6 +427,7 @@ export class InvariantChecker {
 
   committed(controller: string, op: OperationRecord): void {
     this.#step++;
+    this.#notAfterRestore(controller, `commits ${op.machine}`);
     const index = this.#planNodes.indexOf(op.machine);
     for (const earlier of this.#planNodes.slice(0, Math.max(0, index))) {
       const e = this.#opOfNode(earlier);
@@ -418,6 +461,7 @@ export class InvariantChecker {
 
   attemptAdmitted(controller: string, a: AttemptRecord): void {
     this.#step++;
+    this.#notAfterRestore(controller, `is admitted attempt ${a.id} (${a.phase})`);
     const op = this.ops.get(a.operationId);
     if (!op) return;
     op.attempts.push({

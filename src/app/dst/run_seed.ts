@@ -6,7 +6,8 @@
  * after every step; the run stops at the first violation. The same seed (and schedule) replays
  * the same run.
  */
-import { openJournal } from "../../adapters/journal/libsql_journal.ts";
+import type { JournalBackup } from "../../adapters/journal/libsql_backup.ts";
+import { openRestorableJournal } from "../../adapters/journal/libsql_journal.ts";
 import { CairnError } from "../../domain/errors.ts";
 import { parsePlan } from "../../domain/plan/parse.ts";
 import type { Plan } from "../../domain/plan/schema.ts";
@@ -186,10 +187,16 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const state: { violation?: Violation; error?: string } = {};
   const outcomes: Array<{ owner: string; outcome: RolloutOutcome & { reason?: string } }> = [];
   const fenced: string[] = [];
+  // The backup a restore event restores: taken at its write point (or right after the bind).
+  let backup: { point: number; taken: Promise<JournalBackup> } | undefined;
+  let bindDone = false;
+  const restoreEvent = events.find((e) => e.kind === "restore");
   const byPointEvent = (n: number) =>
     events.find((e) =>
-      (e.kind === "crash" || e.kind === "replica" || e.kind === "restore") && e.atPoint === n &&
-      !fired.has(e)
+      !fired.has(e) &&
+      ((e.kind === "crash" || e.kind === "replica") && e.atPoint === n ||
+        // A restore needs its backup taken at an earlier write point.
+        e.kind === "restore" && backup !== undefined && n >= e.atPoint && n > backup.point)
     );
   const alive = () => controllers.filter((c) => !c.life.dead);
   const stopAll = () => {
@@ -201,13 +208,18 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     stopAll();
   };
 
-  const journal: Journal = await openJournal({
+  const restorable = await openRestorableJournal({
     url: ":memory:",
     ids: counterIdSource(),
     nowMs: startMs,
     writePoint: (name) => {
       pointNames.push(name);
-      const e = byPointEvent(++points);
+      const n = ++points;
+      if (restoreEvent && !backup && bindDone && n >= (restoreEvent.backupAt ?? 0)) {
+        // Not awaited: this write point sits inside a transaction; the backup waits for it.
+        backup = { point: n, taken: restorable.backup() };
+      }
+      const e = byPointEvent(n);
       if (!e || state.violation) return Promise.resolve();
       fired.add(e);
       if (e.kind === "crash") {
@@ -223,16 +235,23 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
         return Promise.resolve();
       }
       // A restore: not awaited here (this write point may sit inside a transaction).
-      track(restoreEpoch());
+      track(restoreJournal(backup!));
       return Promise.resolve();
     },
   });
+  const journal: Journal = restorable.journal;
   const parsed = await parsePlan(new TextEncoder().encode(plan.text), { file: "dst/plan.yaml" });
   const bound = await driver.bind(journal, {
     parsed,
     bytes: new TextEncoder().encode(plan.text),
     nowMs: startMs,
   });
+  bindDone = true;
+  // A backup drawn before the bind ends is the journal right after it.
+  if (restoreEvent && (restoreEvent.backupAt ?? 0) <= points) {
+    backup = { point: points, taken: restorable.backup() };
+    await backup.taken;
+  }
   const checker = new InvariantChecker(worldView(twin), {
     epoch: (await journal.installation()).epoch,
     planNodes: plan.nodes,
@@ -278,17 +297,33 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     if (!state.violation) launch(skewMs);
   }
 
-  async function restoreEpoch() {
+  /**
+   * The journal restore (docs/recovery.md, operation model §2.15): the journal's contents are
+   * replaced with the backup, and right behind it in the journal's queue (no other writer in
+   * between) a recovery admin enters recovery mode: a new epoch, every live operation of the
+   * restored journal taken over into it, every scope it knows pre-restore unaccounted. The admin
+   * then releases, one by one, each plan node's scope that no live operation holds (a held one
+   * waits for `cairn recover`'s accounting, outside the seed), and leaves recovery mode only when
+   * none is left. The controller that ran before keeps running on its old token.
+   */
+  async function restoreJournal(b: { point: number; taken: Promise<JournalBackup> }) {
+    const rows = await b.taken;
+    if (state.violation) return;
     const admin = { identity: "dst-admin", role: "recovery-admin" as const };
-    const epoch = await journal.enterRecoveryMode(
+    const replaced = restorable.restore(rows);
+    const entered = journal.enterRecoveryMode(
       admin,
-      "journal restored from a backup",
+      `journal restored from the backup taken after write point ${b.point}`,
       twin.sim.now(),
     );
+    await replaced;
+    step(() => checker.restored(alive().map((c) => c.owner)));
+    const epoch = await entered;
     checker.epoch = epoch;
-    for (const op of await journal.listOperations()) {
-      step(() => checker.moved(op));
-      await journal.releaseRecoveryScope(op.machine, admin, twin.sim.now()).catch(() => undefined);
+    const ops = await journal.listOperations();
+    for (const op of ops) step(() => checker.moved(op));
+    for (const node of new Set([...plan.nodes, ...ops.map((op) => op.machine)])) {
+      await journal.releaseRecoveryScope(node, admin, twin.sim.now()).catch(() => undefined);
     }
     await journal.exitRecoveryMode(admin, twin.sim.now()).catch(() => undefined);
     // The controller that ran before the restore keeps its old token; a successor follows it.
@@ -399,6 +434,10 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
       checker.checkWorld();
       const journalState = (n: string) => ops.filter((op) => op.machine === n).at(-1)?.state;
       for (const { owner, outcome } of outcomes) {
+        // A controller the restore fenced claims what the journal held before it replaced the
+        // rows (checked by 6 when each claim was recorded); the report, built from the restored
+        // journal, is held below whatever ran.
+        if (checker.ranBeforeRestore(owner)) continue;
         // An outcome names each step's operation (a KubernetesUpgrade has several per node):
         // its claim is held against that operation; one without an id, against the node's last.
         checker.checkClaims(
@@ -500,5 +539,9 @@ async function checkReport(
     checker.unbackedClaim(
       "the report's verdict is completed with a node not completed in the journal",
     );
+  }
+  // After a restore the journal may be behind the cluster: the report must say so.
+  if (checker.restoredAny() && !model.reasons.some((r) => r.reason === "RecoveryEntered")) {
+    checker.unbackedClaim("the report does not say the journal it was built from was restored");
   }
 }

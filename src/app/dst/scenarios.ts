@@ -408,11 +408,17 @@ export const SCENARIOS: readonly Scenario[] = [
     name: "journal-restored-mid-rollout-fences-the-old-epoch",
     incidents: ["docs/recovery.md (restore or ownership change during any phase)"],
     summary:
-      "the journal is restored (a new epoch) right after the reboot attempt committed: the " +
-      "running controller's old token is fenced, the operation is left unresolved for recovery",
+      "right after the reboot attempt committed, the journal is restored from a backup taken at " +
+      "the node's commitment (every attempt since lost to it) and a recovery entry follows: the " +
+      "running controller's old token is fenced, the restored operation is taken over into the " +
+      "new epoch and left unresolved for recovery, and nothing is sent again",
     seed: SCENARIO_SEED,
     events: ({ cleanPoints }) => [
-      { kind: "restore", atPoint: nthPoint(cleanPoints, "attempt:after-commit", ATTEMPT.reboot) },
+      {
+        kind: "restore",
+        atPoint: nthPoint(cleanPoints, "attempt:after-commit", ATTEMPT.reboot),
+        backupAt: nthPoint(cleanPoints, "commit:after-commit", 0),
+      },
     ],
     expect: { state: "unresolved", reboots: 1 },
   },

@@ -26,11 +26,15 @@ export type DstEvent =
   /** A second replica starts at the `atPoint`-th write point while the first keeps running. */
   | { readonly kind: "replica"; readonly atPoint: number; readonly skewMs: number }
   /**
-   * At the `atPoint`-th write point the journal is restored: a recovery admin mints a new
-   * epoch (entering and leaving recovery) under the running controller, which keeps running on
-   * its old token; a successor starts when it stops.
+   * A backup of the journal's whole contents is taken right after the `backupAt`-th write point
+   * (between transactions; not before the plan is bound), and at the `atPoint`-th the journal's
+   * contents are replaced with it, then a recovery admin enters recovery mode (a new epoch, every
+   * live operation taken over, every known scope pre-restore unaccounted) and releases the scopes
+   * no live operation holds. The controller that ran before keeps running on its old token; a
+   * successor starts when it stops. Without `backupAt` the backup is the journal right after the
+   * plan was bound.
    */
-  | { readonly kind: "restore"; readonly atPoint: number }
+  | { readonly kind: "restore"; readonly atPoint: number; readonly backupAt?: number }
   /** cairn cannot reach one API in [fromMs, fromMs + forMs) of virtual time since the start. */
   | {
     readonly kind: "partition";
@@ -251,7 +255,8 @@ export function drawSchedule(prng: Prng, ctx: ScheduleContext): DstEvent[] {
   } else if (own < 0.3) {
     events.push({ kind: "replica", atPoint: point(), skewMs: skew(prng) });
   } else if (own < 0.37) {
-    events.push({ kind: "restore", atPoint: point() });
+    const atPoint = point();
+    events.push({ kind: "restore", atPoint, backupAt: prng.int(1, Math.max(1, atPoint - 1)) });
   }
   if (prng.chance(0.15)) {
     events.push({
@@ -363,7 +368,9 @@ export function describeEvent(e: DstEvent): string {
     case "replica":
       return `second replica starts at write point #${e.atPoint} (skew ${e.skewMs} ms)`;
     case "restore":
-      return `journal restore (new epoch) at write point #${e.atPoint}`;
+      return `journal restored at write point #${e.atPoint} from a backup taken at #${
+        e.backupAt ?? "bind"
+      } (recovery entry, new epoch)`;
     case "partition":
       return `partition cairn ↔ ${e.api} from +${e.fromMs} ms for ${e.forMs} ms`;
     case "stale":
