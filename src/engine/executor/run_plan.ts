@@ -152,7 +152,7 @@ export interface ExecuteOptions {
   readonly log: Logger;
   readonly owner: string;
   /**
-   * The journal epoch this process started in (docs/operation-model.md, ER §2.8): a long-running
+   * The journal epoch this process started in (docs/operation-model.md#fencing): a long-running
    * process (`cairn reconcile`) reads it once at start and hands it to every run, so a run after
    * a recovery entry or a journal restore is refused (`EpochSuperseded`) instead of acting in the
    * new epoch. Absent: read once when the run's deps are built (a one-shot `cairn apply`).

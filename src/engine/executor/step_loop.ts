@@ -163,7 +163,7 @@ export async function takeOverStale(
     } else {
       // The fenced UPDATE matched nothing: another controller won it, or this process's epoch is
       // no longer current. The second is no lost race: the process outlived a recovery entry or
-      // a journal restore and must stop acting and restart (docs/operation-model.md, ER §2.8).
+      // a journal restore and must stop acting and restart (docs/operation-model.md#fencing).
       await refuseSupersededEpoch(deps);
     }
     deps.log.warn(r.ok ? "operation taken over" : "takeover lost to another controller", {

@@ -88,7 +88,7 @@ export interface ReconcilerDeps {
   /**
    * The journal epoch this process started in, read once at its start (absent: read by
    * `create`). Once the journal's epoch is another (a recovery entry, a journal restore) the
-   * process must not act (docs/operation-model.md, ER §2.8): the loop stops its runs, binds and
+   * process must not act (docs/operation-model.md#fencing): the loop stops its runs, binds and
    * starts nothing more, and `run` throws `EpochSuperseded` naming both epochs, so the process
    * exits non-zero and its supervisor starts a new one, which reads the new epoch.
    */
@@ -139,7 +139,7 @@ export class Reconciler {
   readonly #leadership: Leadership;
   /** The term merged plans were last assessed in: a new term assesses them again. */
   #term: AbortSignal | undefined;
-  /** The epoch this process started in (ER §2.8: never refreshed under it). */
+  /** The epoch this process started in (docs/operation-model.md#fencing: never refreshed under it). */
   readonly #epoch: string;
   /** Aborted once the journal's epoch is found superseded: every run stops, nothing starts. */
   readonly #halt = new AbortController();
@@ -212,7 +212,7 @@ export class Reconciler {
 
   /**
    * True once the journal's epoch is not the one this process started in; the first time, stops
-   * every run and says so. A process that outlived a recovery entry acts no more (ER §2.8).
+   * every run and says so. A process that outlived a recovery entry acts no more (docs/operation-model.md#fencing).
    */
   async #superseded(): Promise<boolean> {
     if (this.#halt.signal.aborted) return true;

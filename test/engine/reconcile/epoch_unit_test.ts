@@ -1,7 +1,7 @@
 /**
- * A `cairn reconcile` process carries the journal epoch it started in (ER §2.8,
- * docs/operation-model.md: "a process started before a recovery entry cannot act afterwards; it
- * must restart"). Once the journal's epoch is another (a recovery entry, a journal restore), the
+ * A `cairn reconcile` process carries the journal epoch it started in and acts in it alone
+ * (docs/operation-model.md#fencing: a process that finds the journal in another epoch stops and
+ * exits for its supervisor to start it again). Once the journal's epoch is another (a recovery entry, a journal restore), the
  * loop binds and runs nothing more, stops its runs and `run` throws `EpochSuperseded` naming both
  * epochs, so the process exits non-zero and its supervisor restarts it. In process: the twin's
  * models behind the in-process ports, a libSQL `:memory:` journal, plans in memory.
