@@ -10,6 +10,7 @@
  * Control endpoint (JSON over plain HTTP on 127.0.0.1; `TwinControl` in twin_control.ts wraps it):
  *   GET  /health                      {ok}
  *   GET  /state                       {nowMs, pendingTimers, nodes: [Talos node snapshot]}
+ *   GET  /now                         {nowMs} (the clock alone, read after every port call)
  *   POST /advance {ms} | {toMs}       moves virtual time, firing due timers → {nowMs}
  *   POST /run-until-idle {limitMs?}   fires timers until none is left → {nowMs, pendingTimers}
  *   POST /faults  Fault               arms a fault (kind, point, target?, count?, params?)
@@ -433,6 +434,8 @@ async function handleControl(
       return { ok: true };
     case "GET /state":
       return { nowMs: p.clock.now(), pendingTimers: p.clock.pending, nodes: snapshots(p) };
+    case "GET /now":
+      return { nowMs: p.clock.now() };
     case "POST /advance":
       return serial(async () => {
         if (typeof body["toMs"] === "number") await p.clock.advanceTo(body["toMs"]);

@@ -84,7 +84,7 @@ export class TwinControl {
   }
 
   async now(): Promise<number> {
-    return (await this.#call<{ nowMs: number }>("GET", "/state")).nowMs;
+    return (await this.#call<{ nowMs: number }>("GET", "/now")).nowMs;
   }
 
   /** Flux delivers a merge on the watched branch: `commit`, and each OCIRepository's new tag. */

@@ -62,10 +62,37 @@ export class TwinClock implements Clock {
     };
   }
 
-  /** Re-reads the twin's time (after calls whose handlers moved it). */
-  async sync(): Promise<number> {
+  /** The reading under way, and the one queued behind it (see {@link TwinClock.sync}). */
+  #reading: Promise<number> | undefined;
+  #queued: Promise<number> | undefined;
+
+  /**
+   * Re-reads the twin's time (after calls whose handlers moved it). The reading is taken after
+   * the call: a reading already under way may have left before the caller's call ended, so the
+   * caller waits for one more that starts after it; every caller arriving meanwhile shares that
+   * one (a health round's hundred concurrent reads then cost two readings, not a hundred).
+   */
+  sync(): Promise<number> {
+    if (!this.#reading) return this.#read();
+    return this.#queued ??= this.#reading.catch(() => {}).then(() => {
+      this.#queued = undefined;
+      return this.#read();
+    });
+  }
+
+  #read(): Promise<number> {
+    const reading = this.#readOnce().finally(() => {
+      if (this.#reading === reading) this.#reading = undefined;
+    });
+    this.#reading = reading;
+    return reading;
+  }
+
+  async #readOnce(): Promise<number> {
+    // `/now` carries the time alone (`/state` lists every node: a parse per call that grew with
+    // the cluster).
     const read = () =>
-      fetch(`${this.#url}/state`, { signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS) });
+      fetch(`${this.#url}/now`, { signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS) });
     // Reading the time is idempotent: a request lost with a pooled connection the server was
     // closing is asked once more, so a clock reading never fails the port call it follows.
     const res = await read().catch((e) => {
