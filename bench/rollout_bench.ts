@@ -9,6 +9,7 @@
  *   (pull + install + the longest pod termination actually waited in the drain + reboot; a
  *   health round takes no virtual time), and the overhead (virtual − inherent) / virtual,
  *   goal ≤ 1 %. Where the extra virtual time went is broken down by the executor's sleeps.
+ * - requests the twin served and journal calls, per node (what a node costs, by kind).
  * Baseline in the same run: the 7-node home-ops rollout of the example plan.
  *
  * Usage: deno run -A bench/rollout_bench.ts [--nodes N] [--poll-ms MS ...]
@@ -28,6 +29,7 @@ import { openJournal } from "../src/adapters/journal/libsql_journal.ts";
 import { cryptoIdSource } from "../src/adapters/journal/ids.ts";
 import { syncingPort, TwinClock } from "../src/adapters/clock/twin_clock.ts";
 import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../src/app/twin_process.ts";
+import { TwinControl } from "../src/sim/twin_control.ts";
 import { connectCluster } from "../src/app/run_plan.ts";
 import { bindPlan, executePlan } from "../src/engine/executor/run_plan.ts";
 import { workingTreeBoundFiles } from "../src/adapters/repo/bound_file_reader.ts";
@@ -163,6 +165,7 @@ class SleepLedger {
   }
   /** Per node, the longest a pod evicted from it took to exit in the twin. */
   readonly podExitMs = new Map<string, number>();
+  readonly journalCalls = new Map<string, number>();
   /** Reads, from the pod the executor fetches after each accepted eviction, how long it takes. */
   kube(k: Kube): Kube {
     const record = (pod: KubePod | undefined) => {
@@ -188,10 +191,12 @@ class SleepLedger {
   }
   journal(j: Journal): Journal {
     const set = (l: string) => (this.label = l);
+    const calls = this.journalCalls;
     return new Proxy(j, {
       get(t, p) {
         const v = Reflect.get(t, p, t);
         if (typeof v !== "function") return v;
+        calls.set(String(p), (calls.get(String(p)) ?? 0) + 1);
         if (p === "beginAttempt" || p === "recordPhase") {
           return (input: { phase: string }) => (set(input.phase), v.call(t, input));
         }
@@ -236,6 +241,10 @@ interface Figures {
   readonly inherentMs: number;
   readonly slept: Map<string, number>;
   readonly blockedEvictions: number;
+  /** Requests the twin served during the rollout, by kind (Kubernetes verb, Talos method). */
+  readonly requests: Record<string, number>;
+  /** Journal calls by method. */
+  readonly journalCalls: Map<string, number>;
 }
 
 async function rollout(inputs: Inputs, pollIntervalMs: number): Promise<Figures> {
@@ -287,6 +296,8 @@ async function runOn(twin: TwinProcess, inputs: Inputs, pollIntervalMs: number):
           ? { status: "read", bytes: await Deno.readFile(inputs.policy) }
           : await repo.read(path),
     };
+    const control = new TwinControl(twin.controlUrl);
+    await control.resetStats();
     const v0 = await clock.sync(), c0 = ownCpuMs(), t0 = procCpuMs(twin.pid);
     const w0 = performance.now();
     const out = await executePlan({
@@ -308,6 +319,14 @@ async function runOn(twin: TwinProcess, inputs: Inputs, pollIntervalMs: number):
     }
     const cpuMs = ownCpuMs() - c0, twinCpuMs = procCpuMs(twin.pid) - t0;
     const virtualMs = (await clock.sync()) - v0;
+    const stats = await control.stats();
+    const requests: Record<string, number> = {};
+    for (
+      const [verb, n] of Object.entries((stats.kube as { byVerb: Record<string, number> }).byVerb)
+    ) {
+      requests[`kube ${verb}`] = n;
+    }
+    for (const [method, n] of Object.entries(stats.talos.calls)) requests[`talos ${method}`] = n;
     const waits = await inherentWaits(raw, inputs.cluster, ledger.podExitMs, out.nodes.length);
     return {
       nodes: bound.plan.spec.nodes.length,
@@ -319,6 +338,8 @@ async function runOn(twin: TwinProcess, inputs: Inputs, pollIntervalMs: number):
       inherentMs: waits.ms,
       slept: ledger.slept,
       blockedEvictions: waits.blocked,
+      requests,
+      journalCalls: ledger.journalCalls,
     };
   } finally {
     cluster.close();
@@ -376,6 +397,11 @@ function print(label: string, pollMs: number, f: Figures): void {
   console.log(
     `  executor sleeps: ${sleeps || "none"}; blocked evictions ${f.blockedEvictions}`,
   );
+  const perNode = (m: Iterable<[string, number]>) =>
+    [...m].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${(n / f.nodes).toFixed(1)}`)
+      .join(", ");
+  console.log(`  requests per node: ${perNode(Object.entries(f.requests))}`);
+  console.log(`  journal calls per node: ${perNode(f.journalCalls)}`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-rollout-bench-"));
