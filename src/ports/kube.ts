@@ -138,7 +138,14 @@ export interface KubeSelectorOptions {
 }
 
 /** A bounded LIST (every page within the one deadline). */
-export interface KubeListOptions extends KubeSelectorOptions, KubeCallOptions {}
+export interface KubeListOptions extends KubeSelectorOptions, KubeCallOptions {
+  /**
+   * Applied to each item as its page arrives, so that a long list never holds every whole
+   * object at once (a watch cache keeps only what its readers read). The items returned are
+   * what it returns; an implementation without pages applies it to each item all the same.
+   */
+  readonly project?: (o: KubeObject) => KubeObject;
+}
 
 /** A complete list (the adapter follows `continue` tokens) and the collection's resourceVersion. */
 export interface KubeList<T> {

@@ -501,7 +501,8 @@ class ClientNodeKube implements Kube {
     do {
       const page = await this.#listPage(ref, opts, this.#pageSize, cont, signal);
       resourceVersion ??= page.resourceVersion;
-      for (const o of page.items) items.push(o);
+      // Each page's whole objects are garbage once cut: the list never holds them all at once.
+      for (const o of page.items) items.push(opts.project ? opts.project(o) : o);
       cont = page.cont;
     } while (cont);
     return { items, resourceVersion: resourceVersion ?? "" };

@@ -1,6 +1,7 @@
 import type { Binding } from "./policy_schema.ts";
 import { kubeObjectCheck } from "./policy_parse.ts";
 import { EMQX, PROMETHEUS } from "./product_kinds.ts";
+import { type Shape, shapeFor } from "./projection.ts";
 
 /** A resource type a binding needs, named the way the Kubernetes API paths name it. */
 export interface ResourceNeed {
@@ -10,6 +11,11 @@ export interface ResourceNeed {
   readonly version: string;
   readonly plural: string;
   readonly namespaced: boolean;
+  /**
+   * What the binding's reader reads of each object (`projection.ts`); absent: whole objects (a
+   * CEL predicate or a product reader may read any field).
+   */
+  readonly shape?: Shape;
 }
 
 const CLUSTER_SCOPED = new Set([
@@ -46,7 +52,15 @@ export function resourceNeed(apiVersion: string, kind: string, plural?: string):
   };
 }
 
-const NODE = resourceNeed("v1", "Node");
+/** A need of a fixed reader, which reads only its kind's projected fields. */
+function projected(need: ResourceNeed): ResourceNeed {
+  const shape = shapeFor(need.key);
+  return shape ? { ...need, shape } : need;
+}
+
+const NODE = projected(resourceNeed("v1", "Node"));
+const POD = projected(resourceNeed("v1", "Pod"));
+const PDB = projected(resourceNeed("policy/v1", "PodDisruptionBudget"));
 
 /** The Kubernetes resource types a binding reads. */
 export function resourcesFor(b: Binding): ResourceNeed[] {
@@ -58,14 +72,14 @@ export function resourcesFor(b: Binding): ResourceNeed[] {
     case "talos-services":
       return b.selection.names && !b.selection.labelSelector ? [] : [NODE];
     case "workloads":
-      return b.selection.kinds.map((k) => resourceNeed("apps/v1", k));
+      return b.selection.kinds.map((k) => projected(resourceNeed("apps/v1", k)));
     case "pdb-feasibility":
-      return [NODE, resourceNeed("v1", "Pod"), resourceNeed("policy/v1", "PodDisruptionBudget")];
+      return [NODE, POD, PDB];
     case "object-store-endpoint":
     case "alertmanager-alerts":
       return [];
     case "broker-streams":
-      return [resourceNeed("v1", "Pod")];
+      return [POD];
     case "metrics-storage":
       return [resourceNeed(PROMETHEUS.apiVersion, PROMETHEUS.kind)];
     case "mqtt-cluster":

@@ -26,12 +26,18 @@ export class KubeEvidence {
     );
   }
 
+  /**
+   * The cache of `need`'s resource. It keeps objects cut to the need's shape until a need
+   * without one (a reader that may read any field) arrives; from then on it keeps them whole.
+   */
   cache(need: ResourceNeed): WatchCache {
     let c = this.caches.get(need.key);
     if (!c) {
       const { group, version, plural, namespaced } = need;
-      c = new WatchCache(this.kube, { group, version, plural, namespaced }, this.clock);
+      c = new WatchCache(this.kube, { group, version, plural, namespaced }, this.clock, need.shape);
       this.caches.set(need.key, c);
+    } else if (need.shape === undefined) {
+      c.widen();
     }
     return c;
   }

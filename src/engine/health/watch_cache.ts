@@ -8,6 +8,7 @@ import type {
 import type { Clock } from "../../ports/clock.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { CacheFreshness, ResourceSnapshot } from "../../domain/health/types.ts";
+import { projectObject, type Shape } from "../../domain/health/projection.ts";
 
 /** The two Kube port calls a cache needs. */
 export type ListWatch = Pick<Kube, "listObjects" | "watch">;
@@ -26,6 +27,9 @@ export interface WatchCacheStats {
  * so; readers then report `unreadable` until `sync()` re-lists. A watch that the server closes
  * cleanly is resumed from the last resourceVersion and the cache becomes live again with the
  * first event that arrives on it.
+ *
+ * A cache given a shape keeps each object cut to it (`domain/health/projection.ts`), cut as each
+ * list page and each event arrives; `widen()` turns it into a cache of whole objects.
  */
 export class WatchCache {
   readonly stats: WatchCacheStats = { lists: 0, watches: 0, events: 0, disconnects: 0 };
@@ -43,12 +47,38 @@ export class WatchCache {
   #listGeneration = 0;
   #latestList: Promise<void> | undefined;
   #refreshed: { round: object; done: Promise<void> } | undefined;
+  #shape: Shape | undefined;
 
   constructor(
     private readonly kube: ListWatch,
     readonly ref: KubeResourceRef,
     private readonly clock: Clock,
-  ) {}
+    shape?: Shape,
+  ) {
+    this.#shape = shape;
+  }
+
+  /** What the cache keeps of each object; undefined: whole objects. */
+  get shape(): Shape | undefined {
+    return this.#shape;
+  }
+
+  /**
+   * Keeps whole objects from now on (a reader that may read any field needs this resource).
+   * What the cache holds is cut, so it is no longer synced: the next `sync()` waits for a list
+   * of whole objects, which starts now, and a list under way with the old shape yields to it.
+   */
+  widen(): void {
+    if (this.#shape === undefined) return;
+    this.#shape = undefined;
+    if (this.#state === "unsynced" && !this.#syncing) return;
+    this.#abort?.abort();
+    this.#abort = undefined;
+    this.#state = "unsynced";
+    this.#refreshed = undefined;
+    this.#syncing = undefined;
+    this.sync().catch(() => {}); // whoever syncs next is given this list and its failure
+  }
 
   /** How the cache stands now; a live watch is confirmed as of now. */
   get freshness(): CacheFreshness {
@@ -80,7 +110,12 @@ export class WatchCache {
   /** Lists and starts watching unless the cache is already live. Concurrent calls share one list. */
   sync(): Promise<void> {
     if (this.#state === "live") return Promise.resolve();
-    this.#syncing ??= this.#relist().finally(() => (this.#syncing = undefined));
+    if (!this.#syncing) {
+      const syncing: Promise<void> = this.#relist().finally(() => {
+        if (this.#syncing === syncing) this.#syncing = undefined;
+      });
+      this.#syncing = syncing;
+    }
     return this.#syncing;
   }
 
@@ -115,9 +150,11 @@ export class WatchCache {
     this.#abort?.abort();
     const generation = ++this.#listGeneration;
     this.stats.lists++;
+    const shape = this.#shape;
+    const project = shape ? (o: KubeObject) => projectObject(o, shape) : undefined;
     let list: Awaited<ReturnType<ListWatch["listObjects"]>>;
     try {
-      list = await this.kube.listObjects(this.ref);
+      list = await this.kube.listObjects(this.ref, project ? { project } : {});
     } catch (e) {
       // The watch is gone: until a list succeeds the cache is stale, not live.
       if (generation === this.#listGeneration) this.#markStale();
@@ -134,7 +171,8 @@ export class WatchCache {
           `than ${this.#rv}, already seen`,
       });
     }
-    this.#objects = new Map(list.items.map((o) => [key(o), o]));
+    // A port that does not cut pages leaves it to the cache (an object cut once is kept as is).
+    this.#objects = new Map(list.items.map((o) => [key(o), project ? project(o) : o]));
     this.#changed();
     this.#rv = list.resourceVersion;
     const now = this.clock.now();
@@ -168,7 +206,10 @@ export class WatchCache {
     }
     if (ev.type === "BOOKMARK") return;
     if (ev.type === "DELETED") this.#objects.delete(key(ev.object));
-    else this.#objects.set(key(ev.object), ev.object);
+    else {
+      const o = this.#shape ? projectObject(ev.object, this.#shape) : ev.object;
+      this.#objects.set(key(o), o);
+    }
     this.#changed();
   }
 

@@ -229,7 +229,7 @@ export class InprocKube implements Kube {
     const matching = this.#o.store.list(t, ref.namespaced ? opts.namespace : undefined)
       .filter(match);
     const items = (limit !== undefined ? matching.slice(0, limit) : matching)
-      .map((o) => wire(o) as KubeObject);
+      .map((o) => opts.project ? opts.project(wire(o) as KubeObject) : wire(o) as KubeObject);
     const pages = Math.max(1, Math.ceil(items.length / (this.#o.pageSize ?? 500)));
     for (let page = 2; page <= pages; page++) {
       const more = this.#request("list", undefined);

@@ -7,6 +7,7 @@ import { request } from "node:https";
 import type { IncomingMessage } from "node:http";
 import type {
   KubeList,
+  KubeListOptions,
   KubeObject,
   KubeResourceRef,
   KubeWatchEnd,
@@ -49,13 +50,14 @@ function get(c: TwinCreds, p: string, signal?: AbortSignal): Promise<IncomingMes
 
 export function twinKube(c: TwinCreds): ListWatch {
   return {
-    async listObjects(ref: KubeResourceRef): Promise<KubeList<KubeObject>> {
+    async listObjects(ref: KubeResourceRef, opts?: KubeListOptions): Promise<KubeList<KubeObject>> {
       const res = await get(c, path(ref, {}));
       let body = "";
       for await (const chunk of res) body += new TextDecoder().decode(chunk as Uint8Array);
       if (res.statusCode !== 200) throw new Error(`list ${ref.plural}: HTTP ${res.statusCode}`);
       const j = JSON.parse(body) as { items: KubeObject[]; metadata: { resourceVersion: string } };
-      return { items: j.items, resourceVersion: j.metadata.resourceVersion };
+      const items = opts?.project ? j.items.map(opts.project) : j.items;
+      return { items, resourceVersion: j.metadata.resourceVersion };
     },
     async watch(
       ref: KubeResourceRef,
