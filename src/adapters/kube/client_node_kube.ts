@@ -8,6 +8,7 @@
 import { yamlErrorSummary } from "../../domain/yaml_error_summary.ts";
 import type * as K8s from "@kubernetes/client-node";
 import { Buffer } from "node:buffer";
+import { Agent as HttpsAgent } from "node:https";
 import type {
   ContainerImageChange,
   CordonOutcome,
@@ -153,6 +154,8 @@ class ClientNodeKube implements Kube {
   readonly #core: K8s.CoreV1Api;
   readonly #server: K8s.ServerConfiguration<Record<string, string>>;
   readonly #http: K8s.IsomorphicFetchHttpLibrary;
+  /** Keep-alive agents by TLS identity (see {@link ClientNodeKube.#reuseConnection}). */
+  readonly #agents = new Map<string, HttpsAgent>();
   readonly #fieldManager: string;
   readonly #pageSize: number;
 
@@ -587,6 +590,38 @@ class ClientNodeKube implements Kube {
     }
   }
 
+  /**
+   * client-node 1.x gives every request a new https.Agent, so every request opened a new TLS
+   * connection (the client key parsed again, a full handshake): most of the CPU of a Kubernetes
+   * read. The request keeps the agent's TLS options but goes through one keep-alive agent per
+   * set of options, so a rotated certificate or CA in the kubeconfig still gets an agent of its
+   * own. A proxy agent (or plain HTTP) is left as the library made it.
+   */
+  #reuseConnection(ctx: K8s.RequestContext): void {
+    const fresh = ctx.getAgent();
+    if (!(fresh instanceof HttpsAgent) || fresh.constructor !== HttpsAgent) return;
+    const o = (fresh as HttpsAgent & { options: Record<string, unknown> }).options;
+    const id = JSON.stringify(
+      TLS_IDENTITY.map((k) => o[k]),
+      (_k, v) => (Buffer.isBuffer(v) ? v.toString("base64") : v),
+    );
+    let agent = this.#agents.get(id);
+    if (!agent) {
+      // Identities change only when the kubeconfig's credentials do: forget superseded agents
+      // (their idle connections close with them) rather than keep one per rotation forever.
+      if (this.#agents.size >= 4) this.#agents.clear();
+      const options = Object.fromEntries(TLS_IDENTITY.map((k) => [k, o[k]]));
+      agent = new HttpsAgent({ ...options, keepAlive: true, keepAliveMsecs: 1_000 });
+      this.#agents.set(id, agent);
+    }
+    ctx.setAgent(agent);
+  }
+
+  async #send(ctx: K8s.RequestContext): Promise<RawResponse> {
+    const rsp = await this.#http.send(ctx).toPromise();
+    return { status: rsp.httpStatusCode, headers: rsp.headers, text: await rsp.body.text() };
+  }
+
   /** One request through the library's HTTP pipeline and kubeconfig authentication. */
   async #raw(
     method: "GET" | "POST" | "PATCH",
@@ -609,13 +644,29 @@ class ClientNodeKube implements Kube {
     ctx.setHeaderParam("Accept", accept);
     try {
       await this.kc.applySecurityAuthentication(ctx);
-      const rsp = await this.#http.send(ctx).toPromise();
-      return { status: rsp.httpStatusCode, headers: rsp.headers, text: await rsp.body.text() };
+      // Only reads ride a kept-alive connection; a write keeps a connection of its own, as
+      // before. Deno sends a request again on a new connection when its kept-alive one fails,
+      // and it does so even for a request abandoned at its deadline (denoland/deno#36786): a
+      // repeated read is harmless, a repeated eviction or patch is not.
+      // (test/adapters/kube/client_node_kube_test.ts: a read whose connection the server drops.)
+      if (method === "GET") this.#reuseConnection(ctx);
+      return await this.#send(ctx);
     } catch (e) {
       throw transportError(e, `${method} ${path}`);
     }
   }
 }
+
+/** The agent options client-node sets that decide which TLS connection a request may use. */
+const TLS_IDENTITY = [
+  "ca",
+  "cert",
+  "key",
+  "pfx",
+  "passphrase",
+  "rejectUnauthorized",
+  "servername",
+] as const;
 
 /** `/api/v1/namespaces/NS/{pods|services}/NAME:PORT/proxy/PATH`, every segment escaped. */
 export function proxyPath(t: KubeProxyTarget): string {

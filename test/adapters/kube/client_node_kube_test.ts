@@ -2,6 +2,7 @@
 // the boundary's error translation (401, unreachable, bad kubeconfig).
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import {
@@ -108,4 +109,91 @@ Deno.test("client-node: a server that is not listening is KubeUnreachable; a bro
   );
   assertEquals(end.kind === "failed" && end.reason, "KubeUnreachable");
   await rejectsWith(createClientNodeKube({ kubeconfigYaml: "clusters: [" }), "KubeconfigInvalid");
+});
+
+/**
+ * A bare HTTPS API that answers GET of a Node and POST of an object, counting TLS connections;
+ * `dropSecond` destroys a kept-alive connection when a second request arrives on it (as a server
+ * closing an idle connection just as the client reuses it).
+ */
+async function countingApi(o: { dropSecond: boolean }) {
+  const { ca, server: cert, clients } = certs();
+  const stats = { connections: 0, requests: 0, dropped: 0 };
+  const server = createHttpsServer(
+    { cert: cert.certPem, key: cert.keyPem, ca: ca.certPem, requestCert: true },
+    (req, res) => {
+      stats.requests++;
+      const socket = req.socket as typeof req.socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      if (o.dropSecond && socket.served === 2) {
+        stats.dropped++;
+        socket.destroy();
+        return;
+      }
+      res.setHeader("content-type", "application/json");
+      if (req.method === "POST") {
+        res.statusCode = 201;
+        res.end(JSON.stringify({ metadata: { name: "x", resourceVersion: "2" } }));
+        return;
+      }
+      res.end(JSON.stringify({
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "worker-1", resourceVersion: "1", labels: {} },
+        spec: {},
+        status: { conditions: [{ type: "Ready", status: "True" }] },
+      }));
+    },
+  );
+  server.on("secureConnection", () => stats.connections++);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  const kubeconfigPath = join(dir, `kubeconfig-counting-${seq++}`);
+  writeKubeconfig(kubeconfigPath, {
+    url: `https://127.0.0.1:${port}`,
+    caPem: ca.certPem,
+    clientCertPem: clients.admin!.certPem,
+    clientKeyPem: clients.admin!.keyPem,
+  });
+  const kube = await createClientNodeKube({ kubeconfigPath });
+  return {
+    kube,
+    stats,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+Deno.test("client-node: reads share one kept-alive TLS connection; a write opens its own", async () => {
+  const api = await countingApi({ dropSecond: false });
+  try {
+    for (let i = 0; i < 5; i++) {
+      assertEquals((await api.kube.getNode("worker-1"))?.name, "worker-1");
+    }
+    assertEquals(api.stats.connections, 1, "five reads, one TLS connection");
+    const created = await api.kube.createObject(
+      { group: "", version: "v1", plural: "configmaps", namespaced: true },
+      "default",
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: "default" } },
+    );
+    assertEquals(created.kind, "created");
+    assertEquals(api.stats.connections, 2, "the write did not ride the readers' connection");
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("client-node: a read whose kept-alive connection the server drops is sent again on a new one", async () => {
+  const api = await countingApi({ dropSecond: true });
+  try {
+    assertEquals((await api.kube.getNode("worker-1"))?.name, "worker-1");
+    assertEquals((await api.kube.getNode("worker-1"))?.name, "worker-1");
+    assertEquals(api.stats.dropped, 1, "the second read met the dropped connection");
+    assertEquals(api.stats.requests, 3, "and was sent once more");
+  } finally {
+    await api.close();
+  }
 });
