@@ -155,7 +155,9 @@ class ClientNodeKube implements Kube {
   readonly #server: K8s.ServerConfiguration<Record<string, string>>;
   readonly #http: K8s.IsomorphicFetchHttpLibrary;
   /** Keep-alive agents by TLS identity (see {@link ClientNodeKube.#reuseConnection}). */
-  readonly #agents = new Map<string, HttpsAgent>();
+  readonly #agents: Array<
+    { readonly options: Record<string, unknown>; readonly agent: HttpsAgent }
+  > = [];
   readonly #fieldManager: string;
   readonly #pageSize: number;
 
@@ -601,20 +603,22 @@ class ClientNodeKube implements Kube {
     const fresh = ctx.getAgent();
     if (!(fresh instanceof HttpsAgent) || fresh.constructor !== HttpsAgent) return;
     const o = (fresh as HttpsAgent & { options: Record<string, unknown> }).options;
-    const id = JSON.stringify(
-      TLS_IDENTITY.map((k) => o[k]),
-      (_k, v) => (Buffer.isBuffer(v) ? v.toString("base64") : v),
-    );
-    let agent = this.#agents.get(id);
-    if (!agent) {
+    // Compared byte for byte, not through a text key: the library decodes the kubeconfig's
+    // certificates into new buffers on every request, and encoding them again to build a key
+    // was a third of this method's CPU per read.
+    let entry = this.#agents.find((a) => TLS_IDENTITY.every((k) => sameOption(a.options[k], o[k])));
+    if (!entry) {
       // Identities change only when the kubeconfig's credentials do: forget superseded agents
-      // (their idle connections close with them) rather than keep one per rotation forever.
-      if (this.#agents.size >= 4) this.#agents.clear();
+      // rather than keep one per rotation forever.
+      if (this.#agents.length >= 4) this.#agents.length = 0;
       const options = Object.fromEntries(TLS_IDENTITY.map((k) => [k, o[k]]));
-      agent = new HttpsAgent({ ...options, keepAlive: true, keepAliveMsecs: 1_000 });
-      this.#agents.set(id, agent);
+      entry = {
+        options,
+        agent: new HttpsAgent({ ...options, keepAlive: true, keepAliveMsecs: 1_000 }),
+      };
+      this.#agents.push(entry);
     }
-    ctx.setAgent(agent);
+    ctx.setAgent(entry.agent);
   }
 
   async #send(ctx: K8s.RequestContext): Promise<RawResponse> {
@@ -655,6 +659,15 @@ class ClientNodeKube implements Kube {
       throw transportError(e, `${method} ${path}`);
     }
   }
+}
+
+/** Whether two TLS options are the same: buffers (and lists of them) by content. */
+function sameOption(a: unknown, b: unknown): boolean {
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => sameOption(x, b[i]));
+  }
+  return a === b;
 }
 
 /** The agent options client-node sets that decide which TLS connection a request may use. */

@@ -1,7 +1,7 @@
 // The Kube contract through @kubernetes/client-node against the simulator over mutual TLS, plus
 // the boundary's error translation (401, unreachable, bad kubeconfig).
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpsServer } from "node:https";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -26,7 +26,7 @@ const certs = () =>
     dir,
     caName: "kubernetes",
     algorithm: "p256",
-    clients: { admin: ["system:masters"] },
+    clients: { admin: ["system:masters"], rotated: ["system:masters"] },
   });
 globalThis.addEventListener("unload", () => rmSync(dir, { recursive: true, force: true }));
 
@@ -116,7 +116,7 @@ Deno.test("client-node: a server that is not listening is KubeUnreachable; a bro
  * `dropSecond` destroys a kept-alive connection when a second request arrives on it (as a server
  * closing an idle connection just as the client reuses it).
  */
-async function countingApi(o: { dropSecond: boolean }) {
+async function countingApi(o: { dropSecond: boolean; kubeconfigYaml?: (url: string) => string }) {
   const { ca, server: cert, clients } = certs();
   const stats = { connections: 0, requests: 0, dropped: 0 };
   const server = createHttpsServer(
@@ -149,12 +149,16 @@ async function countingApi(o: { dropSecond: boolean }) {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as { port: number }).port;
   const kubeconfigPath = join(dir, `kubeconfig-counting-${seq++}`);
-  writeKubeconfig(kubeconfigPath, {
-    url: `https://127.0.0.1:${port}`,
-    caPem: ca.certPem,
-    clientCertPem: clients.admin!.certPem,
-    clientKeyPem: clients.admin!.keyPem,
-  });
+  const url = `https://127.0.0.1:${port}`;
+  if (o.kubeconfigYaml) writeFileSync(kubeconfigPath, o.kubeconfigYaml(url));
+  else {
+    writeKubeconfig(kubeconfigPath, {
+      url,
+      caPem: ca.certPem,
+      clientCertPem: clients.admin!.certPem,
+      clientKeyPem: clients.admin!.keyPem,
+    });
+  }
   const kube = await createClientNodeKube({ kubeconfigPath });
   return {
     kube,
@@ -193,6 +197,41 @@ Deno.test("client-node: a read whose kept-alive connection the server drops is s
     assertEquals((await api.kube.getNode("worker-1"))?.name, "worker-1");
     assertEquals(api.stats.dropped, 1, "the second read met the dropped connection");
     assertEquals(api.stats.requests, 3, "and was sent once more");
+  } finally {
+    await api.close();
+  }
+});
+
+Deno.test("client-node: a client certificate rotated on disk gets a kept-alive connection of its own", async () => {
+  const { ca, clients } = certs();
+  const certFile = join(dir, `rotating-${seq}.crt`), keyFile = join(dir, `rotating-${seq}.key`);
+  const use = (c: { certPem: string; keyPem: string }) => {
+    writeFileSync(certFile, c.certPem);
+    writeFileSync(keyFile, c.keyPem, { mode: 0o600 });
+  };
+  use(clients.admin!);
+  // The kubeconfig names files, which client-node reads again for every request.
+  const api = await countingApi({
+    dropSecond: false,
+    kubeconfigYaml: (url) =>
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{
+          name: "c",
+          cluster: { server: url, "certificate-authority-data": btoa(ca.certPem) },
+        }],
+        users: [{ name: "u", user: { "client-certificate": certFile, "client-key": keyFile } }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+      }),
+  });
+  try {
+    for (let i = 0; i < 3; i++) await api.kube.getNode("worker-1");
+    assertEquals(api.stats.connections, 1, "one identity, one connection");
+    use(clients.rotated!);
+    for (let i = 0; i < 3; i++) await api.kube.getNode("worker-1");
+    assertEquals(api.stats.connections, 2, "the rotated certificate is never sent on the old one");
   } finally {
     await api.close();
   }
