@@ -8,7 +8,8 @@
 import { yamlErrorSummary } from "../../domain/yaml_error_summary.ts";
 import type * as K8s from "@kubernetes/client-node";
 import { Buffer } from "node:buffer";
-import { Agent as HttpsAgent } from "node:https";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { request as httpRequest } from "node:http";
 import type {
   ContainerImageChange,
   CordonOutcome,
@@ -654,7 +655,7 @@ class ClientNodeKube implements Kube {
       // repeated read is harmless, a repeated eviction or patch is not.
       // (test/adapters/kube/client_node_kube_test.ts: a read whose connection the server drops.)
       if (method === "GET") this.#reuseConnection(ctx);
-      return await this.#send(ctx);
+      return method === "GET" ? await getWithAgent(ctx, signal) : await this.#send(ctx);
     } catch (e) {
       throw transportError(e, `${method} ${path}`);
     }
@@ -680,6 +681,47 @@ const TLS_IDENTITY = [
   "rejectUnauthorized",
   "servername",
 ] as const;
+
+/**
+ * One GET over the agent the library's authentication chose (its CA, client certificate, proxy
+ * and server-name settings, exactly as the library would send it), the body decoded as it
+ * streams in (over the kept-alive agent `#reuseConnection` gave it, for https). The library's
+ * own fetch keeps every chunk as a buffer until the body is complete and copies them once more:
+ * a list of a large cluster then leaves ~100 MB of buffers for the collector, which the
+ * allocator does not give back (bench/reconciler_memory_bench.ts).
+ */
+function getWithAgent(
+  ctx: K8s.RequestContext,
+  signal: AbortSignal | undefined,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new DOMException("aborted", "AbortError"));
+    const url = ctx.getUrl();
+    // A plain-http server is allowed by the library only with skipTLSVerify (its http.Agent).
+    const req = (url.startsWith("http:") ? httpRequest : httpsRequest)(url, {
+      method: "GET",
+      headers: ctx.getHeaders(),
+      agent: ctx.getAgent() as HttpsAgent | undefined,
+    }, (res) => {
+      res.setEncoding("utf8");
+      let text = "";
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+        }
+        resolve({ status: res.statusCode ?? 0, headers, text });
+      });
+      res.on("error", reject);
+    });
+    const onAbort = () => req.destroy(new DOMException("aborted", "AbortError"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("close", () => signal?.removeEventListener("abort", onAbort));
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 /** `/api/v1/namespaces/NS/{pods|services}/NAME:PORT/proxy/PATH`, every segment escaped. */
 export function proxyPath(t: KubeProxyTarget): string {
