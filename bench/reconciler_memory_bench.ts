@@ -5,7 +5,8 @@
  * process of its own that loads what `cairn reconcile` loads, syncs the health watch caches
  * (nodes, pods, PDBs, Deployments, StatefulSets, DaemonSets) through the real client and collects
  * one round. Figure: its RSS with the caches full. Baseline from the same process: its RSS
- * before the first LIST (runtime, every module, a connected client). Goal: ≤ 250 MB.
+ * before the first LIST (runtime, every module, a connected client). Goal: ≤ 250 MB. The probe
+ * runs with the reconciler's heap settings (src/app/reconciler_heap.ts).
  * Medians over N probe processes.
  *
  *   deno run -A bench/reconciler_memory_bench.ts [--runs N] [--nodes N --pods N --pdbs N]
@@ -19,6 +20,7 @@ import { FaultSchedule } from "../src/sim/faults.ts";
 import { generateCluster } from "../src/sim/generate.ts";
 import { startKubeSim, writeKubeconfig } from "../src/sim/kube/server.ts";
 import { mintPki } from "../src/sim/pki.ts";
+import { RECONCILER_V8_FLAGS } from "../src/app/reconciler_heap.ts";
 
 const GOAL_MB = 250;
 const { values } = parseArgs({
@@ -72,7 +74,8 @@ try {
       args: [
         "run",
         "-A",
-        "--v8-flags=--expose-gc",
+        // The heap settings the reconciler runs with (deploy/Containerfile, the launcher).
+        `--v8-flags=--expose-gc,${RECONCILER_V8_FLAGS}`,
         new URL("./reconciler_memory_probe.ts", import.meta.url).pathname,
         kubeconfigPath,
         String(NODES),
