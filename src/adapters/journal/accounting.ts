@@ -16,6 +16,7 @@ import type {
   TransitionInput,
 } from "../../ports/journal.ts";
 import { checkApproval, checkGate } from "./comparisons.ts";
+import { shape } from "./compiled.ts";
 import { assertOwner, type Ctx, machineEvent, move } from "./context.ts";
 import {
   actorText,
@@ -45,10 +46,37 @@ function rejected(atts: readonly AttemptTable[]): boolean {
   return rejectionProven(atts.map((a) => ({ phase: a.phase, responseClass: a.response_class })));
 }
 
+const ATTEMPT = shape(
+  ["id"],
+  (tx, p: { id: string }) => tx.selectFrom("attempts").selectAll().where("id", "=", p.id),
+);
+const SET_RESPONSE = shape([
+  "id",
+  "response_class",
+  "response_detail",
+  "response_at_ms",
+  "accounted_by",
+  "accounted_revision",
+], (tx, p: {
+  id: string;
+  response_class: string;
+  response_detail: string;
+  response_at_ms: number;
+  accounted_by: string | null;
+  accounted_revision: number | null;
+}) =>
+  tx.updateTable("attempts").set({
+    response_class: p.response_class,
+    response_detail: p.response_detail,
+    response_at_ms: p.response_at_ms,
+    accounted_by: p.accounted_by,
+    accounted_revision: p.accounted_revision,
+  }).where("id", "=", p.id));
+
 /** Records a response; target responses account for the attempt; forced moves follow. */
 export async function responseTx(ctx: Ctx, input: ResponseInput): Promise<OperationRecord> {
-  const att = await ctx.tx.selectFrom("attempts").selectAll().where("id", "=", input.attemptId)
-    .executeTakeFirst() ?? fail("OperationNotFound", `no attempt ${input.attemptId}`);
+  const att = await ATTEMPT.first(ctx.tx, { id: input.attemptId }) ??
+    fail("OperationNotFound", `no attempt ${input.attemptId}`);
   const op = await loadOperation(ctx.tx, att.operation_id);
   assertOwner(ctx, op, input.token);
   if (att.response_class !== null || att.accounted_by !== null) {
@@ -64,13 +92,14 @@ export async function responseTx(ctx: Ctx, input: ResponseInput): Promise<Operat
     nowMs: input.nowMs,
   });
   await ctx.point("response:event-appended");
-  await ctx.tx.updateTable("attempts").set({
+  await SET_RESPONSE.execute(ctx.tx, {
+    id: att.id,
     response_class: input.responseClass,
     response_detail: input.detail,
     response_at_ms: input.nowMs,
     accounted_by: accounts ? "response" : null,
     accounted_revision: accounts ? revision : null,
-  }).where("id", "=", att.id).execute();
+  });
   const to = responseMove(op.state, input.responseClass, await loadAttempts(ctx.tx, op.id));
   if (to) {
     const reason = `response ${input.responseClass}`;

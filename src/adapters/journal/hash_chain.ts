@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import type { Transaction } from "kysely";
 import type { ChainCheck, JournalEvent } from "../../ports/journal.ts";
 import type { EventTable, JournalDB } from "./schema.ts";
+import { insertRow, shape } from "./compiled.ts";
 
 /** The `prev_hash` of the first row. */
 export const GENESIS_HASH = "0".repeat(64);
@@ -49,6 +50,25 @@ export interface ChainHead {
   readonly hash: string;
 }
 
+const HEAD = shape(
+  [],
+  (tx) => tx.selectFrom("events").select(["seq", "hash"]).orderBy("seq", "desc").limit(1),
+);
+
+const INSERT_EVENT = insertRow("events", [
+  "seq",
+  "at_ms",
+  "kind",
+  "machine",
+  "revision",
+  "operation_id",
+  "epoch",
+  "actor",
+  "body",
+  "prev_hash",
+  "hash",
+]);
+
 /**
  * Appends one event inside `tx` (the caller holds the write transaction). `head` may come from a
  * statement the caller already ran in the same transaction.
@@ -58,8 +78,7 @@ export async function appendEvent(
   e: NewEvent,
   head?: ChainHead | null,
 ): Promise<number> {
-  const last = head !== undefined ? head : await tx.selectFrom("events").select(["seq", "hash"])
-    .orderBy("seq", "desc").limit(1).executeTakeFirst();
+  const last = head !== undefined ? head : await HEAD.first(tx, {});
   const row: Omit<EventTable, "hash"> = {
     seq: (last?.seq ?? 0) + 1,
     at_ms: e.atMs,
@@ -72,7 +91,7 @@ export async function appendEvent(
     body: canonicalJson(e.body),
     prev_hash: last?.hash ?? GENESIS_HASH,
   };
-  await tx.insertInto("events").values({ ...row, hash: await rowHash(row) }).execute();
+  await INSERT_EVENT.execute(tx, { ...row, hash: await rowHash(row) });
   return row.seq;
 }
 

@@ -73,6 +73,7 @@ import {
 import {
   actorText,
   fail,
+  findOperation,
   loadOperation,
   loadPlan,
   toAttempt,
@@ -83,12 +84,51 @@ import {
 } from "./rows.ts";
 import type { JournalDB } from "./schema.ts";
 import type { JournalStore } from "./store.ts";
+import { insertRow, shape } from "./compiled.ts";
 
 /**
  * Health results per INSERT (10 parameters a row, far below SQLite's variable limit and
  * PostgreSQL's 65535 parameters).
  */
 const RESULT_ROWS_PER_INSERT = 200;
+
+const INSTALLATION = shape([], (db) => db.selectFrom("installation").selectAll());
+const INSERT_OBSERVATION = insertRow("observations", [
+  "id",
+  "machine",
+  "purpose",
+  "plan_digest",
+  "operation_id",
+  "basis",
+  "revision",
+  "digest",
+  "object_uid",
+  "resource_version",
+  "resource_version_at_start",
+  "observed_generation",
+  "observed_at_ms",
+  "summary",
+  "postcondition",
+  "machine_identity",
+]);
+const INSERT_PHASE = insertRow("phases", [
+  "id",
+  "operation_id",
+  "phase",
+  "kind",
+  "at_ms",
+  "detail",
+  "revision",
+]);
+const INSERT_HEALTH_ROUND = insertRow("health_rounds", [
+  "id",
+  "cluster",
+  "operation_id",
+  "purpose",
+  "started_at_ms",
+  "finished_at_ms",
+  "verdict",
+]);
 
 /** The journal's acts over a `JournalStore`. */
 export class KyselyJournal implements Journal {
@@ -113,7 +153,7 @@ export class KyselyJournal implements Journal {
   }
 
   async installation() {
-    const i = await this.#db.selectFrom("installation").selectAll().executeTakeFirstOrThrow();
+    const i = await INSTALLATION.firstOrThrow(this.#db, {});
     return { epoch: i.epoch, recoveryMode: i.recovery_mode === 1, schemaVersion: LATEST_SCHEMA };
   }
 
@@ -215,8 +255,7 @@ export class KyselyJournal implements Journal {
   }
 
   async getPlan(digest: string): Promise<PlanRecord | undefined> {
-    const r = await this.#db.selectFrom("plans").selectAll().where("digest", "=", digest)
-      .executeTakeFirst();
+    const r = await loadPlan(this.#db, digest);
     return r && toPlan(r);
   }
 
@@ -322,7 +361,7 @@ export class KyselyJournal implements Journal {
         postcondition: input.postcondition ?? null,
         machine_identity: input.machineIdentity ?? null,
       };
-      await ctx.tx.insertInto("observations").values(row).execute();
+      await INSERT_OBSERVATION.execute(ctx.tx, row);
       return toObservation(row);
     });
   }
@@ -392,7 +431,7 @@ export class KyselyJournal implements Journal {
         body: { phase: input.phase, detail: input.detail },
         nowMs: input.nowMs,
       });
-      await ctx.tx.insertInto("phases").values({
+      await INSERT_PHASE.execute(ctx.tx, {
         id: this.#ids.newId("phs"),
         operation_id: op.id,
         phase: input.phase,
@@ -400,7 +439,7 @@ export class KyselyJournal implements Journal {
         at_ms: input.nowMs,
         detail: JSON.stringify(input.detail),
         revision,
-      }).execute();
+      });
     });
   }
 
@@ -413,7 +452,7 @@ export class KyselyJournal implements Journal {
         : outcomes.includes("unreadable") || outcomes.length === 0
         ? "unreadable"
         : "pass";
-      await ctx.tx.insertInto("health_rounds").values({
+      await INSERT_HEALTH_ROUND.execute(ctx.tx, {
         id,
         cluster: input.cluster,
         operation_id: input.operationId ?? null,
@@ -421,7 +460,7 @@ export class KyselyJournal implements Journal {
         started_at_ms: input.startedAtMs,
         finished_at_ms: input.finishedAtMs,
         verdict,
-      }).execute();
+      });
       const rows = input.results.map((r, idx) => ({
         round_id: id,
         idx,
@@ -531,8 +570,7 @@ export class KyselyJournal implements Journal {
   }
 
   async getOperation(id: string): Promise<OperationRecord | undefined> {
-    const r = await this.#db.selectFrom("operations").selectAll().where("id", "=", id)
-      .executeTakeFirst();
+    const r = await findOperation(this.#db, id);
     return r && toOperation(r);
   }
 

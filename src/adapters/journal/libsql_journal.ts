@@ -11,6 +11,7 @@ import type { AttemptInput, Journal, OpenJournalOptions } from "../../ports/jour
 import { attemptBatched, attemptTx, loadForAttempt } from "./attempt.ts";
 import { copyRows, type JournalBackup, replaceRows } from "./libsql_backup.ts";
 import { KyselyJournal } from "./kysely_journal.ts";
+import { shape } from "./compiled.ts";
 import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
 import { connect, connectWithClient, journalUrl, opening, prepare, serialise } from "./open.ts";
 import type { InstallationTable, JournalDB } from "./schema.ts";
@@ -70,6 +71,9 @@ async function openLibsql(
 
 let memoryCount = 0;
 
+/** The installation row, read at the start of every write transaction (its epoch fences it). */
+const INSTALLATION = shape([], (tx) => tx.selectFrom("installation").selectAll());
+
 /** Batched attempts tried before an interactive transaction (only another process's writes race). */
 const ATTEMPT_BATCH_TRIES = 3;
 
@@ -88,7 +92,7 @@ class LibsqlStore implements JournalStore {
   write<T>(fn: (tx: Transaction<JournalDB>, inst: InstallationTable) => Promise<T>): Promise<T> {
     return serialise(this.#key, () =>
       this.db.transaction().execute(async (tx) => {
-        const inst = await tx.selectFrom("installation").selectAll().executeTakeFirstOrThrow();
+        const inst = await INSTALLATION.firstOrThrow(tx, {});
         return await fn(tx, inst);
       }));
   }

@@ -1,5 +1,6 @@
 /** Row ↔ record conversion and small shared helpers of the libSQL journal. */
-import { sql, type Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
+import { shape } from "./compiled.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
 import type {
@@ -129,6 +130,17 @@ export function toObservation(r: ObservationTable): ObservationRecord {
 
 type Tx = Transaction<JournalDB>;
 
+const NEXT_REVISION = shape(
+  ["machine"],
+  (_tx, { machine }: { machine: string }) =>
+    sql<{ revision_counter: number; seq: number | null; hash: string | null }>`
+    INSERT INTO machines (machine, revision_counter, frozen) VALUES (${machine}, 1, 0)
+    ON CONFLICT (machine) DO UPDATE SET revision_counter = machines.revision_counter + 1
+    RETURNING revision_counter,
+      (SELECT seq FROM events ORDER BY seq DESC LIMIT 1) AS seq,
+      (SELECT hash FROM events ORDER BY seq DESC LIMIT 1) AS hash`,
+);
+
 /**
  * Allocates the next revision of `machine`'s counter inside `tx` (creating the machine row) and,
  * in the same statement, reads the event chain's head.
@@ -137,29 +149,48 @@ export async function nextRevision(
   tx: Tx,
   machine: string,
 ): Promise<{ revision: number; head: { seq: number; hash: string } | null }> {
-  const r = await sql<{ revision_counter: number; seq: number | null; hash: string | null }>`
-    INSERT INTO machines (machine, revision_counter, frozen) VALUES (${machine}, 1, 0)
-    ON CONFLICT (machine) DO UPDATE SET revision_counter = machines.revision_counter + 1
-    RETURNING revision_counter,
-      (SELECT seq FROM events ORDER BY seq DESC LIMIT 1) AS seq,
-      (SELECT hash FROM events ORDER BY seq DESC LIMIT 1) AS hash`.execute(tx);
+  const r = await NEXT_REVISION.execute(tx, { machine });
   const row = r.rows[0]!;
   const head = row.seq === null || row.hash === null ? null : { seq: row.seq, hash: row.hash };
   return { revision: row.revision_counter, head };
 }
 
+const OPERATION = shape(
+  ["id"],
+  (tx, p: { id: string }) => tx.selectFrom("operations").selectAll().where("id", "=", p.id),
+);
+const PLAN = shape(
+  ["digest"],
+  (tx, p: { digest: string }) => tx.selectFrom("plans").selectAll().where("digest", "=", p.digest),
+);
+const ATTEMPTS = shape(
+  ["op"],
+  (tx, p: { op: string }) =>
+    tx.selectFrom("attempts").selectAll().where("operation_id", "=", p.op).orderBy("number"),
+);
+
+/** The operation row `id`, read with a statement compiled once (`compiled.ts`). */
+export function findOperation(
+  tx: Kysely<JournalDB>,
+  id: string,
+): Promise<OperationTable | undefined> {
+  return OPERATION.first(tx, { id });
+}
+
 export async function loadOperation(tx: Tx, id: string): Promise<OperationTable> {
-  const r = await tx.selectFrom("operations").selectAll().where("id", "=", id).executeTakeFirst();
+  const r = await OPERATION.first(tx, { id });
   return r ?? fail("OperationNotFound", `no operation ${id} in the journal`, { operation: id });
 }
 
-export async function loadPlan(tx: Tx, digest: string): Promise<PlanTable | undefined> {
-  return await tx.selectFrom("plans").selectAll().where("digest", "=", digest).executeTakeFirst();
+export async function loadPlan(
+  tx: Kysely<JournalDB>,
+  digest: string,
+): Promise<PlanTable | undefined> {
+  return await PLAN.first(tx, { digest });
 }
 
 export async function loadAttempts(tx: Tx, operationId: string): Promise<AttemptTable[]> {
-  return await tx.selectFrom("attempts").selectAll().where("operation_id", "=", operationId)
-    .orderBy("number").execute();
+  return await ATTEMPTS.rows(tx, { op: operationId });
 }
 
 /** True when every attempt is accounted for (vacuously true with none). */

@@ -31,6 +31,7 @@ import type { IdSource } from "../../../ports/clock.ts";
 import type { AttemptInput, Journal, OpenJournalOptions } from "../../../ports/journal.ts";
 import { attemptTx, loadForAttempt } from "../attempt.ts";
 import { appendEvent } from "../hash_chain.ts";
+import { shape } from "../compiled.ts";
 import { KyselyJournal } from "../kysely_journal.ts";
 import { assertKnownSchema, LATEST_SCHEMA } from "../migrations/mod.ts";
 import { fail } from "../rows.ts";
@@ -64,6 +65,12 @@ export const SESSION_DEADLINES = {
   statement_timeout: STATEMENT_TIMEOUT_MS,
   query_timeout: QUERY_DEADLINE_MS,
 } as const;
+/** The installation row, locked first by every write transaction (`write`). */
+const INSTALLATION_LOCKED = shape(
+  [],
+  (tx) => tx.selectFrom("installation").selectAll().where("id", "=", 1).forUpdate(),
+);
+
 /** Batched attempts tried before an interactive transaction (only another writer races). */
 const ATTEMPT_BATCH_TRIES = 3;
 
@@ -303,8 +310,7 @@ class PgStore implements JournalStore {
   /** The installation row locked first: every writer of the journal queues on it. */
   write<T>(fn: (tx: Transaction<JournalDB>, inst: InstallationTable) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(async (tx) => {
-      const inst = await tx.selectFrom("installation").selectAll().where("id", "=", 1)
-        .forUpdate().executeTakeFirstOrThrow();
+      const inst = await INSTALLATION_LOCKED.firstOrThrow(tx, {});
       return await fn(tx, inst);
     });
   }
