@@ -114,3 +114,31 @@ export function insertRow<T extends keyof JournalDB & string, const C extends re
     (db, row) => db.insertInto(table).values(row as never) as unknown as Buildable<InsertResult>,
   );
 }
+
+/**
+ * The INSERT of whole rows of `table`, many per statement: one shape per row count, each the
+ * statement `insertInto(table).values(rows)` compiles for that many rows with all of `columns`.
+ */
+export function insertRows<T extends keyof JournalDB & string, const C extends readonly string[]>(
+  table: T,
+  columns: Every<JournalDB[T], C>,
+): (db: Db, rows: readonly JournalDB[T][]) => Promise<QueryResult<InsertResult>> {
+  const cols = columns as readonly string[];
+  const byCount = new Map<number, Shape<Record<string, unknown>, InsertResult>>();
+  return (db, rows) => {
+    let s = byCount.get(rows.length);
+    if (!s) {
+      const keys = rows.flatMap((_, i) => cols.map((c) => `${i}:${c}`));
+      s = shape<Record<string, unknown>, InsertResult>(keys, (db, p) =>
+        db.insertInto(table).values(
+          rows.map((_, i) => Object.fromEntries(cols.map((c) => [c, p[`${i}:${c}`]]))) as never,
+        ) as unknown as Buildable<InsertResult>);
+      byCount.set(rows.length, s);
+    }
+    const args: Record<string, unknown> = {};
+    rows.forEach((r, i) => {
+      for (const c of cols) args[`${i}:${c}`] = (r as unknown as Record<string, unknown>)[c];
+    });
+    return s.execute(db, args);
+  };
+}

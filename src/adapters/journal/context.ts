@@ -4,6 +4,7 @@ import { canTransition, isTerminal, type OperationState } from "../../domain/ope
 import type { IdSource } from "../../ports/clock.ts";
 import type { OwnerToken } from "../../ports/journal.ts";
 import { appendEvent } from "./hash_chain.ts";
+import { shape } from "./compiled.ts";
 import { allAccounted, fail, loadAttempts, nextRevision, tokenText } from "./rows.ts";
 import type { InstallationTable, JournalDB, OperationTable } from "./schema.ts";
 
@@ -31,6 +32,28 @@ export function assertOwner(ctx: Ctx, op: OperationTable, t: OwnerToken): void {
     );
   }
 }
+
+const MOVE = shape(
+  ["to", "id", "from"],
+  (tx, p: { to: string; id: string; from: string }) =>
+    tx.updateTable("operations").set({ state: p.to }).where("id", "=", p.id)
+      .where("state", "=", p.from),
+);
+const MOVE_OWNED = shape(
+  ["to", "id", "from", "owner", "gen", "epoch", "current"],
+  (tx, p: {
+    to: string;
+    id: string;
+    from: string;
+    owner: string;
+    gen: number;
+    epoch: string;
+    current: string;
+  }) =>
+    tx.updateTable("operations").set({ state: p.to }).where("id", "=", p.id)
+      .where("state", "=", p.from).where("owner", "=", p.owner).where("owner_gen", "=", p.gen)
+      .where("owner_epoch", "=", p.epoch).where("owner_epoch", "=", p.current),
+);
 
 /**
  * Moves `op` to `to` with one conditional UPDATE (state, and owner/generation/epoch when a token
@@ -65,14 +88,18 @@ export async function move(
         "an attempt is unaccounted, the scope stays held",
     );
   }
-  let q = ctx.tx.updateTable("operations").set({ state: a.to }).where("id", "=", a.op.id)
-    .where("state", "=", from);
-  if (a.token) {
-    q = q.where("owner", "=", a.token.owner).where("owner_gen", "=", a.token.gen)
-      .where("owner_epoch", "=", a.token.epoch).where("owner_epoch", "=", ctx.inst.epoch);
-  }
-  const r = await q.executeTakeFirst();
-  if (r.numUpdatedRows !== 1n) fail("OwnerFenced", `operation ${a.op.id} changed underneath`);
+  const moved = a.token
+    ? await MOVE_OWNED.affected(ctx.tx, {
+      to: a.to,
+      id: a.op.id,
+      from,
+      owner: a.token.owner,
+      gen: a.token.gen,
+      epoch: a.token.epoch,
+      current: ctx.inst.epoch,
+    })
+    : await MOVE.affected(ctx.tx, { to: a.to, id: a.op.id, from });
+  if (moved !== 1n) fail("OwnerFenced", `operation ${a.op.id} changed underneath`);
   await ctx.point(`transition:${from}->${a.to}`);
   return await machineEvent(ctx, {
     machine: a.op.machine,

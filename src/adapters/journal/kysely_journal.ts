@@ -84,7 +84,7 @@ import {
 } from "./rows.ts";
 import type { JournalDB } from "./schema.ts";
 import type { JournalStore } from "./store.ts";
-import { insertRow, shape } from "./compiled.ts";
+import { insertRow, insertRows, shape } from "./compiled.ts";
 
 /**
  * Health results per INSERT (10 parameters a row, far below SQLite's variable limit and
@@ -128,6 +128,19 @@ const INSERT_HEALTH_ROUND = insertRow("health_rounds", [
   "started_at_ms",
   "finished_at_ms",
   "verdict",
+]);
+
+const INSERT_HEALTH_RESULTS = insertRows("health_results", [
+  "round_id",
+  "idx",
+  "binding",
+  "reader",
+  "outcome",
+  "reason",
+  "object_uid",
+  "object_ref",
+  "resource_version",
+  "observed_at_ms",
 ]);
 
 /** The journal's acts over a `JournalStore`. */
@@ -476,8 +489,7 @@ export class KyselyJournal implements Journal {
       // Many rows per statement: a round of a large cluster has hundreds of results, and each
       // statement costs a native round trip (issue 16: the journal dominated a simulated rollout).
       for (let i = 0; i < rows.length; i += RESULT_ROWS_PER_INSERT) {
-        await ctx.tx.insertInto("health_results").values(rows.slice(i, i + RESULT_ROWS_PER_INSERT))
-          .execute();
+        await INSERT_HEALTH_RESULTS(ctx.tx, rows.slice(i, i + RESULT_ROWS_PER_INSERT));
       }
       await appendEvent(ctx.tx, {
         atMs: input.finishedAtMs,
