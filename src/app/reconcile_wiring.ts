@@ -144,6 +144,7 @@ export function timedSource(source: PlanSource, metrics?: CairnMetrics): PlanSou
     listPlans: (c) => source.listPlans(c),
     introductions: (c, since) => source.introductions(c, since),
     readFile: (c, p) => source.readFile(c, p),
+    ...(source.prefetch ? { prefetch: (c, ps) => source.prefetch!(c, ps) } : {}),
   };
 }
 

@@ -79,4 +79,10 @@ export interface PlanSource {
   introductions(commit: string, since?: string): Promise<readonly PlanIntroduction[]>;
   /** Bytes of a file at a commit, or `undefined` when the path does not exist there. */
   readFile(commit: string, path: string): Promise<Uint8Array | undefined>;
+  /**
+   * Optional: reads `paths` at `commit` at once so that the `readFile` calls which follow answer
+   * from what was read. Only a hint: it never changes what `readFile` answers, and a source that
+   * has no cheaper way to read several files leaves it out.
+   */
+  prefetch?(commit: string, paths: readonly string[]): Promise<void>;
 }

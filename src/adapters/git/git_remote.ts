@@ -201,11 +201,48 @@ export class GitRemote implements PlanSource {
     const key = `${commit}\0${path}`;
     if (this.#reads.has(key)) return this.#reads.get(key)?.slice();
     const bytes = await this.#readFileAt(commit, path);
+    this.#keep(key, bytes);
+    return bytes?.slice();
+  }
+
+  /**
+   * Reads several files at `commit` with two git processes (one tree listing for every path, one
+   * blob batch) instead of two or three per file, and keeps them for `readFile`. Only what
+   * `readFile` itself would answer is kept: a regular blob within the cap, or a path with no entry.
+   * A link, a directory, an oversized blob or an unacceptable path is left out, so `readFile`
+   * still refuses it with its own reason; a failure here changes nothing `readFile` answers.
+   */
+  async prefetch(commit: string, paths: readonly string[]): Promise<void> {
+    const wanted = [...new Set(paths)].filter((p) =>
+      !this.#reads.has(`${commit}\0${p}`) && checkRepoPath(p).ok
+    );
+    if (wanted.length === 0) return;
+    await this.#requireCommit(commit);
+    const listing = await gitOrThrow(
+      ["ls-tree", "-z", "--long", "--full-tree", "--end-of-options", commit, "--", ...wanted],
+      { gitDir: this.gitDir, env: { GIT_LITERAL_PATHSPECS: "1" } },
+    );
+    const entries = new Map(parseLsTree(listing).map((e) => [e.path, e]));
+    const readable = wanted.flatMap((p) => {
+      const e = entries.get(p);
+      return e && this.#entryProblem(commit, e) === undefined ? [e] : [];
+    });
+    const blobs = await this.#readBlobs(readable.map((e) => e.oid));
+    for (const p of wanted) {
+      const e = entries.get(p);
+      if (!e) this.#keep(`${commit}\0${p}`, undefined);
+      else if (readable.includes(e) && blobs.has(e.oid)) {
+        this.#keep(`${commit}\0${p}`, blobs.get(e.oid));
+      }
+    }
+  }
+
+  /** Keeps one read; bounded, the oldest entry goes first. */
+  #keep(key: string, bytes: Uint8Array | undefined): void {
     if (this.#reads.size >= READ_CACHE_ENTRIES) {
       this.#reads.delete(this.#reads.keys().next().value!);
     }
     this.#reads.set(key, bytes);
-    return bytes?.slice();
   }
 
   /** Reads `path` at `commit`; only a successful read (or a missing file) is cached. */
@@ -227,8 +264,18 @@ export class GitRemote implements PlanSource {
     );
     const entry = parseLsTree(listing).find((e) => e.path === path);
     if (!entry) return undefined;
+    const problem = this.#entryProblem(commit, entry);
+    if (problem) throw problem;
+    return await gitOrThrow(["cat-file", "blob", "--end-of-options", entry.oid], {
+      gitDir: this.gitDir,
+    });
+  }
+
+  /** Why a tree entry is not read as a bound file (a link, not a file, over the cap), if it is not. */
+  #entryProblem(commit: string, entry: TreeEntry): CairnError | undefined {
+    const path = entry.path;
     if (entry.mode === "120000") {
-      throw new CairnError({
+      return new CairnError({
         reason: "BoundPathSymlink",
         message: `${showPath(path)} is a symbolic link at ${
           commit.slice(0, 12)
@@ -236,21 +283,19 @@ export class GitRemote implements PlanSource {
       });
     }
     if (entry.type !== "blob") {
-      throw new CairnError({
+      return new CairnError({
         reason: "BoundFileNotRegular",
         message: `${showPath(path)} is a ${entry.type} at ${commit.slice(0, 12)}, not a file`,
       });
     }
     if (entry.size > this.#maxBytes) {
-      throw new CairnError({
+      return new CairnError({
         reason: "BoundFileTooLarge",
         message: `${showPath(path)} is ${entry.size} bytes at ${commit.slice(0, 12)}; ` +
           `the cap is ${this.#maxBytes}`,
       });
     }
-    return await gitOrThrow(["cat-file", "blob", "--end-of-options", entry.oid], {
-      gitDir: this.gitDir,
-    });
+    return undefined;
   }
 
   /** Run options of calls that wait on the remote. */

@@ -5,6 +5,7 @@
  */
 import { parseCatalogue } from "../../domain/catalogue.ts";
 import { CairnError, formatLocation, type Problem } from "../../domain/errors.ts";
+import { boundFiles } from "../../domain/plan/bound_files.ts";
 import { checkPlan } from "../../domain/plan/checks.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import { located, type ParsedPlan, safeParsePlan } from "../../domain/plan/parse.ts";
@@ -59,6 +60,7 @@ export async function assessPlan(file: PlanFile, ctx: AssessContext): Promise<As
     return { facts: { ...base, problems: parsed.problems, refusals } };
   }
   const { plan, source } = parsed.parsed;
+  await prefetchBoundFiles(plan, ctx);
   const problems = located(source, checkPlan(plan, await checkContext(plan, ctx)));
   refusals.push(...problems.map(problemNote));
   if (plan.metadata.name !== file.name) {
@@ -74,6 +76,29 @@ export async function assessPlan(file: PlanFile, ctx: AssessContext): Promise<As
     facts: { ...base, plan, problems, policy, refusals },
     parsed: parsed.parsed,
   };
+}
+
+/**
+ * Every path the plan's bound files may be read at, at this commit: the catalogue and evidence
+ * manifest resolve from `plans/` first, then the repository root; the health policy is read at its
+ * path (the dispatch check). Read at once, they cost two git processes instead of two or three
+ * each. A failed read-ahead is ignored: each file is then read, and refused, on its own.
+ */
+async function prefetchBoundFiles(plan: Plan, ctx: AssessContext): Promise<void> {
+  if (!ctx.source.prefetch) return;
+  const paths = boundPathCandidates(plan);
+  await ctx.source.prefetch(ctx.commit, paths).catch(() => {});
+}
+
+/** The paths {@link prefetchBoundFiles} reads. */
+export function boundPathCandidates(plan: Plan): string[] {
+  const either = (path: string) => [`plans/${path}`, path];
+  const { healthPolicy, evidence } = boundFiles(plan);
+  return [
+    ...(plan.spec.catalogue ? either(plan.spec.catalogue.path) : []),
+    ...(evidence ? either(evidence.path) : []),
+    healthPolicy.path,
+  ];
 }
 
 function problemNote(p: Problem): ReasonNote {

@@ -337,6 +337,78 @@ Deno.test("GitRemote.readFile() refuses a symlink entry, a directory and a blob 
   }
 });
 
+Deno.test("GitRemote.prefetch() reads several files with one listing and one batch; readFile then answers without git", async () => {
+  const f = await fixture();
+  try {
+    await f.work.checkout("main");
+    await f.work.pull("main");
+    await f.work.commit({
+      "policies/home.yaml": "cluster: home-ops\n",
+      "catalogue/talos.yaml": "releases: []\n",
+    }, "bound files");
+    await f.work.push("main");
+    const cacheDir = `${f.root}/cache`;
+    const remote = await openRemote(f);
+    const head = (await remote.fetch()).watched.commit;
+    await remote.prefetch(head, [
+      "policies/home.yaml",
+      "plans/catalogue/talos.yaml",
+      "catalogue/talos.yaml",
+    ]);
+    // With the cache repository gone, only what the read-ahead kept can answer.
+    await Deno.rename(cacheDir, `${f.root}/moved`);
+    assertEquals(
+      td.decode((await remote.readFile(head, "policies/home.yaml"))!),
+      "cluster: home-ops\n",
+    );
+    assertEquals(
+      td.decode((await remote.readFile(head, "catalogue/talos.yaml"))!),
+      "releases: []\n",
+    );
+    assertEquals(await remote.readFile(head, "plans/catalogue/talos.yaml"), undefined);
+    await rejects(remote.readFile(head, "README.md"), (e) => reasonOf(e) === "GitCommandFailed");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("GitRemote.prefetch() keeps no link, directory or oversized blob: readFile still refuses each with its reason", async () => {
+  const f = await fixture();
+  try {
+    await f.work.checkout("main");
+    await f.work.pull("main");
+    await Deno.symlink("/dev/zero", `${f.work.dir}/zero.yaml`);
+    await f.work.run("add", "--", "zero.yaml");
+    await f.work.commit({
+      "policies/home.yaml": "cluster: home-ops\n",
+      "big.yaml": new Uint8Array(4096),
+    }, "bound files");
+    await f.work.push("main");
+    const remote = await GitRemote.open({
+      url: f.url,
+      cacheDir: `${f.root}/cache`,
+      watchedBranch: "main",
+      maxPlanBytes: 1024,
+    });
+    const head = (await remote.fetch()).watched.commit;
+    const cases: [string, string][] = [
+      ["zero.yaml", "BoundPathSymlink"],
+      ["policies", "BoundFileNotRegular"],
+      ["big.yaml", "BoundFileTooLarge"],
+    ];
+    await remote.prefetch(head, [...cases.map(([p]) => p), "../escape.yaml"]);
+    for (const [path, reason] of cases) {
+      await rejects(remote.readFile(head, path), (e) => reasonOf(e) === reason, path);
+    }
+    await rejects(
+      remote.readFile(head, "../escape.yaml"),
+      (e) => reasonOf(e) === "PlanPathInvalid",
+    );
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("a stop signal ends a fetch stuck on a silent remote at once with GitStopped, long before its deadline", async () => {
   const root = await Deno.makeTempDir({ prefix: "cairn-git-" });
   const silent = startSilentListener();
