@@ -31,6 +31,7 @@ import type { CairnMetrics } from "../adapters/metrics/cairn_metrics.ts";
 import { reconcileReports } from "../report/reconcile_reports.ts";
 import { cacheEvidenceChecker } from "./evidence_run.ts";
 import { livePreviewer } from "../engine/preview/live_preview.ts";
+import { KubeEvidence } from "../engine/health/kube_evidence.ts";
 
 /**
  * How the executor runs against the cluster: executePlan's options less the plan, its authority
@@ -218,6 +219,12 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
   // Read once, at the process's start: every run acts in this epoch and no other, and the loop
   // stops (exits non-zero) once the journal's epoch is another (docs/recovery.md).
   const epoch = s.executor.epoch ?? (await s.executor.journal.installation()).epoch;
+  // One set of watch caches per cluster connection, shared by previews and runs: the run after a
+  // merge gates on caches its plan's preview already listed and watches, not on a LIST of every
+  // resource type first. Their watches end with the loop.
+  const watchCaches = new KubeEvidence(s.executor.cluster.kube, s.executor.clock);
+  if (s.signal.aborted) watchCaches.stop();
+  else s.signal.addEventListener("abort", () => watchCaches.stop(), { once: true });
   return await Reconciler.create({
     epoch,
     source: timedSource(source, metrics),
@@ -226,6 +233,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     executor: planExecutor({
       ...s.executor,
       epoch,
+      watchCaches,
       ...(metrics ? { observer: metricsObserver(metrics) } : {}),
       // A ComponentUpgrade's delivery: does the revision Flux applied contain the merge?
       commitHistory: gitCommitHistory({ gitDir: source.gitDir }),
@@ -245,6 +253,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
       clock: s.executor.timeoutClock ?? s.executor.clock,
       ...(s.executor.installers ? { installers: s.executor.installers } : {}),
       journal: s.executor.journal,
+      watchCaches,
     }),
     // ComponentUpgrade plans on plan branches: their branch's bump reviewed against the
     // shipped playbooks, read from the cache clone the source fetched into.

@@ -33,6 +33,7 @@ import { journalHealthGate } from "./health_gate.ts";
 import { hookAttempts } from "../../domain/ops/hook_attempts.ts";
 import { type RolloutOutcome, runRollout } from "./rollout.ts";
 import type { OperatingSettings } from "../operating/hold.ts";
+import type { KubeEvidence } from "../health/kube_evidence.ts";
 
 /** Pre-dispatch evidence older than this never authorises an attempt. */
 export const MAX_EVIDENCE_AGE_MS = 5 * 60_000;
@@ -168,6 +169,12 @@ export interface ExecuteOptions {
   readonly observer?: ExecutionObserver;
   /** The cluster's default windows and the like (docs/operating.md). */
   readonly operating?: OperatingSettings;
+  /**
+   * Watch caches kept beyond this run (the reconcile loop's, shared with its previews): the
+   * gate rounds read them already listed and watched instead of listing every resource type
+   * first. Absent: the run's own caches, listed at its first round and stopped at its end.
+   */
+  readonly watchCaches?: KubeEvidence;
   /** Self-hosting safety: leadership handed over before draining this replica's node. */
   readonly selfHosting?: SelfHosting;
   /**
@@ -313,6 +320,7 @@ export async function executionDeps(
     new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
     // Without it an alert binding is unreadable, never a pass (docs/operating.md).
     o.operating?.alertmanager,
+    o.watchCaches,
   );
   const health = journalHealthGate({
     clock: o.clock,

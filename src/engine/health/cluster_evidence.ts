@@ -28,6 +28,7 @@ export class ClusterEvidence implements HealthEvidence {
   readonly routes: RouteEvidence | undefined;
   /** Undefined when no Alertmanager is configured: alert bindings stay unreadable. */
   readonly alerts: AlertEvidence | undefined;
+  readonly #ownsCaches: boolean;
 
   constructor(
     kube: ListWatch & Partial<Pick<Kube, "proxyGet">>,
@@ -39,9 +40,17 @@ export class ClusterEvidence implements HealthEvidence {
      */
     private readonly addresses: ReadonlyMap<string, string> = new Map(),
     alertmanager?: Alertmanager,
+    /**
+     * Watch caches that outlive this evidence (the reconcile loop keeps one set per cluster
+     * connection): used instead of caches of its own and left running by `stop()`, so a run
+     * after a preview finds them listed and watched. A gate round reads them as it reads its own;
+     * a fresh round lists each again whatever its watch says.
+     */
+    shared?: KubeEvidence,
   ) {
     this.alerts = alertmanager ? new AlertEvidence(alertmanager, clock) : undefined;
-    this.kube = new KubeEvidence(kube, clock);
+    this.#ownsCaches = shared === undefined;
+    this.kube = shared ?? new KubeEvidence(kube, clock);
     const proxyGet = kube.proxyGet?.bind(kube);
     this.routes = proxyGet
       ? new RouteEvidence({ proxyGet }, clock, () => this.kube.view())
@@ -83,8 +92,9 @@ export class ClusterEvidence implements HealthEvidence {
     return this.talos?.view() ?? { node: () => undefined };
   }
 
+  /** Stops the watches of caches this evidence made; shared caches keep watching. */
   stop(): void {
-    this.kube.stop();
+    if (this.#ownsCaches) this.kube.stop();
   }
 
   #targetOf(name: string): string {

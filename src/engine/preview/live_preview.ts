@@ -32,6 +32,7 @@ import { isWriteRefusal, readOnlyGuard } from "./read_only_guard.ts";
 import type { Clock } from "../../ports/clock.ts";
 import type { Kube } from "../../ports/kube.ts";
 import type { Journal } from "../../ports/journal.ts";
+import type { KubeEvidence } from "../health/kube_evidence.ts";
 import type {
   LiveCheck,
   LiveFindings,
@@ -73,6 +74,12 @@ export interface LivePreviewDeps {
    * is unread and holds the plan.
    */
   readonly journal?: Pick<Journal, "listOperations" | "getPlan">;
+  /**
+   * Watch caches kept beyond this preview (the reconcile loop's, shared with its runs): the
+   * preview's round lists into them and leaves them watching, so the run after the merge finds
+   * them current. Absent: the round's own caches, stopped when it ends.
+   */
+  readonly watchCaches?: KubeEvidence;
 }
 
 /** Reason codes of reads that did not answer: they hold a plan, they never refuse it. */
@@ -410,6 +417,8 @@ async function healthRound(
     d.cluster.talos,
     d.clock,
     new Map(plan.spec.nodes.map((n) => [n.name, n.address])),
+    undefined,
+    d.watchCaches,
   );
   let out: RoundOutcome;
   try {

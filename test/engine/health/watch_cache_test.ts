@@ -10,6 +10,7 @@ import { FaultSchedule } from "../../../src/sim/faults.ts";
 import { type KubeSim, startKubeSim } from "../../../src/sim/kube/server.ts";
 import { mintPki } from "../../../src/sim/pki.ts";
 import { ClusterEvidence } from "../../../src/engine/health/cluster_evidence.ts";
+import { KubeEvidence } from "../../../src/engine/health/kube_evidence.ts";
 import { parseHealthPolicy } from "../../../src/domain/health/policy_parse.ts";
 import type { HealthPolicy } from "../../../src/domain/health/policy_parse.ts";
 import { collectRound } from "../../../src/engine/health_round.ts";
@@ -22,6 +23,7 @@ interface World {
   sim: KubeSim;
   clock: SimClock;
   evidence: ClusterEvidence;
+  kube: ReturnType<typeof twinKube>;
 }
 
 async function withTwin(fn: (w: World) => Promise<void>) {
@@ -49,7 +51,7 @@ async function withTwin(fn: (w: World) => Promise<void>) {
   });
   const evidence = new ClusterEvidence(kube, undefined, clock);
   try {
-    await fn({ sim, clock, evidence });
+    await fn({ sim, clock, evidence, kube });
   } finally {
     evidence.stop();
     await sim.close();
@@ -110,6 +112,45 @@ Deno.test("twin: a watch that disconnects makes the reader unreadable until the 
     assertEquals(r2.verdict, "pass");
     assertEquals(w.sim.stats.byVerb["list"], lists + 1);
     assertEquals(cache.freshness.state, "live");
+  });
+});
+
+Deno.test("twin: caches shared beyond one evidence keep watching when it stops: the next evidence's round lists nothing, a fresh round still lists", async () => {
+  await withTwin(async (w) => {
+    const p = policy("    - {name: nodes, reader: nodes, requiredCoverage: 7}\n");
+    const shared = new KubeEvidence(w.kube, w.clock);
+    try {
+      const run = (e: ClusterEvidence, fresh = false) =>
+        collectRound({ clock: w.clock, evidence: e }, p, { intervalMs: 30_000, fresh });
+      // A preview's round lists into the shared caches; stopping its evidence leaves them watching.
+      const preview = new ClusterEvidence(w.kube, undefined, w.clock, new Map(), undefined, shared);
+      assertEquals((await run(preview)).verdict, "pass");
+      preview.stop();
+      const cache = shared.caches.get("v1/Node")!;
+      assertEquals(cache.freshness.state, "live");
+      await until(() => (w.sim.stats.byVerb["watch"] ?? 0) >= shared.stats().watches);
+      const lists = w.sim.stats.byVerb["list"] ?? 0;
+      // The run's gate round reads them as they are: no LIST first.
+      const gate = new ClusterEvidence(w.kube, undefined, w.clock, new Map(), undefined, shared);
+      assertEquals((await run(gate)).verdict, "pass");
+      assertEquals(w.sim.stats.byVerb["list"] ?? 0, lists, "the gate round listed nothing");
+      // A node going NotReady reaches the shared cache through its watch.
+      w.sim.setNodeReady("worker-1", false);
+      await until(() =>
+        cache.snapshot().items.some((n) =>
+          n.metadata?.name === "worker-1" &&
+          !JSON.stringify((n["status"] as Record<string, unknown>)["conditions"]).includes('"True"')
+        )
+      );
+      assertEquals((await run(gate)).verdict, "fail");
+      // A round that decides a terminal state lists again, shared caches or not.
+      await run(gate, true);
+      assert((w.sim.stats.byVerb["list"] ?? 0) > lists, "the fresh round listed");
+      gate.stop();
+      assertEquals(cache.freshness.state, "live");
+    } finally {
+      shared.stop();
+    }
   });
 });
 
