@@ -297,13 +297,18 @@ export class Reconciler {
     const mark = `${head.commit}|${trustMark(signers)}`;
     if (mark === this.#watchedMark) return;
     this.#watchedMark = mark;
-    if (head.commit !== this.#lastWatched) {
-      const fresh = await this.#d.source.introductions(head.commit, this.#lastWatched);
+    // The walk for merge order and the tip's listing are independent reads: side by side.
+    const [fresh, listing] = await Promise.all([
+      head.commit !== this.#lastWatched
+        ? this.#d.source.introductions(head.commit, this.#lastWatched)
+        : undefined,
+      this.#d.source.listPlans(head.commit),
+    ]);
+    if (fresh) {
       const known = new Set(this.#intros.map((i) => i.name));
       this.#intros = [...this.#intros, ...fresh.filter((i) => !known.has(i.name))];
       this.#lastWatched = head.commit;
     }
-    const listing = await this.#d.source.listPlans(head.commit);
     await this.#refusedFiles(listing.refused, this.#d.watchedBranch, head.commit);
     const order = new Map(this.#intros.map((i, k) => [i.name, k]));
     const files = listing.plans.slice().sort((a, b) =>

@@ -12,6 +12,7 @@ import { planExecutor } from "../../../src/engine/reconcile/plan_executor.ts";
 import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.ts";
 import { Reconciler } from "../../../src/engine/reconcile/reconciler.ts";
 import type { Journal } from "../../../src/ports/journal.ts";
+import type { PlanSource } from "../../../src/ports/plan_source.ts";
 import { reconcileReports } from "../../../src/report/reconcile_reports.ts";
 import { type InprocTwin, startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
 import { homeOps } from "../../_helpers/inproc_world.ts";
@@ -34,8 +35,8 @@ interface LoopWorld {
   /** The example plan cut to `worker-1`. */
   readonly planText: string;
   sign(text: string, who: ReadonlyArray<"alice" | "bob" | "carol">): Promise<string>;
-  /** A reconciler over this world (a second one is a controller restart). */
-  reconciler(owner?: string): Promise<Reconciler>;
+  /** A reconciler over this world (a second one is a controller restart), through `source`. */
+  reconciler(owner?: string, source?: PlanSource): Promise<Reconciler>;
   installs(): number;
   close(): Promise<void>;
 }
@@ -79,9 +80,9 @@ async function startLoopWorld(): Promise<LoopWorld> {
       for (const p of who) out += await people[p].sign(new TextEncoder().encode(text));
       return out;
     },
-    reconciler: (owner = "ctl_loop") =>
+    reconciler: (owner = "ctl_loop", through: PlanSource = source) =>
       Reconciler.create({
-        source,
+        source: through,
         sink,
         journal,
         executor: planExecutor({
@@ -148,6 +149,40 @@ Deno.test("reconciler (in process): a merged, signed plan executes once, across 
     assertEquals(w.installs(), 1, "no second install");
     const ops = await w.journal.listOperations();
     assertEquals(ops.map((o) => [o.machine, o.state]), [["worker-1", "completed"]]);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("reconciler (in process): the merge-order walk and the tip's plan listing are read side by side", async () => {
+  const w = await startLoopWorld();
+  try {
+    await merge(w, w.planText, await w.sign(w.planText, ["alice", "bob"]));
+    let listed!: () => void;
+    const listing = new Promise<"listed">((r) => (listed = () => r("listed")));
+    let walkSawListing = false;
+    const source: PlanSource = {
+      fetch: () => w.source.fetch(),
+      readFile: (c, p) => w.source.readFile(c, p),
+      listPlans: (c) => {
+        listed();
+        return w.source.listPlans(c);
+      },
+      // Answers once the listing was asked for, or after 2 s: read one after the other, the
+      // listing would only be asked for after this answered.
+      introductions: async (c, since) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), 2_000)));
+        walkSawListing = (await Promise.race([listing, late])) === "listed";
+        clearTimeout(timer);
+        return await w.source.introductions(c, since);
+      },
+    };
+    const r = await w.reconciler("ctl_loop", source);
+    await r.cycle();
+    await r.settled();
+    assert(walkSawListing, "the listing was asked for only after the walk answered");
+    assertEquals(r.finished().map((x) => x.outcome), ["completed"]);
   } finally {
     await w.close();
   }
