@@ -46,39 +46,41 @@ export function readPlanHistory(
     if (!p) return undefined;
     const ops = await tx.selectFrom("operations").selectAll().where("plan_digest", "=", digest)
       .orderBy("created_at_ms").orderBy("step").execute();
+    // The plan's operations, the cluster's and its rounds as subqueries rather than lists of the
+    // ids read above: the same rows inside this one snapshot, and a statement whose text does not
+    // grow with the history (kysely built a parameter per id, twice a seed, issue 16).
     const opIds = ops.map((o) => o.id);
-    const none = ["-"]; // `IN ()` is not valid SQL; no id equals "-"
-    const ids = opIds.length ? opIds : none;
+    const planOps = tx.selectFrom("operations").select("id").where("plan_digest", "=", digest);
     // One connection inside the transaction: statements run one after another.
-    const phases = await tx.selectFrom("phases").selectAll().where("operation_id", "in", ids)
+    const phases = await tx.selectFrom("phases").selectAll().where("operation_id", "in", planOps)
       .orderBy("revision").orderBy("at_ms").execute();
-    const attempts = await tx.selectFrom("attempts").selectAll().where("operation_id", "in", ids)
-      .orderBy("number").execute();
+    const attempts = await tx.selectFrom("attempts").selectAll()
+      .where("operation_id", "in", planOps).orderBy("number").execute();
     const observations = await tx.selectFrom("observations").selectAll()
       .where("plan_digest", "=", digest).orderBy("basis").execute();
     const recoveries = await tx.selectFrom("recoveries").selectAll()
-      .where("operation_id", "in", ids).orderBy("at_ms").execute();
+      .where("operation_id", "in", planOps).orderBy("at_ms").execute();
     const clusterOps = await tx.selectFrom("operations")
       .select(["id", "plan_digest", "machine", "created_at_ms"])
       .where("cluster", "=", p.cluster).orderBy("created_at_ms").orderBy("id").execute();
     const since = p.approved_at_ms ?? p.first_seen_at_ms;
-    const rounds = await tx.selectFrom("health_rounds").selectAll()
-      .where("cluster", "=", p.cluster)
+    const planRounds = tx.selectFrom("health_rounds").where("cluster", "=", p.cluster)
       .where((eb) =>
         eb.or([
-          eb("operation_id", "in", ids),
+          eb("operation_id", "in", planOps),
           eb.and([eb("operation_id", "is", null), eb("started_at_ms", ">=", since)]),
         ])
-      )
-      .orderBy("started_at_ms").orderBy("finished_at_ms").execute();
+      );
+    const rounds = await planRounds.selectAll().orderBy("started_at_ms").orderBy("finished_at_ms")
+      .execute();
     const results = await tx.selectFrom("health_results").selectAll()
-      .where("round_id", "in", rounds.length ? rounds.map((r) => r.id) : none)
-      .orderBy("round_id").orderBy("idx").execute();
-    const clusterIds = clusterOps.map((o) => o.id);
+      .where("round_id", "in", planRounds.select("id")).orderBy("round_id").orderBy("idx")
+      .execute();
+    const clusterOpIds = tx.selectFrom("operations").select("id").where("cluster", "=", p.cluster);
     const events = await tx.selectFrom("events").selectAll()
       .where((eb) =>
         eb.or([
-          eb("operation_id", "in", clusterIds.length ? clusterIds : none),
+          eb("operation_id", "in", clusterOpIds),
           eb("kind", "in", ["refusal", "evidence-check", "dispatch-check"]),
         ])
       ).orderBy("seq").execute();
