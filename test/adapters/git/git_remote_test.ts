@@ -301,25 +301,34 @@ Deno.test("GitRemote.fetch() from a remote that never answers ends at its deadli
   }
 });
 
+/**
+ * Pushes a commit holding a readable policy, a symlink to /dev/zero and a blob over a 1 KiB cap,
+ * and opens a remote with that cap at it: the entries readFile must refuse, each for its reason.
+ */
+async function refusableBoundFiles(f: Fixture) {
+  await f.work.checkout("main");
+  await f.work.pull("main");
+  await Deno.symlink("/dev/zero", `${f.work.dir}/zero.yaml`);
+  await f.work.run("add", "--", "zero.yaml");
+  await f.work.commit({
+    "policies/home.yaml": "cluster: home-ops\n",
+    "big.yaml": new Uint8Array(4096),
+  }, "bound files");
+  await f.work.push("main");
+  const remote = await GitRemote.open({
+    url: f.url,
+    cacheDir: `${f.root}/cache`,
+    watchedBranch: "main",
+    maxPlanBytes: 1024,
+  });
+  const head = (await remote.fetch()).watched.commit;
+  return { remote, head };
+}
+
 Deno.test("GitRemote.readFile() refuses a symlink entry, a directory and a blob over the cap before reading it", async () => {
   const f = await fixture();
   try {
-    await f.work.checkout("main");
-    await f.work.pull("main");
-    await Deno.symlink("/dev/zero", `${f.work.dir}/zero.yaml`);
-    await f.work.run("add", "--", "zero.yaml");
-    await f.work.commit({
-      "policies/home.yaml": "cluster: home-ops\n",
-      "big.yaml": new Uint8Array(4096),
-    }, "bound files");
-    await f.work.push("main");
-    const remote = await GitRemote.open({
-      url: f.url,
-      cacheDir: `${f.root}/cache`,
-      watchedBranch: "main",
-      maxPlanBytes: 1024,
-    });
-    const head = (await remote.fetch()).watched.commit;
+    const { remote, head } = await refusableBoundFiles(f);
     assertEquals(
       td.decode((await remote.readFile(head, "policies/home.yaml"))!),
       "cluster: home-ops\n",
@@ -375,22 +384,7 @@ Deno.test("GitRemote.prefetch() reads several files with one listing and one bat
 Deno.test("GitRemote.prefetch() keeps no link, directory or oversized blob: readFile still refuses each with its reason", async () => {
   const f = await fixture();
   try {
-    await f.work.checkout("main");
-    await f.work.pull("main");
-    await Deno.symlink("/dev/zero", `${f.work.dir}/zero.yaml`);
-    await f.work.run("add", "--", "zero.yaml");
-    await f.work.commit({
-      "policies/home.yaml": "cluster: home-ops\n",
-      "big.yaml": new Uint8Array(4096),
-    }, "bound files");
-    await f.work.push("main");
-    const remote = await GitRemote.open({
-      url: f.url,
-      cacheDir: `${f.root}/cache`,
-      watchedBranch: "main",
-      maxPlanBytes: 1024,
-    });
-    const head = (await remote.fetch()).watched.commit;
+    const { remote, head } = await refusableBoundFiles(f);
     const cases: [string, string][] = [
       ["zero.yaml", "BoundPathSymlink"],
       ["policies", "BoundFileNotRegular"],
