@@ -3,7 +3,6 @@
  * and calls Deno.exit. Everything else receives what it needs through `CommandIO`; the command
  * line itself is handled by cli/dispatch.ts.
  */
-import process from "node:process";
 import type { CommandIO } from "./cli/command.ts";
 import { dispatch } from "./cli/dispatch.ts";
 
@@ -23,22 +22,6 @@ function writer(stream: typeof Deno.stdout): (text: string) => void {
       throw e;
     }
   };
-}
-
-/**
- * @kubernetes/client-node 1.4 imports Node's deprecated `punycode`; the warning it triggers is
- * about a dependency, not something a cairn user can act on, and it was printed on every command
- * that talks to Kubernetes. Only that one deprecation is silenced.
- */
-function silenceDependencyDeprecation(): void {
-  const emit = process.emitWarning.bind(process) as (...a: unknown[]) => void;
-  process.emitWarning = ((warning: unknown, ...rest: unknown[]) => {
-    const code = typeof rest[0] === "object" && rest[0] !== null
-      ? (rest[0] as { code?: unknown }).code
-      : rest[1];
-    if (code === "DEP0040" || String(warning).includes("`punycode` module is deprecated")) return;
-    emit(warning, ...rest);
-  }) as typeof process.emitWarning;
 }
 
 /** The terminal's width, when the terminal tells it. */
@@ -66,7 +49,6 @@ function makeIO(signal: AbortSignal): CommandIO {
 }
 
 if (import.meta.main) {
-  silenceDependencyDeprecation();
   const controller = new AbortController();
   for (const sig of ["SIGINT", "SIGTERM"] as const) {
     Deno.addSignalListener(sig, () => controller.abort(new Error(`received ${sig}`)));

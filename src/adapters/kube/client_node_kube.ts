@@ -10,6 +10,7 @@ import type * as K8s from "@kubernetes/client-node";
 import { Buffer } from "node:buffer";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { request as httpRequest } from "node:http";
+import { silenceDependencyDeprecation } from "./quiet_deprecation.ts";
 import type {
   ContainerImageChange,
   CordonOutcome,
@@ -103,6 +104,7 @@ export type KubeConfigSource = Pick<
 export async function loadKubeConfig(
   opts: KubeConfigSource,
 ): Promise<{ lib: Lib; kc: K8s.KubeConfig; server: string }> {
+  silenceDependencyDeprecation(); // before the import: loading the library emits the warning
   const lib: Lib = await import("@kubernetes/client-node");
   const kc = new lib.KubeConfig();
   // Read (and merged, for a KUBECONFIG list) before the library sees it; errors name the file.
