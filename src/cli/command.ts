@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import type { ParseArgsOptionsConfig } from "node:util";
 import { CairnError, formatProblem, type Problem } from "../domain/errors.ts";
 import { suggest } from "./suggest.ts";
 
@@ -95,20 +95,96 @@ function refuseUnknownFlags(cmd: Command, argv: readonly string[]): void {
   }
 }
 
-/** Parses `argv` for `cmd`, enforcing positional counts and known flags. */
-export function parseCommandArgs(cmd: Command, argv: string[]): ParsedArgs {
+/** What `parseArgs` returns for the options of a command (`values` has no prototype). */
+export interface RawArgs {
+  readonly values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  readonly positionals: string[];
+}
+
+/** A command's options as parsed: its own and `--help`/`-h`. */
+export function commandOptions(cmd: Command): ParseArgsOptionsConfig {
+  return { ...cmd.options, help: { type: "boolean", short: "h" } };
+}
+
+/**
+ * `parseArgs`'s result for a plain command line: only positionals that do not start with `-`,
+ * long flags the command declares (`--flag`, `--name value`, `--name=value`), and no `--`.
+ * `undefined` for anything else (short flags, a value that starts with `-`, a missing value, a
+ * boolean given a value, …): `parseArgs` then reads it and says what is wrong. Importing
+ * `node:util` starts Deno's Node compatibility layer, a large part of a cold start; the command
+ * lines scripts and CI write are plain. test/cli/command_args_test.ts holds the result equal to
+ * parseArgs' on generated command lines.
+ */
+export function plainArgs(
+  options: ParseArgsOptionsConfig,
+  argv: readonly string[],
+): RawArgs | undefined {
+  const values: RawArgs["values"] = Object.create(null);
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("-")) {
+      positionals.push(arg);
+      continue;
+    }
+    if (!arg.startsWith("--") || arg === "--") return undefined;
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (!Object.hasOwn(options, name) || name === "__proto__") return undefined;
+    const option = options[name]!;
+    let value: string | boolean;
+    if (option.type === "boolean") {
+      if (eq !== -1) return undefined;
+      value = true;
+    } else if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("-")) return undefined;
+      value = next;
+      i++;
+    }
+    const held = values[name];
+    if (!option.multiple) values[name] = value;
+    else if (Array.isArray(held)) held.push(value);
+    else values[name] = [value];
+  }
+  for (const [name, option] of Object.entries(options)) {
+    if (option.default !== undefined && values[name] === undefined) values[name] = option.default;
+  }
+  return { values, positionals };
+}
+
+/**
+ * {@link parseCommandArgs} for a plain command line (see {@link plainArgs}), without loading
+ * `node:util`; `undefined` when the line is not plain. Throws the same usage errors.
+ */
+export function plainCommandArgs(cmd: Command, argv: readonly string[]): ParsedArgs | undefined {
+  refuseUnknownFlags(cmd, argv);
+  const parsed = plainArgs(commandOptions(cmd), argv);
+  return parsed && checkedArgs(cmd, parsed);
+}
+
+/**
+ * Parses `argv` for `cmd`, enforcing positional counts and known flags, with `parseArg`: `node:util`'s
+ * `parseArgs` in command_args.ts (whose errors are usage errors).
+ */
+export function parseCommandArgsWith(
+  cmd: Command,
+  argv: string[],
+  parseArg: (options: ParseArgsOptionsConfig, argv: string[]) => RawArgs,
+): ParsedArgs {
   refuseUnknownFlags(cmd, argv);
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: { ...cmd.options, help: { type: "boolean", short: "h" } },
-      allowPositionals: true,
-      strict: true,
-    });
+    parsed = parseArg(commandOptions(cmd), argv);
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
+  return checkedArgs(cmd, parsed);
+}
+
+/** Positional counts and `--output` checked on parsed arguments. */
+function checkedArgs(cmd: Command, parsed: RawArgs): ParsedArgs {
   const n = parsed.positionals.length;
   const want = cmd.positionals ?? { min: 0, max: 0 };
   if (!parsed.values.help) {

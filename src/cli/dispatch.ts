@@ -9,7 +9,7 @@ import {
   type CommandIO,
   EXIT,
   EXIT_CODES_LINE,
-  parseCommandArgs,
+  plainCommandArgs,
   renderHelp,
   reportProblems,
   UsageError,
@@ -173,7 +173,10 @@ export async function dispatch(argv: readonly string[], io: CommandIO): Promise<
   const cmd = await entry.load();
   const name = `cairn ${cmd.path.join(" ")}`;
   try {
-    const args = parseCommandArgs(cmd, argv.slice(entry.path.length));
+    const words = argv.slice(entry.path.length);
+    // A plain command line never loads node:util (plainArgs); any other goes through parseArgs.
+    const args = plainCommandArgs(cmd, words) ??
+      (await import("./command_args.ts")).parseCommandArgs(cmd, words);
     if (args.values["help"]) {
       io.stdout(renderHelp(cmd));
       return EXIT.ok;

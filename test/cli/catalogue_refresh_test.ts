@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { command } from "../../src/cli/catalogue_refresh.ts";
-import { parseCommandArgs } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { hasRelease, latestPatch, parseCatalogue, supportRow } from "../../src/domain/catalogue.ts";
 import { CairnError } from "../../src/domain/errors.ts";
 import { parseVersion } from "../../src/domain/version.ts";

@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { command } from "../../src/cli/evidence_check.ts";
-import { parseCommandArgs } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import type { EvidenceCheckResult } from "../../src/domain/evidence/result.ts";
 import {
   buildUpstreamRepos,

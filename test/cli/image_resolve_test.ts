@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { command } from "../../src/cli/image_resolve.ts";
-import { parseCommandArgs, UsageError } from "../../src/cli/command.ts";
+import { UsageError } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { CairnError } from "../../src/domain/errors.ts";
 import { pushImage, pushIndex, startRegistry } from "../adapters/oci/registry_helpers.ts";
 

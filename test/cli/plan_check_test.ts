@@ -4,7 +4,7 @@ import { fileURLToPath as fromFileUrl } from "node:url";
 import { command } from "../../src/cli/plan_check.ts";
 import { checkPlanFile } from "../../src/app/plan_check_run.ts";
 import type { CommandIO } from "../../src/cli/command.ts";
-import { parseCommandArgs } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 
 const ROOT = fromFileUrl(new URL("../../", import.meta.url));
 

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { parse } from "yaml";
-import { type Command, type CommandIO, parseCommandArgs } from "../../src/cli/command.ts";
+import { type Command, type CommandIO } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { command as bind } from "../../src/cli/plan_bind.ts";
 import { command as check } from "../../src/cli/plan_check.ts";
 import { command as planNew } from "../../src/cli/plan_new.ts";

@@ -6,7 +6,8 @@
  */
 import { deepStrictEqual as assertEquals, rejects } from "node:assert/strict";
 import { parse } from "yaml";
-import { type CommandIO, parseCommandArgs } from "../../src/cli/command.ts";
+import { type CommandIO } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { command as check } from "../../src/cli/plan_check.ts";
 import { command as planNew } from "../../src/cli/plan_new.ts";
 import { sha256Hex } from "../../src/domain/plan/digest.ts";

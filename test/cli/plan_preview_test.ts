@@ -1,7 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import type { CommandIO } from "../../src/cli/command.ts";
-import { parseCommandArgs } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { fetchEvidenceIntoCache } from "../../src/app/evidence_run.ts";
 import { command } from "../../src/cli/plan_preview.ts";
 import { parseEvidenceManifest } from "../../src/domain/evidence/manifest.ts";

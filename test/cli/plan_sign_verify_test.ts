@@ -1,12 +1,8 @@
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { generateKey } from "../../src/adapters/ssh/ssh_keygen.ts";
 import { splitArmoredSignatures } from "../../src/domain/trust/sshsig.ts";
-import {
-  type Command,
-  type CommandIO,
-  parseCommandArgs,
-  UsageError,
-} from "../../src/cli/command.ts";
+import { type Command, type CommandIO, UsageError } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { command as sign } from "../../src/cli/plan_sign.ts";
 import { command as verify } from "../../src/cli/plan_verify.ts";
 import { makePlanRepo, PLAN_REPO_NOW } from "../_helpers/plan_repo.ts";

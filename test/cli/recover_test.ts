@@ -1,7 +1,8 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { command } from "../../src/cli/recover.ts";
-import { type CommandIO, parseCommandArgs, UsageError } from "../../src/cli/command.ts";
+import { type CommandIO, UsageError } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { onlyNodes, startTwinWorld, type TwinWorld } from "../_helpers/twin_world.ts";
 
 const KUBECTL = Deno.env.get("CAIRN_KUBECTL") ?? "kubectl";

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { isAbsolute } from "node:path";
-import { type CommandIO, parseCommandArgs } from "../../src/cli/command.ts";
+import { type CommandIO } from "../../src/cli/command.ts";
+import { parseCommandArgs } from "../../src/cli/command_args.ts";
 import { command as rehearse, DEFAULT_CLUSTER_PATH } from "../../src/cli/rehearse.ts";
 import { CairnError } from "../../src/domain/errors.ts";
 import { makePlanRepo } from "../_helpers/plan_repo.ts";

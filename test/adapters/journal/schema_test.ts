@@ -3,7 +3,7 @@ import { createClient } from "@libsql/client";
 import type { Kysely } from "kysely";
 import { up as initSchema } from "../../../src/adapters/journal/migrations/0001_init.ts";
 import { command as migrateCommand } from "../../../src/cli/journal_migrate.ts";
-import { parseCommandArgs } from "../../../src/cli/command.ts";
+import { parseCommandArgs } from "../../../src/cli/command_args.ts";
 import { connect, journalUrl } from "../../../src/adapters/journal/open.ts";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { LATEST_SCHEMA } from "../../../src/adapters/journal/migrations/mod.ts";
