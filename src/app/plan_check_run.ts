@@ -5,7 +5,7 @@
  * checked against their digests, then the semantic checks. Reads files; decides nothing the
  * domain does not.
  */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../domain/posix_path.ts";
 import { readBoundFile, readPlainFile } from "../adapters/repo/bound_file_reader.ts";
 import { type Catalogue, parseCatalogue } from "../domain/catalogue.ts";
 import { CairnError, type Problem } from "../domain/errors.ts";

@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { resolve } from "../domain/posix_path.ts";
 import { formatProblem } from "../domain/errors.ts";
 import {
   type Command,

@@ -13,7 +13,7 @@
  *
  * Outcomes are values (`BoundFileRead`); only programming errors throw.
  */
-import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, sep } from "../../domain/posix_path.ts";
 import { boundPathProblem } from "../../domain/plan/bound_path.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";

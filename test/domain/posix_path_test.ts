@@ -1,0 +1,54 @@
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import * as node from "node:path/posix";
+import * as mine from "../../src/domain/posix_path.ts";
+
+const PARTS = ["", "/", "//", ".", "..", "a", "b", "plans", "x.yaml", "..a", ".b", "a."];
+
+/** A small deterministic generator (mulberry32), so a failure names its seed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Paths of up to 6 parts, joined with separators or run together. */
+function paths(seed: number, count: number): string[] {
+  const next = rng(seed);
+  return Array.from({ length: count }, () => {
+    let p = "";
+    for (let n = Math.floor(next() * 7); n > 0; n--) {
+      p += PARTS[Math.floor(next() * PARTS.length)]! + (next() < 0.6 ? "/" : "");
+    }
+    return p;
+  });
+}
+
+Deno.test("posix_path: each function answers what node:path answers on POSIX", () => {
+  const list = [...paths(1, 4000), "", "/", "//", "///", "//a", "/a//b", "a/", "./", "../.."];
+  for (const p of list) {
+    assertEquals(mine.isAbsolute(p), node.isAbsolute(p), `isAbsolute ${JSON.stringify(p)}`);
+    assertEquals(mine.normalize(p), node.normalize(p), `normalize ${JSON.stringify(p)}`);
+    assertEquals(mine.dirname(p), node.dirname(p), `dirname ${JSON.stringify(p)}`);
+    assertEquals(mine.basename(p), node.basename(p), `basename ${JSON.stringify(p)}`);
+    assertEquals(mine.resolve(p), node.resolve(p), `resolve ${JSON.stringify(p)}`);
+  }
+  const pairs = paths(2, 4000);
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const [a, b] = [pairs[i]!, pairs[i + 1]!];
+    const what = `${JSON.stringify(a)}, ${JSON.stringify(b)}`;
+    assertEquals(mine.join(a, b), node.join(a, b), `join ${what}`);
+    assertEquals(mine.join(a, b, a), node.join(a, b, a), `join3 ${what}`);
+    assertEquals(mine.resolve(a, b), node.resolve(a, b), `resolve ${what}`);
+    assertEquals(mine.resolve("/r", a, b), node.resolve("/r", a, b), `resolve /r ${what}`);
+    assertEquals(mine.relative(a, b), node.relative(a, b), `relative ${what}`);
+    assertEquals(mine.relative(`/${a}`, `/${b}`), node.relative(`/${a}`, `/${b}`), what);
+  }
+  assertEquals(mine.join(), node.join());
+  assertEquals(mine.resolve(), node.resolve());
+  assertEquals(mine.sep, node.sep);
+});
