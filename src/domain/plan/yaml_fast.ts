@@ -68,25 +68,113 @@ const CORE_NUMBER = [
 /** Decimal integers read exactly by `Number` (no precision question to answer). */
 const SHORT_DECIMAL = /^[0-9]{1,15}$/;
 
-/** `{ key: value, key: value }` on one line, values plain and without `:` (flow context). */
-const FLOW = /^\{ (.+) \}$/;
-const FLOW_PAIR = /^([A-Za-z_][A-Za-z0-9_-]*): ([A-Za-z0-9][A-Za-z0-9._/@+=-]*)$/;
+/**
+ * A plain scalar of several words after `key: ` (block context, one line): a description, a
+ * CEL expression. It starts with a letter, a digit or `(`, so no indicator opens it; it holds
+ * no `#` (a comment), no tab or control character, no `:` before a space or at its end (a
+ * mapping), no trailing space. With a space inside, no core-schema tag but string resolves it.
+ */
+const WORDS = /^[A-Za-z0-9(][A-Za-z0-9 ._/:@+=,;'"()[\]{}&|!<>*%?-]*$/;
 
-function flowMapping(inner: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const part of inner.split(", ")) {
-    const pair = FLOW_PAIR.exec(part) ?? outside();
-    const name = key(pair[1]!);
-    if (Object.hasOwn(out, name)) outside(); // the general parser reports the duplicate
-    out[name] = scalar(pair[2]!);
+/** A plain scalar inside a flow collection: no flow indicator, no `:`, no space. */
+const FLOW_PLAIN = /^[A-Za-z0-9][A-Za-z0-9._/@+=-]*$/;
+/** A key inside a flow mapping (label keys: `app.kubernetes.io/name`). */
+const FLOW_KEY = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
+
+/**
+ * One-line flow collections: `[a, b]`, `{ k: v, k: {k: v} }`, nested, of plain or simply quoted
+ * scalars; at most one space inside each bracket, items separated by `,` and at most one space;
+ * never empty. Anything else is OUTSIDE.
+ */
+class FlowReader {
+  at = 0;
+  constructor(private readonly text: string) {}
+
+  /** The whole text as one flow collection, or OUTSIDE. */
+  all(): unknown {
+    const value = this.node();
+    if (this.at !== this.text.length) outside();
+    return value;
   }
-  return out;
+
+  private node(): unknown {
+    const c = this.text[this.at];
+    if (c === "[") return this.collection("]", () => this.node());
+    if (c === "{") {
+      const out: Record<string, unknown> = {};
+      this.collection("}", () => {
+        const name = this.token(":");
+        if (this.text[this.at] !== ":" || !FLOW_KEY.test(name) || NOT_STRING_KEYS.has(name)) {
+          outside();
+        }
+        if (Object.hasOwn(out, name)) outside(); // the general parser reports the duplicate
+        this.at++; // the colon
+        if (this.text[this.at] !== " ") outside();
+        this.at++;
+        out[name] = this.node();
+      });
+      return out;
+    }
+    const raw = this.token(",]}");
+    const quoted = QUOTED.exec(raw);
+    if (quoted) return quoted[1] ?? quoted[2]!;
+    if (!FLOW_PLAIN.test(raw)) outside();
+    return scalar(raw);
+  }
+
+  /** `open item, item close` (the items read by `item`); returns the items read. */
+  private collection(close: string, item: () => unknown): unknown[] {
+    const items: unknown[] = [];
+    this.at++; // the opening bracket
+    this.space();
+    for (;;) {
+      items.push(item());
+      this.space();
+      const c = this.text[this.at];
+      if (c === close) break;
+      if (c !== ",") outside();
+      this.at++;
+      this.space();
+    }
+    this.at++;
+    return items;
+  }
+
+  /** At most one space. */
+  private space(): void {
+    if (this.text[this.at] === " ") this.at++;
+  }
+
+  /** A quoted scalar whole, or the text up to a space or one of `stops`. */
+  private token(stops: string): string {
+    const start = this.at;
+    const q = this.text[start];
+    if (q === '"' || q === "'") {
+      const endQuote = this.text.indexOf(q, start + 1);
+      if (endQuote === -1) outside();
+      this.at = endQuote + 1;
+    } else {
+      while (this.at < this.text.length) {
+        const c = this.text[this.at]!;
+        if (c === " " || stops.includes(c)) break;
+        this.at++;
+      }
+    }
+    return this.text.slice(start, this.at);
+  }
 }
 
-/** The value after `key: `: a scalar or a one-line flow mapping of scalars. */
+/** The value after `key: `: a scalar, a one-line flow collection, or several plain words. */
 function value(raw: string): unknown {
-  const flow = FLOW.exec(raw);
-  return flow ? flowMapping(flow[1]!) : scalar(raw);
+  const c = raw[0];
+  if (c === "[" || c === "{") return new FlowReader(raw).all();
+  return raw.includes(" ") && c !== '"' && c !== "'" ? words(raw) : scalar(raw);
+}
+
+/** Several plain words (see {@link WORDS}), a string; OUTSIDE otherwise. */
+function words(raw: string): string {
+  if (!WORDS.test(raw) || raw.endsWith(" ") || /:( |$)/.test(raw)) outside();
+  return raw;
 }
 
 /** The value of one scalar as the core schema reads it; throws OUTSIDE beyond the subset. */

@@ -227,3 +227,47 @@ Deno.test("from bytes, the fast reader steps aside wherever loadYaml reports a p
   }
   assertEquals(fastLoadPlainYamlBytes(enc("a: 1\n")), { a: 1 });
 });
+
+/** Flow collections as policies write them, and near misses (spacing, empty, colons, quotes). */
+function flow(rng: Prng, depth: number): string {
+  const sp = () => rng.pick(["", "", " ", " ", "  "]);
+  if (depth > 2 || rng.chance(0.4)) {
+    return rng.pick([
+      ...["a", "x-y", "cp-1", "3", "007", "true", "nats", "8222", "'HEALTH_OK'", '"r s"'],
+      ...["null", "~", "1e3", "a:b", "a b", "'it''s'", '"a,b"', "#c", "", "-1", "a]", "*x"],
+    ]);
+  }
+  const items = Array.from({ length: rng.int(0, 3) }, () => flow(rng, depth + 1));
+  if (rng.chance(0.5)) return `[${sp()}${items.join(`,${sp()}`)}${sp()}]`;
+  const keys = ["a", "b", "app.kubernetes.io/name", "matchLabels", "null", "a b", "'k'", "x:y"];
+  const pairs = items.map((v) => `${rng.pick(keys)}:${rng.pick([" ", " ", "", "  "])}${v}`);
+  return `{${sp()}${pairs.join(`,${sp()}`)}${sp()}}`;
+}
+
+Deno.test("one-line flow collections and plain words read fast only as the general parser reads them", () => {
+  const rng = new Prng(1818);
+  let collections = 0, words = 0;
+  for (let i = 0; i < 20_000; i++) {
+    if (agrees(`k: ${flow(rng, 0)}\n`)) collections++;
+  }
+  const alphabet = [..."ab1( )._/:@+=,;'\"[]{}&|!<>*%?-#"];
+  for (let i = 0; i < 20_000; i++) {
+    let v = rng.pick(["a", "7", "(", "has("]);
+    for (let j = rng.int(1, 14); j > 0; j--) v += rng.pick(alphabet);
+    if (v.includes(" ") && agrees(`k: ${v}\n`)) words++;
+  }
+  ok(collections > 1_000, `${collections} random flow collections inside the subset`);
+  ok(words > 1_000, `${words} random multi-word scalars inside the subset`);
+});
+
+Deno.test("the repository's health policies read fast, to the general parser's value", async () => {
+  const dir = new URL("../../../policies/", import.meta.url);
+  let fast = 0;
+  for (const e of Deno.readDirSync(dir)) {
+    if (!e.name.endsWith(".yaml")) continue;
+    const text = await Deno.readTextFile(new URL(e.name, dir));
+    if (agrees(text)) fast++;
+  }
+  ok(agrees(await Deno.readTextFile(new URL("home-ops.yaml", dir))), "home-ops reads fast");
+  ok(fast > 0);
+});
