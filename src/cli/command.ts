@@ -155,32 +155,40 @@ export function plainArgs(
 }
 
 /**
- * {@link parseCommandArgs} for a plain command line (see {@link plainArgs}), without loading
+ * `parseCommandArgs` for a plain command line (see {@link plainArgs}), without loading
  * `node:util`; `undefined` when the line is not plain. Throws the same usage errors.
  */
 export function plainCommandArgs(cmd: Command, argv: readonly string[]): ParsedArgs | undefined {
-  refuseUnknownFlags(cmd, argv);
-  const parsed = plainArgs(commandOptions(cmd), argv);
-  return parsed && checkedArgs(cmd, parsed);
+  return commandArgs(cmd, argv, plainArgs);
 }
 
 /**
- * Parses `argv` for `cmd`, enforcing positional counts and known flags, with `parseArg`: `node:util`'s
- * `parseArgs` in command_args.ts (whose errors are usage errors).
+ * Parses `argv` for `cmd`, enforcing positional counts and known flags, with `parseArg`
+ * (`node:util`'s `parseArgs` in command_args.ts), whose errors become usage errors.
  */
 export function parseCommandArgsWith(
   cmd: Command,
   argv: string[],
   parseArg: (options: ParseArgsOptionsConfig, argv: string[]) => RawArgs,
 ): ParsedArgs {
+  return commandArgs(cmd, argv, (options, args) => {
+    try {
+      return parseArg(options, [...args]);
+    } catch (e) {
+      throw new UsageError(e instanceof Error ? e.message : String(e));
+    }
+  })!;
+}
+
+/** Unknown flags refused, `argv` parsed by `parse`, then its positionals and output checked. */
+function commandArgs(
+  cmd: Command,
+  argv: readonly string[],
+  parse: (options: ParseArgsOptionsConfig, argv: readonly string[]) => RawArgs | undefined,
+): ParsedArgs | undefined {
   refuseUnknownFlags(cmd, argv);
-  let parsed;
-  try {
-    parsed = parseArg(commandOptions(cmd), argv);
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
-  return checkedArgs(cmd, parsed);
+  const parsed = parse(commandOptions(cmd), argv);
+  return parsed && checkedArgs(cmd, parsed);
 }
 
 /** Positional counts and `--output` checked on parsed arguments. */
