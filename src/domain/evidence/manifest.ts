@@ -4,7 +4,8 @@
  * are refused) and every problem carries `file:line:column`, as for plan files.
  */
 import { z } from "zod";
-import { isMap, LineCounter, parseDocument } from "yaml";
+import type { Document, LineCounter } from "yaml";
+import { generalYaml } from "../yaml_general.ts";
 import type { Problem, SourceLocation } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
 import { repoUrlProblem } from "./repo_url.ts";
@@ -122,6 +123,7 @@ export function parseEvidenceManifest(text: string, file: string): ManifestParse
   if (text.length > MAX_MANIFEST_BYTES) {
     return fail(`manifest exceeds ${MAX_MANIFEST_BYTES} bytes`, at(1, 1));
   }
+  const { LineCounter, parseDocument } = generalYaml();
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -148,7 +150,7 @@ export function parseEvidenceManifest(text: string, file: string): ManifestParse
 /** References between sections must resolve; ids and names must be unique. */
 function crossCheck(
   m: EvidenceManifest,
-  doc: ReturnType<typeof parseDocument>,
+  doc: Document.Parsed,
   lc: LineCounter,
   file: string,
 ): ManifestParse {
@@ -196,10 +198,11 @@ function crossCheck(
 }
 
 function locate(
-  doc: ReturnType<typeof parseDocument>,
+  doc: Document.Parsed,
   lc: LineCounter,
   path: (string | number)[],
 ): { line: number; col: number } {
+  const { isMap } = generalYaml();
   for (let n = path.length; n >= 0; n--) {
     const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
     const range = (node as { range?: [number, number, number] } | null)?.range;

@@ -1,4 +1,6 @@
-import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
+import type { Document, LineCounter } from "yaml";
+import { generalYaml } from "../yaml_general.ts";
+import { CONTROL_CHARACTER, fastLoadPlainYaml } from "../plan/yaml_fast.ts";
 import { yamlMessageBesideLocation } from "../yaml_error_summary.ts";
 import type { z } from "zod";
 import { sha256Hex } from "../plan/digest.ts";
@@ -38,33 +40,46 @@ export function parseHealthPolicyStructure(
   if (text.length > MAX_BYTES) {
     return fail([{ reason: "HealthPolicyInvalid", message: "policy file exceeds 1 MiB" }]);
   }
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
+  // A policy in plain YAML (yaml_fast.ts: the value the general parser would give, no error) is
+  // read without the general parser; its document is parsed only to locate a problem.
+  const fast = CONTROL_CHARACTER.test(text) ? undefined : fastLoadPlainYaml(text);
+  let general: { doc: Document.Parsed; lc: LineCounter } | undefined;
+  const parsedText = () => {
+    if (general) return general;
+    const { LineCounter, parseDocument } = generalYaml();
+    const lc = new LineCounter();
+    const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
+    return general = { doc, lc };
+  };
   const at = (offset: number, path?: string): SourceLocation => {
-    const p = lc.linePos(offset);
+    const p = parsedText().lc.linePos(offset);
     return { file, line: p.line, column: p.col, ...(path ? { path } : {}) };
   };
-  if (doc.errors.length > 0) {
-    // Ten at most: a file that is not YAML at all would list every line.
-    const shown = doc.errors.slice(0, 10).map((e) => ({
-      reason: "HealthPolicySyntaxInvalid" as const,
-      message: yamlMessageBesideLocation(e.message),
-      location: at(e.pos[0]),
-    }));
-    const rest = doc.errors.slice(10);
-    if (rest.length > 0) {
-      shown.push({
-        reason: "HealthPolicySyntaxInvalid",
-        message: `${rest.length} more YAML syntax errors not shown (is this file YAML?)`,
-        location: at(rest[0]!.pos[0]),
-      });
+  let raw: unknown = fast;
+  if (fast === undefined) {
+    const { doc } = parsedText();
+    if (doc.errors.length > 0) {
+      // Ten at most: a file that is not YAML at all would list every line.
+      const shown = doc.errors.slice(0, 10).map((e) => ({
+        reason: "HealthPolicySyntaxInvalid" as const,
+        message: yamlMessageBesideLocation(e.message),
+        location: at(e.pos[0]),
+      }));
+      const rest = doc.errors.slice(10);
+      if (rest.length > 0) {
+        shown.push({
+          reason: "HealthPolicySyntaxInvalid",
+          message: `${rest.length} more YAML syntax errors not shown (is this file YAML?)`,
+          location: at(rest[0]!.pos[0]),
+        });
+      }
+      return fail(shown);
     }
-    return fail(shown);
+    raw = doc.toJS({ maxAliasCount: 100 });
   }
-  const raw = doc.toJS({ maxAliasCount: 100 });
   const parsed = HealthPolicySchema.safeParse(raw);
   const locate = (path: readonly PropertyKey[]): SourceLocation => {
-    const node = nearestNode(doc, path);
+    const node = nearestNode(parsedText().doc, path);
     return at(node?.range?.[0] ?? 0, formatPath(path));
   };
   if (!parsed.success) return fail(parsed.error.issues.map((i) => issueProblem(i, locate)));
@@ -143,7 +158,8 @@ function issueProblem(
 }
 
 /** The YAML node at `path`, or the deepest existing ancestor (for missing fields). */
-function nearestNode(doc: ReturnType<typeof parseDocument>, path: readonly PropertyKey[]) {
+function nearestNode(doc: Document.Parsed, path: readonly PropertyKey[]) {
+  const { isMap, isSeq } = generalYaml();
   for (let n = path.length; n >= 0; n--) {
     const node = doc.getIn(path.slice(0, n) as unknown[], true) as
       | { range?: [number, number, number] }

@@ -3,16 +3,8 @@
  * the bytes before parsing, strict UTF-8, one document only, duplicate keys refused, alias
  * expansion bounded, and every problem located as line:column.
  */
-import {
-  type Document,
-  isMap,
-  isScalar,
-  LineCounter,
-  type Node as YamlNode,
-  parseAllDocuments,
-  visit,
-  YAMLError,
-} from "yaml";
+import type { Document, LineCounter, Node as YamlNode, YAMLError } from "yaml";
+import { generalYaml } from "../yaml_general.ts";
 import type { Problem } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
 import { CONTROL_CHARACTER, fastLoadPlainYaml, MAX_YAML_BYTES } from "./yaml_fast.ts";
@@ -123,6 +115,7 @@ function yamlErrorProblem(e: YAMLError, file: string): Problem {
 }
 
 function firstAliasOffset(doc: Document.Parsed): number {
+  const { visit } = generalYaml();
   let offset = 0;
   visit(doc, {
     Alias(_key, node) {
@@ -158,6 +151,7 @@ export function loadYaml(bytes: Uint8Array, options: LoadYamlOptions): LoadYamlR
   // locating problems) only when someone asks for it. Anything else goes the general way.
   const fast = fastLoadPlainYaml(text);
   if (fast !== undefined) return { ok: true, loaded: lazilyParsed(file, text, fast) };
+  const { LineCounter, parseAllDocuments } = generalYaml();
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   const list = Array.isArray(docs) ? docs : [];
@@ -227,6 +221,7 @@ function lazilyParsed(file: string, text: string, value: unknown): LoadedYaml {
   const full: { doc?: Document.Parsed; lineCounter?: LineCounter } = {};
   const parse = () => {
     if (full.doc === undefined) {
+      const { LineCounter, parseAllDocuments } = generalYaml();
       const lineCounter = new LineCounter();
       const docs = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
       full.doc = (docs as Document.Parsed[])[0]!;
@@ -257,6 +252,7 @@ export function locate(
   path: FieldPath,
   key?: string,
 ): { line: number; column: number } {
+  const { isMap, isScalar } = generalYaml();
   const at = (offset: number) => {
     const p = loaded.lineCounter.linePos(offset);
     return { line: p.line, column: p.col };

@@ -1,0 +1,24 @@
+/**
+ * The general YAML parser (the `yaml` package), loaded on first use instead of at start-up.
+ * Plans, catalogues and health policies are plain YAML that yaml_fast.ts reads in one pass; the
+ * general parser is needed only for what it does not read and to locate a problem in a file.
+ * Loading it costs a cold `cairn plan check` about 100 ms here (its CommonJS build of some 70
+ * files, and Deno's Node compatibility layer with it), so the modules that parse YAML on that
+ * path ask for it here, synchronously, when they need it: `require` loads the very module a
+ * static `import "yaml"` loads (same files from node_modules, same instance), so the parser and
+ * its messages are unchanged.
+ */
+import type * as Yaml from "yaml";
+
+let lib: typeof Yaml | undefined;
+
+/** The `yaml` package, loaded the first time it is asked for. */
+export function generalYaml(): typeof Yaml {
+  if (lib) return lib;
+  // The global `process` (Deno's Node layer) gives a synchronous require for this module.
+  const { process } = globalThis as unknown as {
+    process: { getBuiltinModule(id: "node:module"): typeof import("node:module") };
+  };
+  lib = process.getBuiltinModule("node:module").createRequire(import.meta.url)("yaml");
+  return lib!;
+}
