@@ -10,7 +10,7 @@
  */
 import { type Catalogue, parseCatalogue } from "../../domain/catalogue.ts";
 import { ContentMemo } from "../../domain/content_memo.ts";
-import { sha256HexSync } from "../../domain/plan/digest.ts";
+import { sha256HexSync } from "../../domain/plan/digest_sync.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
 import { parseHealthPolicy } from "../../domain/health/policy_parse.ts";
