@@ -22,3 +22,8 @@ export function generalYaml(): typeof Yaml {
   lib = process.getBuiltinModule("node:module").createRequire(import.meta.url)("yaml");
   return lib!;
 }
+
+/** True once {@link generalYaml} has loaded the package (benchmarks report it). */
+export function generalYamlLoaded(): boolean {
+  return lib !== undefined;
+}

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Document, LineCounter } from "yaml";
 import { generalYaml } from "../yaml_general.ts";
+import { CONTROL_CHARACTER, fastLoadPlainYaml } from "../plan/yaml_fast.ts";
 import type { Problem, SourceLocation } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
 import { repoUrlProblem } from "./repo_url.ts";
@@ -123,25 +124,39 @@ export function parseEvidenceManifest(text: string, file: string): ManifestParse
   if (text.length > MAX_MANIFEST_BYTES) {
     return fail(`manifest exceeds ${MAX_MANIFEST_BYTES} bytes`, at(1, 1));
   }
-  const { LineCounter, parseDocument } = generalYaml();
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      problems: doc.errors.map((e) => {
-        const pos = e.linePos?.[0] ?? { line: 1, col: 1 };
-        return problem(e.message.split("\n")[0] ?? e.code, at(pos.line, pos.col));
-      }),
-    };
+  // A manifest in plain YAML (yaml_fast.ts: the value the general parser would give, no error)
+  // is read without the general parser; its document is parsed only to locate a problem.
+  const fast = CONTROL_CHARACTER.test(text) ? undefined : fastLoadPlainYaml(text);
+  let general: { doc: Document.Parsed; lc: LineCounter } | undefined;
+  const parsedText = () => {
+    if (general) return general;
+    const { LineCounter, parseDocument } = generalYaml();
+    const lc = new LineCounter();
+    const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
+    return general = { doc, lc };
+  };
+  const where = (path: (string | number)[]) => locate(parsedText().doc, parsedText().lc, path);
+  let raw: unknown = fast;
+  if (fast === undefined) {
+    const { doc } = parsedText();
+    if (doc.errors.length > 0) {
+      return {
+        ok: false,
+        problems: doc.errors.map((e) => {
+          const pos = e.linePos?.[0] ?? { line: 1, col: 1 };
+          return problem(e.message.split("\n")[0] ?? e.code, at(pos.line, pos.col));
+        }),
+      };
+    }
+    raw = doc.toJS({ maxAliasCount: 50 });
   }
-  const parsed = EvidenceManifestSchema.safeParse(doc.toJS({ maxAliasCount: 50 }));
-  if (parsed.success) return crossCheck(parsed.data, doc, lc, file);
+  const parsed = EvidenceManifestSchema.safeParse(raw);
+  if (parsed.success) return crossCheck(parsed.data, where, file);
   return {
     ok: false,
     problems: parsed.error.issues.map((iss) => {
       const path = iss.path.map((p) => (typeof p === "symbol" ? String(p) : p));
-      const pos = locate(doc, lc, path);
+      const pos = where(path);
       return problem(iss.message, at(pos.line, pos.col, formatPath(path)));
     }),
   };
@@ -150,8 +165,7 @@ export function parseEvidenceManifest(text: string, file: string): ManifestParse
 /** References between sections must resolve; ids and names must be unique. */
 function crossCheck(
   m: EvidenceManifest,
-  doc: Document.Parsed,
-  lc: LineCounter,
+  where: (path: (string | number)[]) => { line: number; col: number },
   file: string,
 ): ManifestParse {
   const problems: Problem[] = [];
@@ -160,7 +174,7 @@ function crossCheck(
     path: (string | number)[],
     reason: Reason = "EvidenceManifestInvalid",
   ) => {
-    const pos = locate(doc, lc, path);
+    const pos = where(path);
     problems.push(
       problem(message, { file, line: pos.line, column: pos.col, path: formatPath(path) }, reason),
     );
