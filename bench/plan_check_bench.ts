@@ -5,8 +5,8 @@
  * started the way `./cairn` starts it (`deno run --quiet -A src/main.ts ...`), next to a bare
  * `deno run` of an empty script measured in the same run. Uses hyperfine when it is installed,
  * else its own loop (N runs, median). Goal: check + verify together ≤ 300 ms median wall.
- * bench/plan_check_probe.ts splits one cold check into stages (runtime, imports, YAML, schema,
- * rules) so the last lines say where the time goes.
+ * bench/plan_check_probe.ts splits one cold check into stages (runtime, zod, the other imports,
+ * YAML, schema, rules) so the last lines say where the time goes.
  *
  *   deno run -A bench/plan_check_bench.ts [--runs N]
  */
@@ -198,10 +198,11 @@ async function main() {
     const f = (k: string) => `${stages[k]!.toFixed(0)}/${stages[`${k}Cpu`]!.toFixed(0)}`;
     console.log(
       `  where one cold check goes (median of fresh probe processes, wall/CPU ms): ` +
-        `runtime start ${f("runtime")}, imports ${f("import")}, YAML load ${f("yaml")}, ` +
-        `plan schema ${f("schema")}, rest of the check (bound files, rules) ${f("check")}; ` +
-        `verify pays the runtime and its own imports (no YAML parser for a plain block plan), ` +
-        `then the signature policy ${f("verify")}`,
+        `runtime start ${f("runtime")}, imports: zod ${f("zod")} + the command modules ` +
+        `${f("import")}, YAML load ${f("yaml")}, plan schema ${f("schema")}, rest of the check ` +
+        `(bound files, rules) ${f("check")}; verify pays the runtime and its own imports, then ` +
+        `the signature policy ${f("verify")}; general YAML parser loaded: ` +
+        `${stages["generalYaml"] ? "yes" : "no (plan, catalogue and policy read by yaml_fast)"}`,
     );
     const both = medians[3]!;
     console.log(

@@ -2,24 +2,37 @@
 /**
  * One cold `plan check` + `plan verify` of a plan, split into stages, for plan_check_bench.ts:
  * run in a fresh process each time, it prints one JSON object of wall milliseconds per stage
- * (and, as `<stage>Cpu`, the CPU milliseconds of each).
+ * (and, as `<stage>Cpu`, the CPU milliseconds of each, every thread counted).
  * Each stage does what the CLI does, in the CLI's order, so each is measured cold:
  *   runtime   process start → this module's first statement (Deno boot, graph load)
- *   import    the two command modules and everything they import (yaml, zod, schemas)
+ *   zod       the zod package (every schema module needs it)
+ *   import    the two command modules and everything else they import (schemas, rules, trust)
  *   yaml      loading the plan's YAML (safe loader: one document, no duplicate keys, …)
  *   schema    validating the loaded value against the plan schema
  *   check     the rest of `checkPlanFile` (parse again, now warm; catalogue, bound files, rules)
  *   verify    the signature policy (ssh signatures, allowed signers)
+ * `generalYaml` says whether the general YAML parser (the yaml package) was loaded by the end:
+ * for plain plans, catalogues and policies it should not be.
  *
  *   deno run -A bench/plan_check_probe.ts DIR PLAN ALLOWED_SIGNERS NOW
  */
-import process from "node:process";
 
 const runtime = performance.now(); // performance.timeOrigin is the process start
-/** CPU ms (user + system) this process used so far: steadier than wall time on a loaded machine. */
+/**
+ * CPU ms (user + system) of every thread of this process so far, from /proc (Linux); steadier
+ * than wall time on a loaded machine. Read from /proc rather than node:process so the probe
+ * itself does not start Deno's Node layer, which the commands no longer load. NaN elsewhere.
+ */
 const cpuNow = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
+  try {
+    let ns = 0;
+    for (const t of Deno.readDirSync("/proc/self/task")) {
+      ns += Number(Deno.readTextFileSync(`/proc/self/task/${t.name}/schedstat`).split(" ")[0]);
+    }
+    return ns / 1e6;
+  } catch {
+    return NaN;
+  }
 };
 const runtimeCpu = cpuNow();
 const [dir, planFile, signersFile, now] = Deno.args as [string, string, string, string];
@@ -36,6 +49,8 @@ const lap = (name?: string) => {
   c = nc;
   return d;
 };
+await import("zod");
+const zodMs = lap("zod");
 const [{ checkPlanFile }, { loadYaml }, { PlanSchema }, verifyRun, signersMod, policyMod] =
   await Promise.all([
     import("../src/app/plan_check_run.ts"),
@@ -74,12 +89,15 @@ const verdict = await policyMod.evaluatePolicy({
 });
 const verifyMs = lap("verify");
 if (!verdict.ok) throw new Error(verdict.summary);
+const { generalYamlLoaded } = await import("../src/domain/yaml_general.ts");
 console.log(JSON.stringify({
   runtime,
+  zod: zodMs,
   import: importMs,
   yaml: yamlMs,
   schema: schemaMs,
   check: checkMs,
   verify: verifyMs,
+  generalYaml: generalYamlLoaded() ? 1 : 0,
   ...Object.fromEntries(Object.entries(cpu).map(([k, v]) => [`${k}Cpu`, v])),
 }));
