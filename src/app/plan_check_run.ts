@@ -5,7 +5,7 @@
  * checked against their digests, then the semantic checks. Reads files; decides nothing the
  * domain does not.
  */
-import { dirname, resolve } from "../domain/posix_path.ts";
+import { dirname, resolveFrom } from "../domain/posix_path.ts";
 import { readBoundFile, readPlainFile } from "../adapters/repo/bound_file_reader.ts";
 import { type Catalogue, parseCatalogue } from "../domain/catalogue.ts";
 import { CairnError, type Problem } from "../domain/errors.ts";
@@ -135,7 +135,7 @@ export async function checkPlanFile(
   options: PlanCheckOptions,
   cache: PlanCheckCache = newPlanCheckCache(),
 ): Promise<PlanCheckResult> {
-  const abs = resolve(options.cwd, file);
+  const abs = resolveFrom(Deno.cwd(), options.cwd, file);
   // Never through a link, never a FIFO or device, never more than the plan size limit.
   const read = await readPlainFile(abs, MAX_YAML_BYTES);
   if (read.status !== "read") {

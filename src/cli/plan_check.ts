@@ -1,4 +1,4 @@
-import { resolve } from "../domain/posix_path.ts";
+import { resolveFrom } from "../domain/posix_path.ts";
 import { formatProblem } from "../domain/errors.ts";
 import {
   type Command,
@@ -26,7 +26,8 @@ async function run(args: Parameters<Command["run"]>[0], io: CommandIO): Promise<
   const options = {
     nowMs,
     cwd: io.cwd,
-    ...(cat ? { catalogueOverride: resolve(io.cwd, cat) } : {}),
+    // io.cwd is the process's working directory (main.ts), where node:path resolved it.
+    ...(cat ? { catalogueOverride: resolveFrom(io.cwd, io.cwd, cat) } : {}),
   };
   const cache = newPlanCheckCache();
   const results: PlanCheckResult[] = [];

@@ -108,11 +108,7 @@ async function readAuthor(plan: Uint8Array, file: string): Promise<string> {
 }
 
 async function loadWithGeneralParser(plan: Uint8Array, file: string): Promise<unknown> {
-  // A computed specifier: behind a literal one, deno run resolves and prepares the yaml package
-  // (a graph of CommonJS files) at start-up even when the plan never needs it (see registry.ts).
-  const { loadYaml } = await import(
-    new URL("../domain/plan/yaml_load.ts", import.meta.url).href
-  ) as typeof import("../domain/plan/yaml_load.ts");
+  const { loadYaml } = await import("../domain/plan/yaml_load.ts");
   const loaded = loadYaml(plan, { file });
   if (!loaded.ok) throw new CairnError(loaded.problems[0]!);
   return loaded.loaded.value;

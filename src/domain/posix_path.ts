@@ -44,18 +44,17 @@ export function join(...paths: string[]): string {
 }
 
 /**
- * The absolute path `paths` name, read right to left until one is absolute; the working
- * directory goes first when none is. No trailing separator (but the root).
+ * The absolute path `paths` name, read right to left until one is absolute, as `node:path`'s
+ * `resolve` run in the working directory `cwd` (absolute; passed in, since the domain reads no
+ * process state): `cwd` goes first when no path is absolute. No trailing separator (but the root).
  */
-export function resolve(...paths: string[]): string {
+export function resolveFrom(cwd: string, ...paths: string[]): string {
   const parts: string[] = [];
-  for (let i = paths.length - 1; i >= 0; i--) {
-    const p = paths[i]!;
+  for (const p of [cwd, ...paths].reverse()) {
     if (p === "") continue;
     parts.unshift(p);
-    if (isAbsolute(p)) return "/" + segments(parts.join("/"), true).join("/");
+    if (isAbsolute(p)) break;
   }
-  parts.unshift(Deno.cwd());
   return "/" + segments(parts.join("/"), true).join("/");
 }
 
@@ -78,10 +77,13 @@ export function basename(path: string): string {
   return path.slice(path.lastIndexOf("/", end - 1) + 1, end);
 }
 
-/** The relative path from `from` to `to`, both resolved first (`""` when they are the same). */
-export function relative(from: string, to: string): string {
-  const a = segments(resolve(from), true);
-  const b = segments(resolve(to), true);
+/**
+ * The relative path from `from` to `to`, both resolved in the working directory `cwd` first (as
+ * `node:path`'s `relative` run there); `""` when they are the same.
+ */
+export function relativeFrom(cwd: string, from: string, to: string): string {
+  const a = segments(resolveFrom(cwd, from), true);
+  const b = segments(resolveFrom(cwd, to), true);
   let common = 0;
   while (common < a.length && common < b.length && a[common] === b[common]) common++;
   return [...a.slice(common).map(() => ".."), ...b.slice(common)].join("/");

@@ -15,12 +15,17 @@ let lib: typeof Yaml | undefined;
 /** The `yaml` package, loaded the first time it is asked for. */
 export function generalYaml(): typeof Yaml {
   if (lib) return lib;
-  // The global `process` (Deno's Node layer) gives a synchronous require for this module.
+  // The global `process` (Deno's Node layer) gives a synchronous require for this module: code
+  // loading, no I/O of the domain's (the named exception of test/architecture_test.ts).
   const { process } = globalThis as unknown as {
-    process: { getBuiltinModule(id: "node:module"): typeof import("node:module") };
+    process: {
+      getBuiltinModule(id: "node:module"): { createRequire(from: string): (id: string) => unknown };
+    };
   };
-  lib = process.getBuiltinModule("node:module").createRequire(import.meta.url)("yaml");
-  return lib!;
+  lib = process.getBuiltinModule("node:module").createRequire(import.meta.url)(
+    "yaml",
+  ) as typeof Yaml;
+  return lib;
 }
 
 /** True once {@link generalYaml} has loaded the package (benchmarks report it). */

@@ -54,7 +54,7 @@ const PURE_THIRD_PARTY = new Set(["zod", "yaml", "@bufbuild/cel", "@bufbuild/pro
  * deterministic computation; the random half of node:crypto is banned by the globals test.
  */
 export const PURE_BUILTIN_IMPORTS: Readonly<Record<string, { spec: string; why: string }>> = {
-  "src/domain/plan/digest.ts": {
+  "src/domain/plan/digest_sync.ts": {
     spec: "node:crypto",
     why: "createHash is synchronous, deterministic SHA-256 (WebCrypto's digest hops through a " +
       "worker: about 90 µs a call against 1.5 µs)",

@@ -13,7 +13,7 @@
  *
  * Outcomes are values (`BoundFileRead`); only programming errors throw.
  */
-import { basename, dirname, isAbsolute, join, relative, sep } from "../../domain/posix_path.ts";
+import { basename, dirname, isAbsolute, join, relativeFrom, sep } from "../../domain/posix_path.ts";
 import { boundPathProblem } from "../../domain/plan/bound_path.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { Reason } from "../../domain/reasons.ts";
@@ -48,7 +48,7 @@ export async function findRepositoryRoot(planDir: string, cwd?: string): Promise
 }
 
 function isWithin(root: string, path: string): boolean {
-  const rel = relative(root, path);
+  const rel = relativeFrom(Deno.cwd(), root, path);
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
@@ -68,7 +68,7 @@ export async function readBoundFile(
   if (!isWithin(root, planDir)) {
     return refused("BoundPathInvalid", "the plan file is outside the repository root");
   }
-  const fromRoot = relative(root, planDir);
+  const fromRoot = relativeFrom(Deno.cwd(), root, planDir);
   const maxBytes = opts.maxBytes ?? MAX_BOUND_FILE_BYTES;
   const up = fromRoot === "" ? [] : fromRoot.split(sep);
   for (let depth = up.length; depth >= 0; depth--) {
