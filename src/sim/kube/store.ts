@@ -4,6 +4,7 @@
  * replay from (older versions get 410 Gone), and fan-out to open watches.
  */
 import { createHash } from "node:crypto";
+import { jsonEqual } from "./json_equal.ts";
 import { clone } from "./patch.ts";
 
 export type Obj = Record<string, unknown> & { metadata: Meta };
@@ -417,10 +418,10 @@ export class Store {
     if (old) {
       next.metadata.uid = old.metadata.uid;
       next.metadata.creationTimestamp = old.metadata.creationTimestamp;
-      const specChanged = JSON.stringify(old.spec) !== JSON.stringify(next.spec);
+      const specChanged = !jsonEqual(old.spec, next.spec);
       next.metadata.generation = (old.metadata.generation ?? 1) + (specChanged ? 1 : 0);
     }
-    if (old && JSON.stringify(stripRv(old)) === JSON.stringify(stripRv(next))) return old;
+    if (old && jsonEqual(stripRv(old), stripRv(next))) return old;
     next.metadata.resourceVersion = String(++this.#rv);
     map.set(objKey(ns, next.metadata.name), next);
     this.#index(t, objKey(ns, next.metadata.name), next);
