@@ -19,13 +19,28 @@ const rec = (v: unknown): R => (v && typeof v === "object" ? v as R : {});
 /** Virtual time between two steps of a rollout. */
 const STEP_MS = 1_000;
 
-/** JSON with sorted keys: two templates are the same template whatever their key order. */
+/**
+ * JSON with sorted keys: two templates are the same template whatever their key order. Built by
+ * concatenation, without an array of parts per level (the status controller keys every template
+ * on each recompute, issue 16); an array's hole stays an empty slot, as `map` and `join` left it.
+ */
 export function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`;
+  if (Array.isArray(v)) {
+    let out = "[";
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out += ",";
+      if (i in v) out += stableJson(v[i]);
+    }
+    return out + "]";
+  }
   if (v && typeof v === "object") {
-    return `{${
-      Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as R)[k])}`).join(",")
-    }}`;
+    const keys = Object.keys(v).sort();
+    let out = "{";
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0) out += ",";
+      out += `${JSON.stringify(keys[i])}:${stableJson((v as R)[keys[i]!])}`;
+    }
+    return out + "}";
   }
   return JSON.stringify(v) ?? "null";
 }
@@ -35,14 +50,18 @@ const controlledBy = (o: Obj, owner: Obj) =>
     r.controller === true && r.uid === owner.metadata.uid
   );
 
-/** A pod template's identity: its content, without the hash label its ReplicaSet adds. */
+/**
+ * A pod template's identity: its content, without the hash label its ReplicaSet adds. Only the
+ * top level and its metadata are copied (to swap the labels), not the whole template: the key
+ * only reads it. (An array's JSON has no `metadata`, so an array template keys as it is.)
+ */
 export function templateKey(template: unknown): string {
-  const tpl = clone(rec(template));
+  const tpl = rec(template);
+  if (Array.isArray(tpl)) return stableJson(tpl);
   const meta = rec(tpl.metadata);
   const labels = { ...rec(meta.labels) };
   delete labels["pod-template-hash"];
-  tpl.metadata = { ...meta, labels };
-  return stableJson(tpl);
+  return stableJson({ ...tpl, metadata: { ...meta, labels } });
 }
 
 /**

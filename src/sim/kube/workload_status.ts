@@ -5,6 +5,7 @@
  * fields, so the twin must keep them true to the pods it runs.
  */
 import type { Obj, ResourceType, Store } from "./store.ts";
+import { jsonEqual } from "./json_equal.ts";
 import { templateKey } from "./rollout.ts";
 import { REVISION_LABEL, revisionOf } from "./daemonset_rollout.ts";
 
@@ -62,6 +63,13 @@ interface Types {
   rsets: ResourceType | undefined;
 }
 
+/** Appends to a key's list (a copy of the list per pod made the grouping quadratic). */
+function push(m: Map<string, Obj[]>, k: string, o: Obj): void {
+  const list = m.get(k);
+  if (list) list.push(o);
+  else m.set(k, [o]);
+}
+
 function recompute(store: Store, t: Types): void {
   const byOwner = new Map<string, Obj[]>();
   const rsOwner = new Map<string, string>();
@@ -71,7 +79,7 @@ function recompute(store: Store, t: Types): void {
     if (o?.kind === "Deployment") {
       rsOwner.set(`${rs.metadata.namespace}/${rs.metadata.name}`, `${o.name}`);
       const k = `${rs.metadata.namespace}/${o.name}`;
-      rsOf.set(k, [...(rsOf.get(k) ?? []), rs]);
+      push(rsOf, k, rs);
     }
   }
   /**
@@ -99,17 +107,17 @@ function recompute(store: Store, t: Types): void {
       : `${o.kind}/${ns}/${o.name}`;
     if (o.kind === "ReplicaSet") {
       const rsKey = `ReplicaSet/${ns}/${o.name}`;
-      byOwner.set(rsKey, [...(byOwner.get(rsKey) ?? []), p]);
+      push(byOwner, rsKey, p);
     }
     if (!key) continue;
-    byOwner.set(key, [...(byOwner.get(key) ?? []), p]);
+    push(byOwner, key, p);
   }
   const write = (type: ResourceType, kind: string, status: (o: Obj, pods: Obj[]) => R) => {
     for (const o of store.list(type)) {
       const owned = (byOwner.get(`${kind}/${o.metadata.namespace}/${o.metadata.name}`) ?? [])
         .filter((p) => p.metadata.deletionTimestamp === undefined);
       const next = { ...status(o, owned), observedGeneration: o.metadata.generation ?? 1 };
-      if (JSON.stringify(next) === JSON.stringify(o["status"] ?? {})) continue;
+      if (jsonEqual(next, o["status"] ?? {})) continue;
       store.put(type, { ...o, status: next });
     }
   };
