@@ -63,6 +63,32 @@ interface Types {
   rsets: ResourceType | undefined;
 }
 
+/**
+ * A stored object's template key and DaemonSet revision, computed once per stored version instead
+ * of on every recompute (a stable JSON of each template, and a SHA-256 for each DaemonSet, per
+ * pod event; issue 16). Keyed by the object itself: the store never changes an object it holds
+ * (`create` and `put` store a fresh copy, and a write makes a new object with a new
+ * resourceVersion), and an object it hands out is also the one its watch history replays, so it
+ * must not be changed in place by anyone; a new version is a new key, and a version no longer
+ * held is dropped with it (weak keys).
+ */
+const templateKeys = new WeakMap<Obj, string>();
+const revisions = new WeakMap<Obj, string>();
+
+function storedTemplateKey(o: Obj): string {
+  let k = templateKeys.get(o);
+  if (k === undefined) {
+    templateKeys.set(o, k = templateKey((o["spec"] as R | undefined)?.["template"]));
+  }
+  return k;
+}
+
+function storedRevision(o: Obj): string {
+  let r = revisions.get(o);
+  if (r === undefined) revisions.set(o, r = revisionOf(o));
+  return r;
+}
+
 /** Appends to a key's list (a copy of the list per pod made the grouping quadratic). */
 function push(m: Map<string, Obj[]>, k: string, o: Obj): void {
   const list = m.get(k);
@@ -89,9 +115,9 @@ function recompute(store: Store, t: Types): void {
    * until the rollout has made the new ReplicaSet (`rollout.ts`).
    */
   const updated = (dep: Obj, owned: Obj[]): number => {
-    const want = templateKey((dep["spec"] as R | undefined)?.["template"]);
+    const want = storedTemplateKey(dep);
     const current = (rsOf.get(`${dep.metadata.namespace}/${dep.metadata.name}`) ?? []).find((rs) =>
-      templateKey((rs["spec"] as R | undefined)?.["template"]) === want
+      storedTemplateKey(rs) === want
     );
     if (!current) return (dep.metadata.generation ?? 1) === 1 ? owned.length : 0;
     return owned.filter((p) => ownerOf(p)?.name === current.metadata.name).length;
@@ -153,7 +179,7 @@ function recompute(store: Store, t: Types): void {
       const nodes = new Set(all.map((p) => String((p["spec"] as R | undefined)?.["nodeName"])));
       // Pods made from the current template (its revision label); a DaemonSet never changed
       // since it was made counts described pods that carry no label.
-      const rev = revisionOf(o);
+      const rev = storedRevision(o);
       const updated = owned.filter((p) => {
         const label = p.metadata.labels?.[REVISION_LABEL];
         return label === rev || (label === undefined && (o.metadata.generation ?? 1) === 1);
