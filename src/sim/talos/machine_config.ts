@@ -27,8 +27,30 @@ export function cosiReadAllowed(type: string, roles: readonly string[]): boolean
   return !SENSITIVE_TYPES.has(type) || roles.includes("os:admin");
 }
 
+/**
+ * The texts `initialMachineConfig` made, by role and version: every node of every simulated world
+ * boots one of a handful, and writing the YAML again per node was a share of a seed's CPU (issue
+ * 16). A text is a string, so handing the same one out again is the same answer; bounded, the
+ * oldest goes first.
+ */
+const initialTexts = new Map<string, string>();
+const INITIAL_MAX = 64;
+
 /** The configuration a description node boots with (a fixed, small v1alpha1 document). */
 export function initialMachineConfig(
+  o: { readonly role: string; readonly talosVersion: string },
+): string {
+  const key = `${o.role}\u0000${o.talosVersion}`;
+  let text = initialTexts.get(key);
+  if (text === undefined) {
+    text = writeInitialMachineConfig(o);
+    initialTexts.set(key, text);
+    if (initialTexts.size > INITIAL_MAX) initialTexts.delete(initialTexts.keys().next().value!);
+  }
+  return text;
+}
+
+function writeInitialMachineConfig(
   o: { readonly role: string; readonly talosVersion: string },
 ): string {
   const doc: Doc = {
