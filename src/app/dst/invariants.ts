@@ -144,7 +144,9 @@ interface ObservationShadow {
 export class InvariantChecker {
   #step = 0;
   epoch: string;
-  readonly ops = new Map<string, OpShadow>();
+  readonly #ops = new Map<string, OpShadow>();
+  /** Each node's last operation in `ops` (kept by `#setOp`, the only writer of `ops`). */
+  readonly #lastOp = new Map<string, OpShadow>();
   /** Who made a node's current cordon: cairn (when it found the node schedulable) or someone else. */
   readonly #cordonOwner = new Map<string, "cairn" | "other">();
   /** Boot id of each node when cairn last sent it an install. */
@@ -194,10 +196,29 @@ export class InvariantChecker {
     throw new InvariantViolated(v);
   }
 
+  /** The operations' shadows, by id, in the order the checker first heard of each. */
+  get ops(): ReadonlyMap<string, OpShadow> {
+    return this.#ops;
+  }
+
+  /** The node's last operation in `ops` order (the invariants ask per node, per request). */
   #opOfNode(node: string): OpShadow | undefined {
-    let found: OpShadow | undefined;
-    for (const op of this.ops.values()) if (op.node === node) found = op;
-    return found;
+    return this.#lastOp.get(node);
+  }
+
+  /**
+   * Records an operation's shadow, keeping `#lastOp` what a scan of `ops` would find: a new id
+   * goes last (a Map keeps insertion order), so it is its node's last; a known id keeps its place,
+   * so it is its node's last only if the shadow it replaces was.
+   */
+  #setOp(op: OpShadow): void {
+    const had = this.ops.get(op.id);
+    this.#ops.set(op.id, op);
+    if (had && had.node !== op.node) {
+      // An operation does not move between machines; if one ever did, scan as before.
+      this.#lastOp.clear();
+      for (const o of this.ops.values()) this.#lastOp.set(o.node, o);
+    } else if (!had || this.#lastOp.get(op.node) === had) this.#lastOp.set(op.node, op);
   }
 
   /** A node cairn holds disrupted: its own cordon in place, or down from cairn's reboot. */
@@ -447,7 +468,7 @@ export class InvariantChecker {
         }`,
       );
     }
-    this.ops.set(op.id, {
+    this.#setOp({
       id: op.id,
       node: op.machine,
       step: op.step,
@@ -539,7 +560,7 @@ export class InvariantChecker {
         attempts: [],
         accountedByAdmin: new Set(),
       };
-      this.ops.set(after.id, op);
+      this.#setOp(op);
     }
     this.#moved(op, after, observationId);
   }
