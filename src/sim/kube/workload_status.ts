@@ -39,15 +39,23 @@ export function startWorkloadStatus(store: Store): () => void {
   const daemons = t("apps", "daemonsets"), rsets = t("apps", "replicasets");
   if (!pods || !nodes) return () => {};
   let queued = false;
+  /**
+   * The store's version when the last recompute ended. A recompute reads only stored objects, and
+   * every stored change moves the version, so at the same version it would find what the last one
+   * wrote and change nothing: skipped. (The recompute after our own status writes is such a one.)
+   */
+  let computedAt: number | undefined;
   const sync = () => {
     if (queued) return;
     queued = true;
     queueMicrotask(() => {
       queued = false;
+      if (store.resourceVersion === computedAt) return;
       recompute(store, { pods, nodes, deploys, sets, daemons, rsets });
+      computedAt = store.resourceVersion;
     });
   };
-  // Our own status writes come back as events too; the recompute then finds nothing to change.
+  // Our own status writes come back as events too; the version check then skips the recompute.
   const stops = [pods, nodes, deploys, sets, daemons, rsets].filter((x): x is ResourceType => !!x)
     .map((x) => store.watch(x, sync));
   sync();
