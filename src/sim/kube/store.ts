@@ -407,12 +407,18 @@ export class Store {
     return obj;
   }
 
-  /** Replaces a stored object (caller checked preconditions); bumps generation on spec change. */
+  /**
+   * Replaces a stored object (caller checked preconditions); bumps generation on spec change.
+   * The server fields are stamped on a shallow copy (its top level and metadata, keys in the same
+   * order as in a deep copy) and compared with the stored object first: a write that changes
+   * nothing (the disruption controller's, a third of all writes in a DST seed) returns the stored
+   * object without copying the whole input, and a change stores a deep copy as before.
+   */
   put(t: ResourceType, obj: Obj): Obj {
     const ns = t.namespaced ? obj.metadata.namespace : undefined;
     const map = this.#objects.get(typeKey(t))!;
     const old = map.get(objKey(ns, obj.metadata.name));
-    const next = clone(obj);
+    const next: Obj = { ...obj, metadata: { ...obj.metadata } };
     next.apiVersion = groupVersion(t);
     next.kind = t.kind;
     if (old) {
@@ -422,11 +428,12 @@ export class Store {
       next.metadata.generation = (old.metadata.generation ?? 1) + (specChanged ? 1 : 0);
     }
     if (old && jsonEqual(stripRv(old), stripRv(next))) return old;
-    next.metadata.resourceVersion = String(++this.#rv);
-    map.set(objKey(ns, next.metadata.name), next);
-    this.#index(t, objKey(ns, next.metadata.name), next);
-    this.#emit(t, "MODIFIED", next);
-    return next;
+    const stored = clone(next);
+    stored.metadata.resourceVersion = String(++this.#rv);
+    map.set(objKey(ns, stored.metadata.name), stored);
+    this.#index(t, objKey(ns, stored.metadata.name), stored);
+    this.#emit(t, "MODIFIED", stored);
+    return stored;
   }
 
   remove(t: ResourceType, ns: string | undefined, name: string): Obj | undefined {
