@@ -26,6 +26,7 @@ import type {
 } from "../ports/kube.ts";
 import type { Reason } from "../domain/reasons.ts";
 import type { DrainPlan } from "./drain_plan.ts";
+import { NOT_WANTED } from "./abort_reason.ts";
 
 const PODS: KubeResourceRef = { group: "", version: "v1", plural: "pods", namespaced: true };
 const PDBS: KubeResourceRef = {
@@ -131,7 +132,7 @@ export async function runDrain(
       askAll = woke === "slept";
     }
   } finally {
-    stop.abort();
+    stop.abort(NOT_WANTED);
   }
 }
 
@@ -338,7 +339,7 @@ async function waitForProgress(
     how = await Promise.race([woke, slept]);
   } finally {
     d.signal?.removeEventListener("abort", stop);
-    ac.abort();
+    ac.abort(NOT_WANTED);
     slept.catch(ignore);
   }
   if (d.signal?.aborted) throw d.signal.reason;

@@ -1,5 +1,6 @@
 import type { Clock } from "../ports/clock.ts";
 import { CairnError } from "../domain/errors.ts";
+import { NOT_WANTED } from "./abort_reason.ts";
 import type { Reason } from "../domain/reasons.ts";
 import type { HealthPolicy } from "../domain/health/policy_parse.ts";
 import type { Binding } from "../domain/health/policy_schema.ts";
@@ -92,7 +93,7 @@ async function collectBinding(
     const message = e instanceof Error ? e.message : String(e);
     return unreadableResult(b, reason, message, startedAtMs, clock.now());
   } finally {
-    ac.abort();
+    ac.abort(NOT_WANTED);
     opts.signal?.removeEventListener("abort", stop);
   }
   const inputs = {

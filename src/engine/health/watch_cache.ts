@@ -9,6 +9,7 @@ import type { Clock } from "../../ports/clock.ts";
 import { CairnError } from "../../domain/errors.ts";
 import type { CacheFreshness, ResourceSnapshot } from "../../domain/health/types.ts";
 import { projectObject, type Shape } from "../../domain/health/projection.ts";
+import { NOT_WANTED } from "../abort_reason.ts";
 
 /** The two Kube port calls a cache needs. */
 export type ListWatch = Pick<Kube, "listObjects" | "watch">;
@@ -72,7 +73,7 @@ export class WatchCache {
     if (this.#shape === undefined) return;
     this.#shape = undefined;
     if (this.#state === "unsynced" && !this.#syncing) return;
-    this.#abort?.abort();
+    this.#abort?.abort(NOT_WANTED);
     this.#abort = undefined;
     this.#state = "unsynced";
     this.#refreshed = undefined;
@@ -134,7 +135,7 @@ export class WatchCache {
 
   /** Stops the watch; the cache keeps its content but is no longer live. */
   stop(): void {
-    this.#abort?.abort();
+    this.#abort?.abort(NOT_WANTED);
     this.#abort = undefined;
     this.#markStale();
   }
@@ -147,7 +148,7 @@ export class WatchCache {
   }
 
   async #list(fresh: boolean): Promise<void> {
-    this.#abort?.abort();
+    this.#abort?.abort(NOT_WANTED);
     const generation = ++this.#listGeneration;
     this.stats.lists++;
     const shape = this.#shape;
