@@ -426,8 +426,13 @@ export class Store {
       next.metadata.creationTimestamp = old.metadata.creationTimestamp;
       const specChanged = !jsonEqual(old.spec, next.spec);
       next.metadata.generation = (old.metadata.generation ?? 1) + (specChanged ? 1 : 0);
+      // The whole object's JSON is unchanged only if its spec's and its status's are (a member's
+      // text is part of the whole's): a spec or status write is found changed without comparing
+      // everything else first.
+      if (!specChanged && jsonEqual(old.status, next.status)) {
+        if (jsonEqual(stripRv(old), stripRv(next))) return old;
+      }
     }
-    if (old && jsonEqual(stripRv(old), stripRv(next))) return old;
     const stored = clone(next);
     stored.metadata.resourceVersion = String(++this.#rv);
     map.set(objKey(ns, stored.metadata.name), stored);
