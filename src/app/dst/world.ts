@@ -11,6 +11,7 @@ import {
   HOME_OPS_INSTALLER_DIGEST,
   HOME_OPS_SCHEMATIC,
 } from "../../domain/plan/example.ts";
+import { ContentMemo } from "../../domain/content_memo.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import type { ParsedPlan } from "../../domain/plan/parse.ts";
 import type { TalosUpgradePlan } from "../../domain/plan/schema.ts";
@@ -315,6 +316,25 @@ export function describeShape(shape: Shape, prng: Prng): ClusterDescription {
 export function policyText(
   shape: Shape,
   o: { kubeletVersion?: string | null; etcd?: boolean } = {},
+): string {
+  // Everything the text depends on: seeds of one size draw the same few texts, and writing the
+  // YAML again per seed was about 0.4 % of a seed's CPU (issue 16).
+  const key = JSON.stringify([
+    shape.nodes,
+    shape.controlPlanes,
+    Boolean(shape.databasePrimary),
+    // The default version, none pinned, or this one (a number never equals a version string).
+    o.kubeletVersion === undefined ? 0 : o.kubeletVersion === null ? 1 : o.kubeletVersion,
+    o.etcd === false,
+  ]);
+  return policyTexts.get(key, () => writePolicyText(shape, o));
+}
+
+const policyTexts = new ContentMemo<string>(64);
+
+function writePolicyText(
+  shape: Shape,
+  o: { kubeletVersion?: string | null; etcd?: boolean },
 ): string {
   const all = shape.nodes;
   const bindings: Record<string, unknown>[] = [
