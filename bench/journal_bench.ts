@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
  * Fenced attempt transactions per second against bare single-row INSERT+COMMIT transactions on
- * the same store through the same client stack, measured in one run on both journal stores:
+ * the same store through the same driver stack, measured in one run on both journal stores:
  *
  * - libSQL: a WAL/synchronous=FULL file on the working directory's disk;
  * - PostgreSQL: Debian's server started on loopback for the run (`test/_helpers/postgres.ts`),
@@ -17,11 +17,10 @@
  *
  * Usage: deno run -A bench/journal_bench.ts [N]   (N attempts per side and store, default 1000)
  */
-import { createClient } from "@libsql/client";
-import { LibsqlDialect } from "@libsql/kysely-libsql";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { openJournal } from "../src/adapters/journal/by_url.ts";
+import { connect } from "../src/adapters/journal/open.ts";
 import type { IdSource } from "../src/ports/clock.ts";
 import { startPostgres } from "../test/_helpers/postgres.ts";
 
@@ -59,11 +58,9 @@ function bareSide(db: Bare): Side {
   };
 }
 
+/** The journal's own connection (`open.ts`: the native driver, WAL, synchronous=FULL). */
 async function bareLibsql(path: string): Promise<Side> {
-  const client = createClient({ url: `file:${path}`, concurrency: 1 });
-  const db: Bare = new Kysely({ dialect: new LibsqlDialect({ client: client as never }) });
-  await sql`PRAGMA journal_mode = WAL`.execute(db);
-  await sql`PRAGMA synchronous = FULL`.execute(db);
+  const db = await connect(`file:${path}`) as unknown as Bare;
   await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`.execute(db);
   return bareSide(db);
 }

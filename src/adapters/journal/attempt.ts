@@ -5,8 +5,8 @@
  *
  * Two ways to run it, deciding the same thing with the same SQL:
  * - `attemptBatched`, the hot path, costs two round trips: one SELECT reads everything the
- *   comparisons need plus the timeline's head; one write batch (BEGIN IMMEDIATE … COMMIT inside
- *   the client) runs the fenced UPDATE, then inserts the attempt, advances the machine counter and
+ *   comparisons need plus the timeline's head; one write batch (BEGIN IMMEDIATE … COMMIT in one
+ *   call of the driver) runs the fenced UPDATE, then inserts the attempt, advances the machine counter and
  *   appends the event only if the UPDATE matched. The event takes the sequence number after the
  *   head that was read: every journal act appends an event, so if anything was written between the
  *   read and the batch the insert collides, the whole batch rolls back, and the read is repeated.
@@ -14,7 +14,7 @@
  * - `attemptTx`, the interactive transaction, used for refusals (decided and named under the
  *   write lock) and whenever the batch cannot be used.
  */
-import type { Client, InArgs, InStatement } from "@libsql/client";
+import type { BatchStatement, WriteBatcher } from "./native_libsql.ts";
 import { type Kysely, sql } from "kysely";
 import { OBSERVED_CLASSES } from "../../domain/operation.ts";
 import type { AttemptInput, AttemptRecord, OwnerToken, Refused } from "../../ports/journal.ts";
@@ -305,7 +305,7 @@ export type BatchedAttempt =
 export async function attemptBatched(
   a: {
     db: Kysely<JournalDB>;
-    client: Client;
+    batcher: WriteBatcher;
     newId: (prefix: string) => string;
     point: (name: string) => Promise<void>;
   },
@@ -346,15 +346,15 @@ export async function attemptBatched(
       SELECT ${event.seq}, ${event.at_ms}, ${event.kind}, ${event.machine}, ${event.revision},
         ${event.operation_id}, ${event.epoch}, ${event.actor}, ${event.body}, ${event.prev_hash},
         ${hash} WHERE ${written}`,
-  ].map((q): InStatement => {
+  ].map((q): BatchStatement => {
     const c = q.compile(a.db);
-    return { sql: c.sql, args: c.parameters as InArgs };
+    return { sql: c.sql, args: c.parameters };
   });
   // The batch is the commit: a crash before it leaves nothing, after it everything.
   await a.point("attempt:before-commit");
   let results;
   try {
-    results = await a.client.batch(statements, "write");
+    results = await a.batcher.batch(statements);
   } catch (e) {
     // A sequence number (or attempt number) taken since the read: another process wrote.
     if ((e as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT")) return { kind: "raced" };

@@ -4,17 +4,26 @@
  * excludes other processes) and this process's writers are queued per database (`serialise`),
  * because the native driver waits for the lock synchronously and must never contend with itself.
  */
-import type { Client } from "@libsql/client";
-import type { Kysely, Transaction } from "kysely";
+import { Kysely, type Transaction } from "kysely";
 import type { IdSource } from "../../ports/clock.ts";
 import type { AttemptInput, Journal, OpenJournalOptions } from "../../ports/journal.ts";
 import { attemptBatched, attemptTx, loadForAttempt } from "./attempt.ts";
 import { copyRows, type JournalBackup, replaceRows } from "./libsql_backup.ts";
 import { KyselyJournal } from "./kysely_journal.ts";
 import { shape } from "./compiled.ts";
-import { LATEST_SCHEMA, schemaVersion } from "./migrations/mod.ts";
-import { connect, connectWithClient, journalUrl, opening, prepare, serialise } from "./open.ts";
+import { LATEST_SCHEMA, migrate, schemaVersion } from "./migrations/mod.ts";
+import {
+  BUSY_TIMEOUT_MS,
+  connect,
+  connectWithBatcher,
+  journalUrl,
+  opening,
+  prepare,
+  serialise,
+  withPragmas,
+} from "./open.ts";
 import type { InstallationTable, JournalDB } from "./schema.ts";
+import { NativeLibsqlDatabase, type WriteBatcher } from "./native_libsql.ts";
 import type { AttemptOutcome, JournalStore } from "./store.ts";
 
 /** Mints `<prefix>_<26 base32>` identifiers from 128 bits of the platform CSPRNG. */
@@ -42,6 +51,62 @@ export interface RestorableJournal {
 
 export async function openRestorableJournal(opts: OpenJournalOptions): Promise<RestorableJournal> {
   const { journal, store } = await openLibsql(opts);
+  return restorable(journal, store);
+}
+
+/**
+ * In-memory journals opened one after another in one process: the simulation campaign's seeds.
+ * Each `open` hands out a journal exactly as a new `:memory:` one starts (the migrated schema, a
+ * first epoch minted from the caller's ids, nothing else), on a database that a closed journal
+ * gave back: its rows replaced with the ones it held right after migrating, in one write
+ * transaction. libSQL keeps some of a closed `:memory:` database's memory (about 1 MB each, so a
+ * long campaign ran out of it), and opening and migrating one was a tenth of a small seed. A
+ * journal closed with a transaction still open is not given back; a straggler still holding a
+ * closed journal is refused (`native_libsql.ts` leases), never let into the next one.
+ */
+export class MemoryJournalPool {
+  readonly #idle: PooledDatabase[] = [];
+
+  async open(opts: Omit<OpenJournalOptions, "url" | "migrate">): Promise<RestorableJournal> {
+    const url = ":memory:";
+    const reused = this.#idle.pop();
+    const pooled = reused ?? { native: NativeLibsqlDatabase.open(url, BUSY_TIMEOUT_MS) };
+    const { dialect, batcher } = pooled.native.lease((d) => {
+      if (d.reusable && pooled.pristine) this.#idle.push(pooled);
+      else d.close();
+    });
+    const db = await withPragmas(new Kysely<JournalDB>({ dialect }), url);
+    try {
+      if (pooled.pristine) {
+        const pristine = pooled.pristine;
+        await db.transaction().execute((tx) => replaceRows(tx, pristine));
+      } else {
+        await migrate(db as Kysely<unknown>, "the campaign's in-memory journal");
+        pooled.pristine = await db.transaction().execute((tx) => copyRows(tx));
+      }
+      await prepare(db, { url, migrate: false, ids: opts.ids, nowMs: opts.nowMs });
+    } catch (e) {
+      pooled.pristine = undefined;
+      await db.destroy();
+      throw e;
+    }
+    const store = new LibsqlStore(db, batcher, `memory:${++memoryCount}`);
+    return restorable(new KyselyJournal(store, { ids: opts.ids, point: opts.writePoint }), store);
+  }
+
+  /** Closes the databases no journal holds. */
+  close(): void {
+    for (const p of this.#idle.splice(0)) p.native.close();
+  }
+}
+
+interface PooledDatabase {
+  readonly native: NativeLibsqlDatabase;
+  /** The rows right after migrating (the schema version), once migrated. */
+  pristine?: JournalBackup | undefined;
+}
+
+function restorable(journal: Journal, store: LibsqlStore): RestorableJournal {
   return {
     journal,
     backup: () => store.snapshot((tx) => copyRows(tx)),
@@ -53,7 +118,7 @@ async function openLibsql(
   opts: OpenJournalOptions,
 ): Promise<{ journal: Journal; store: LibsqlStore }> {
   const url = journalUrl(opts.url);
-  const { db, client } = await connectWithClient(url);
+  const { db, batcher } = await connectWithBatcher(url);
   try {
     await opening(
       url,
@@ -65,7 +130,7 @@ async function openLibsql(
   }
   // `:memory:` databases are private to their client; file journals share one queue per file.
   const key = url === ":memory:" ? `memory:${++memoryCount}` : url;
-  const store = new LibsqlStore(db, client, key);
+  const store = new LibsqlStore(db, batcher, key);
   return { journal: new KyselyJournal(store, { ids: opts.ids, point: opts.writePoint }), store };
 }
 
@@ -80,12 +145,12 @@ const ATTEMPT_BATCH_TRIES = 3;
 class LibsqlStore implements JournalStore {
   readonly db: Kysely<JournalDB>;
   /** The same connection as `db`, for single-call write batches. */
-  readonly #client: Client;
+  readonly #batcher: WriteBatcher;
   readonly #key: string;
 
-  constructor(db: Kysely<JournalDB>, client: Client, key: string) {
+  constructor(db: Kysely<JournalDB>, batcher: WriteBatcher, key: string) {
     this.db = db;
-    this.#client = client;
+    this.#batcher = batcher;
     this.#key = key;
   }
 
@@ -116,7 +181,7 @@ class LibsqlStore implements JournalStore {
     a: { newId: (prefix: string) => string; point: (name: string) => Promise<void> },
   ): Promise<AttemptOutcome> {
     return serialise(this.#key, async () => {
-      const batched = { db: this.db, client: this.#client, ...a };
+      const batched = { db: this.db, batcher: this.#batcher, ...a };
       for (let i = 0; i < ATTEMPT_BATCH_TRIES; i++) {
         const b = await attemptBatched(batched, input);
         if (b.kind === "done") return { ok: true, attempt: b.attempt };

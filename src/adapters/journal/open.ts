@@ -1,14 +1,15 @@
 /** Opening a libSQL journal: client, dialect, pragmas, migrations, first epoch. */
-import { type Client, createClient } from "@libsql/client";
+import { type Client, createClient, type InArgs } from "@libsql/client";
 import { LibsqlDialect } from "@libsql/kysely-libsql";
-import { Kysely, sql } from "kysely";
+import { createRequire } from "node:module";
+import { type Dialect, Kysely, sql } from "kysely";
 import type { IdSource } from "../../ports/clock.ts";
 import { appendEvent } from "./hash_chain.ts";
 import { fail } from "./rows.ts";
 import type { JournalDB } from "./schema.ts";
 import { assertKnownSchema, LATEST_SCHEMA, migrate, schemaVersion } from "./migrations/mod.ts";
 import { describeJournalUrl } from "../../domain/journal_location.ts";
-import { keepStatementsPrepared } from "./statement_cache.ts";
+import { openNativeLibsql, type WriteBatcher } from "./native_libsql.ts";
 import { CairnError } from "../../domain/errors.ts";
 
 /** True for an embedded file URL (pragmas apply; remote servers manage their own durability). */
@@ -27,7 +28,7 @@ export function journalUrl(location: string): string {
  * synchronously, so connections inside one process must never contend: `serialise` queues
  * every write transaction of a process on the same database file.
  */
-const BUSY_TIMEOUT_MS = 10_000;
+export const BUSY_TIMEOUT_MS = 10_000;
 
 const queues = new Map<string, Promise<unknown>>();
 
@@ -66,29 +67,57 @@ export async function opening<T>(url: string, f: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Creates the kysely instance. The dialect gets a client from @libsql/client 0.18 because
- * @libsql/kysely-libsql bundles an old client whose Deno build refuses `file:` URLs; one
- * connection keeps per-connection pragmas in force and serialises this process's writers.
+ * Creates the kysely instance on one connection (per-connection pragmas stay in force, and this
+ * process's writers are serialised on it).
  */
 export async function connect(url: string): Promise<Kysely<JournalDB>> {
-  return (await connectWithClient(url)).db;
+  return (await connectWithBatcher(url)).db;
 }
 
-/** `connect`, also handing back the libSQL client (for single-call write batches). */
-export async function connectWithClient(
+/**
+ * `connect`, also handing back the write batch on the same connection. An embedded journal
+ * (`file:`, `:memory:`) runs on libSQL's native driver (`native_libsql.ts`); a libSQL server
+ * through @libsql/client 0.18 (@libsql/kysely-libsql bundles an old client whose Deno build
+ * refuses `file:` URLs, so the dialect is handed a current one).
+ */
+export async function connectWithBatcher(
   url: string,
-): Promise<{ db: Kysely<JournalDB>; client: Client }> {
-  let client: Client;
-  keepStatementsPrepared();
-  try {
-    client = createClient({ url, concurrency: 1, timeout: BUSY_TIMEOUT_MS });
-  } catch (e) {
-    fail(
-      "JournalUnavailable",
-      `cannot open journal ${describeJournalUrl(url)}: ${(e as Error).message}`,
-    );
+): Promise<{ db: Kysely<JournalDB>; batcher: WriteBatcher }> {
+  const embedded = embeddedPath(url);
+  let dialect: Dialect;
+  let batcher: WriteBatcher;
+  if (embedded !== undefined) {
+    ({ dialect, batcher } = await opening(
+      url,
+      () => Promise.resolve(openNativeLibsql(embedded, BUSY_TIMEOUT_MS)),
+    ));
+  } else {
+    let client: Client;
+    try {
+      client = createClient({ url, concurrency: 1, timeout: BUSY_TIMEOUT_MS });
+    } catch (e) {
+      fail(
+        "JournalUnavailable",
+        `cannot open journal ${describeJournalUrl(url)}: ${(e as Error).message}`,
+      );
+    }
+    dialect = new LibsqlDialect({ client: client as never });
+    batcher = {
+      async batch(statements) {
+        const rs = await client.batch(
+          statements.map((s) => ({ sql: s.sql, args: s.args as InArgs })),
+          "write",
+        );
+        return rs.map((r) => ({ rowsAffected: r.rowsAffected }));
+      },
+    };
   }
-  const db = new Kysely<JournalDB>({ dialect: new LibsqlDialect({ client: client as never }) });
+  const db = await withPragmas(new Kysely<JournalDB>({ dialect }), url);
+  return { db, batcher };
+}
+
+/** The connection settings every journal connection runs with (destroys `db` if they fail). */
+export async function withPragmas(db: Kysely<JournalDB>, url: string): Promise<Kysely<JournalDB>> {
   if (isFileUrl(url)) {
     await opening(url, async () => {
       await sql`PRAGMA journal_mode = WAL`.execute(db);
@@ -99,7 +128,34 @@ export async function connectWithClient(
     });
   }
   await sql`PRAGMA foreign_keys = ON`.execute(db).catch(() => undefined);
-  return { db, client };
+  return db;
+}
+
+/**
+ * The database path of an embedded journal URL (`:memory:` for an in-memory one), parsed as
+ * @libsql/client parses it (percent-decoding, `file:///abs`, a host other than localhost
+ * refused); undefined for a server URL.
+ */
+function embeddedPath(url: string): string | undefined {
+  if (url === ":memory:") return ":memory:";
+  if (!isFileUrl(url)) return undefined;
+  const require = createRequire(import.meta.resolve("@libsql/client"));
+  const { expandConfig } = require("@libsql/core/config") as {
+    expandConfig(c: { url: string }, preferHttp: boolean): {
+      path: string;
+      authority?: { host: string; port?: string; userinfo?: unknown };
+    };
+  };
+  const config = expandConfig({ url }, true);
+  const a = config.authority;
+  if (a && ((a.host !== "" && a.host.toLowerCase() !== "localhost") || a.port || a.userinfo)) {
+    fail(
+      "JournalUnavailable",
+      `cannot open journal ${describeJournalUrl(url)}: a file URL names a path, not a host ` +
+        `(file:/absolute/path.db or file:relative/path.db)`,
+    );
+  }
+  return config.path.startsWith(":memory:") ? ":memory:" : config.path;
 }
 
 /** Migrates (or checks) the schema and mints the first epoch of a new journal. */
