@@ -7,12 +7,13 @@
  * the same run.
  */
 import type { JournalBackup } from "../../adapters/journal/libsql_backup.ts";
-import { openRestorableJournal } from "../../adapters/journal/libsql_journal.ts";
+import { MemoryJournalPool, openRestorableJournal } from "../../adapters/journal/libsql_journal.ts";
 import { CairnError } from "../../domain/errors.ts";
 import { parsePlan } from "../../domain/plan/parse.ts";
 import type { Plan } from "../../domain/plan/schema.ts";
 import type { ExecutorDeps } from "../../engine/executor/deps.ts";
 import type { RolloutOutcome } from "../../engine/executor/rollout.ts";
+import type { IdSource } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
 import type { Kube } from "../../ports/kube.ts";
 import type { Talos } from "../../ports/talos.ts";
@@ -76,7 +77,16 @@ export interface SeedOptions {
   readonly journalVariant?: (j: Journal) => Journal;
   /** Reads the journal and the twin at the end, before they close (scenario assertions). */
   readonly inspect?: (journal: Journal, twin: InprocTwin) => Promise<void>;
+  /**
+   * Where the seed's in-memory journal comes from: by default a process-wide pool that gives a
+   * closed journal's database back out as a new journal (`MemoryJournalPool`); `"fresh"` opens
+   * a new database (the test that holds both to the same results).
+   */
+  readonly journals?: MemoryJournalPool | "fresh";
 }
+
+/** The seeds' journals, reused within the process (a new one when every pooled one is in use). */
+const JOURNALS = new MemoryJournalPool();
 
 export interface SeedResult {
   readonly seed: number;
@@ -208,8 +218,12 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     stopAll();
   };
 
-  const restorable = await openRestorableJournal({
-    url: ":memory:",
+  const journals = o.journals ?? JOURNALS;
+  const open = journals === "fresh"
+    ? (a: { ids: IdSource; nowMs: number; writePoint: (name: string) => Promise<void> }) =>
+      openRestorableJournal({ url: ":memory:", ...a })
+    : journals.open.bind(journals);
+  const restorable = await open({
     ids: counterIdSource(),
     nowMs: startMs,
     writePoint: (name) => {
