@@ -191,7 +191,9 @@ async function main() {
       const m = medians[i]!;
       const ratio = i === 0
         ? "baseline"
-        : `${(m / base).toFixed(2)}x bare, +${(m - base).toFixed(0)} ms`;
+        : `${(m / base).toFixed(2)}x bare, ${m >= base ? "+" : "-"}${
+          Math.abs(m - base).toFixed(0)
+        } ms`;
       const cpuText = cpu ? `   (cpu ${cpu[i]!.toFixed(0)} ms)` : "";
       console.log(`  ${c.label.padEnd(30)} ${m.toFixed(0).padStart(6)} ms   ${ratio}${cpuText}`);
     }
@@ -205,9 +207,12 @@ async function main() {
         `${stages["generalYaml"] ? "yes" : "no (plan, catalogue and policy read by yaml_fast)"}`,
     );
     const both = medians[3]!;
+    // CPU (user + system, from hyperfine) moves less with the machine's load than wall time.
+    const cpuOf = (i: number) => cpu ? ` (cpu ${cpu[i]!.toFixed(0)} ms)` : "";
     console.log(
-      `  figure: check + verify ${both.toFixed(0)} ms median wall; baseline: bare deno run ` +
-        `${base.toFixed(0)} ms (same run)`,
+      `  figure: check + verify ${both.toFixed(0)} ms median wall${cpuOf(3)}; baseline: bare ` +
+        `deno run ${base.toFixed(0)} ms${cpuOf(0)} (same run; load average ` +
+        `${Deno.loadavg()[0]!.toFixed(2)})`,
     );
     console.log(
       `  ratio: ${(both / base).toFixed(2)}x bare (two processes: the floor is 2x); goal ` +
