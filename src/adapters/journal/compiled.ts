@@ -50,6 +50,11 @@ export interface Shape<P, R> {
   affected(db: Db, args: P): Promise<bigint>;
   /** The whole result. */
   execute(db: Db, args: P): Promise<QueryResult<R>>;
+  /** The compiled statement and, in order, each parameter: a constant or the argument it binds. */
+  template(db: Db): {
+    readonly compiled: CompiledQuery<R>;
+    readonly params: readonly ({ readonly slot: string } | { readonly value: unknown })[];
+  };
 }
 
 /**
@@ -61,7 +66,7 @@ export function shape<P extends object, R>(
   build: (db: Db, p: P) => Buildable<R>,
 ): Shape<P, R> {
   const templates = new WeakMap<object, Template>();
-  const compile = (db: Db, args: P): CompiledQuery<R> => {
+  const template = (db: Db): Template => {
     const adapter = db.getExecutor().adapter;
     let t = templates.get(adapter);
     if (!t) {
@@ -77,6 +82,10 @@ export function shape<P extends object, R>(
       t = { compiled, params };
       templates.set(adapter, t);
     }
+    return t;
+  };
+  const compile = (db: Db, args: P): CompiledQuery<R> => {
+    const t = template(db);
     const parameters = t.params.map((v) =>
       v instanceof Slot ? (args as Record<string, unknown>)[v.key] : v.value
     );
@@ -84,6 +93,13 @@ export function shape<P extends object, R>(
   };
   const execute = (db: Db, args: P) => db.executeQuery(compile(db, args));
   return {
+    template: (db) => {
+      const t = template(db);
+      return {
+        compiled: t.compiled as CompiledQuery<R>,
+        params: t.params.map((v) => v instanceof Slot ? { slot: v.key } : v),
+      };
+    },
     execute,
     rows: async (db, args) => (await execute(db, args)).rows,
     first: async (db, args) => (await execute(db, args)).rows[0],
@@ -125,20 +141,47 @@ export function insertRows<T extends keyof JournalDB & string, const C extends r
 ): (db: Db, rows: readonly JournalDB[T][]) => Promise<QueryResult<InsertResult>> {
   const cols = columns as readonly string[];
   const byCount = new Map<number, Shape<Record<string, unknown>, InsertResult>>();
+  // Per dialect adapter and row count: each parameter's row and column (or its constant), so a
+  // call binds its rows' values straight into the compiled order.
+  const orders = new WeakMap<object, Map<number, Order>>();
+  type Order = {
+    readonly compiled: CompiledQuery<InsertResult>;
+    readonly at: readonly ({ readonly row: number; readonly col: string } | {
+      readonly value: unknown;
+    })[];
+  };
   return (db, rows) => {
-    let s = byCount.get(rows.length);
-    if (!s) {
-      const keys = rows.flatMap((_, i) => cols.map((c) => `${i}:${c}`));
-      s = shape<Record<string, unknown>, InsertResult>(keys, (db, p) =>
-        db.insertInto(table).values(
-          rows.map((_, i) => Object.fromEntries(cols.map((c) => [c, p[`${i}:${c}`]]))) as never,
-        ) as unknown as Buildable<InsertResult>);
-      byCount.set(rows.length, s);
+    const adapter = db.getExecutor().adapter;
+    let byAdapter = orders.get(adapter);
+    if (!byAdapter) orders.set(adapter, byAdapter = new Map());
+    let order = byAdapter.get(rows.length);
+    if (!order) {
+      let s = byCount.get(rows.length);
+      if (!s) {
+        const keys = rows.flatMap((_, i) => cols.map((c) => `${i}:${c}`));
+        s = shape<Record<string, unknown>, InsertResult>(
+          keys,
+          (db, p) =>
+            db.insertInto(table).values(
+              rows.map((_, i) => Object.fromEntries(cols.map((c) => [c, p[`${i}:${c}`]]))) as never,
+            ) as unknown as Buildable<InsertResult>,
+        );
+        byCount.set(rows.length, s);
+      }
+      const t = s.template(db);
+      order = {
+        compiled: t.compiled,
+        at: t.params.map((p) => {
+          if (!("slot" in p)) return p;
+          const cut = p.slot.indexOf(":");
+          return { row: Number(p.slot.slice(0, cut)), col: p.slot.slice(cut + 1) };
+        }),
+      };
+      byAdapter.set(rows.length, order);
     }
-    const args: Record<string, unknown> = {};
-    rows.forEach((r, i) => {
-      for (const c of cols) args[`${i}:${c}`] = (r as unknown as Record<string, unknown>)[c];
-    });
-    return s.execute(db, args);
+    const parameters = order.at.map((a) =>
+      "col" in a ? (rows[a.row] as unknown as Record<string, unknown>)[a.col] : a.value
+    );
+    return db.executeQuery({ ...order.compiled, parameters });
   };
 }
