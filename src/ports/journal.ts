@@ -326,6 +326,12 @@ export interface RolloutEventInput {
   readonly detail: Readonly<Record<string, unknown>>;
   readonly actor: Actor;
   readonly nowMs: number;
+  /**
+   * The journal epoch the writer started in: the event is refused (`EpochSuperseded`) unless it
+   * is still the journal's. A controller's fact (a ComponentUpgrade's end) carries it, so a
+   * controller fenced by a recovery entry or a journal restore records none after it.
+   */
+  readonly epoch?: string;
 }
 
 /** The kinds of {@link RolloutEventInput}. */

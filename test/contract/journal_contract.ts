@@ -528,6 +528,30 @@ function commitmentTests(test: T): void {
     assertEquals((await j.recordPlan(planInput())).digest, "d".repeat(64));
   });
 
+  test("a rollout event carrying a superseded epoch is refused; the current epoch's is recorded", async (j) => {
+    const plan = (await approvedPlan(j)).digest;
+    const before = (await j.installation()).epoch;
+    const end = (epoch: string | undefined, nowMs: number) =>
+      j.recordRolloutEvent({
+        planDigest: plan,
+        node: null,
+        kind: "component-end",
+        detail: { end: "completed" },
+        actor: CONTROLLER,
+        nowMs,
+        ...(epoch ? { epoch } : {}),
+      });
+    const after = await j.enterRecoveryMode(ADMIN, "restored backup b-2", T0 + 1600);
+    // A controller that started before the restore records no end after it.
+    await rejectsWith(end(before, T0 + 1700), "EpochSuperseded");
+    await end(after, T0 + 1800);
+    // An event without an epoch (an operator's hold) is not a controller's fact: recorded.
+    await end(undefined, T0 + 1900);
+    const events = (await j.planHistory(plan))?.rolloutEvents ?? [];
+    assertEquals(events.map((e) => e.atMs), [T0 + 1800, T0 + 1900]);
+    assert((await j.verifyChain()).ok);
+  });
+
   test("the gate stays closed in recovery mode until the scope is released in this epoch", async (j) => {
     const plan = (await approvedPlan(j)).digest;
     await observe(j, { machine: "worker-1", at: T0 + 1500, plan });

@@ -54,8 +54,14 @@ export async function readClusterFreeze(
   return undefined;
 }
 
-/** Appends one rollout event. */
+/** Appends one rollout event; one carrying a superseded epoch is refused. */
 export function rolloutEventTx(ctx: Ctx, input: RolloutEventInput): Promise<number> {
+  if (input.epoch !== undefined && input.epoch !== ctx.inst.epoch) {
+    fail(
+      "EpochSuperseded",
+      `epoch ${input.epoch} is not the current epoch ${ctx.inst.epoch}; restart the process`,
+    );
+  }
   return appendEvent(ctx.tx, {
     atMs: input.nowMs,
     kind: "rollout-event",

@@ -147,6 +147,7 @@ export const COMPONENT_UPGRADE: PlanKindDriver = {
         const end = await executeComponent(
           {
             journal: o.journal,
+            ...(o.epoch ? { epoch: o.epoch } : {}),
             cluster: o.cluster,
             clock: o.clock,
             ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),

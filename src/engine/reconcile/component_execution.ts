@@ -35,6 +35,7 @@ export type ComponentSettings =
   & Pick<
     ExecuteOptions,
     | "journal"
+    | "epoch"
     | "cluster"
     | "clock"
     | "timeoutClock"
@@ -58,6 +59,9 @@ export async function executeComponent(
 ): Promise<ExecutionEnd> {
   const recorded = await recordedEnd(s, b.digest);
   if (recorded) return executionEnd(recorded);
+  // The epoch the end is recorded under: this process's (docs/operation-model.md#fencing), else
+  // the journal's now, read once before observing (a one-shot run).
+  const epoch = s.epoch ?? (await s.journal.installation()).epoch;
   const evidence = new ClusterEvidence(s.cluster.kube, s.cluster.talos, s.timeoutClock ?? s.clock);
   let outcome: ComponentOutcome;
   try {
@@ -116,6 +120,7 @@ export async function executeComponent(
       detail: { end: outcome.end, outcome: JSON.parse(JSON.stringify(outcome)) },
       actor: controllerActor(s.owner),
       nowMs: s.clock.now(),
+      epoch,
     });
   }
   return executionEnd(outcome);

@@ -7,6 +7,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
+import type { CairnError } from "../../../src/domain/errors.ts";
 import { buildStatus, statusText } from "../../../src/cli/status.ts";
 import { sha256Hex } from "../../../src/domain/plan/digest.ts";
 import { parsePlan } from "../../../src/domain/plan/parse.ts";
@@ -108,6 +109,20 @@ Deno.test("a stopped observation journals no end and the next run observes; an e
       commit: MERGE,
       ociTags: { "rook-ceph/rook-ceph": "v1.21.0", "rook-ceph/rook-ceph-cluster": "v1.21.0" },
     });
+
+    // A process that started in an earlier epoch (before a recovery entry or a journal restore)
+    // observes the delivery but records no end: its fact is refused, and the next run decides.
+    const stale = await executeComponent(
+      { ...settings, epoch: "ep_before_the_restore" },
+      auth,
+      bound,
+      {
+        signal: new AbortController().signal,
+        files,
+      },
+    ).then(() => "recorded", (e) => (e as CairnError).reason);
+    assertEquals(stale, "EpochSuperseded");
+    assertEquals(await ends(), 0, "a superseded epoch's end is not journaled");
 
     const second = await executeComponent(settings, auth, bound, {
       signal: new AbortController().signal,
