@@ -511,7 +511,19 @@ export function pluralOf(kind: string): string {
   return `${lower}s`;
 }
 
-/** RFC 3339 with second precision, as the API server writes timestamps. */
+/**
+ * RFC 3339 with second precision, as the API server writes timestamps. The last second's text is
+ * kept: the twin stamps many objects within one virtual second, and a Date and two strings per
+ * stamp were a measurable share of a seed (issue 16); the text depends on the second alone.
+ */
 export function isoSeconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  const s = Math.floor(ms / 1000);
+  if (s !== lastSecond) {
+    lastText = new Date(s * 1000).toISOString().replace(".000Z", "Z");
+    lastSecond = s;
+  }
+  return lastText;
 }
+
+let lastSecond: number | undefined;
+let lastText = "";
