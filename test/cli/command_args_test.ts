@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { dispatch } from "../../src/cli/dispatch.ts";
 import type { CommandIO } from "../../src/cli/command.ts";
 import { plainArgs } from "../../src/cli/command.ts";
+import { seededRandom } from "../../src/sim/seeded_random.ts";
 
 /** Option sets shaped like cairn's commands': strings with and without defaults, booleans, lists. */
 const CONFIGS: ParseArgsOptionsConfig[] = [
@@ -52,17 +53,8 @@ const TOKENS = [
   "-x",
 ];
 
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic generator, so a failure names its seed. */
+const rng = seededRandom;
 
 /** parseArgs' result, or the error it throws. */
 function viaNode(options: ParseArgsOptionsConfig, args: string[]) {

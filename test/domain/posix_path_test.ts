@@ -1,23 +1,15 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import * as node from "node:path/posix";
 import * as mine from "../../src/domain/posix_path.ts";
+import { seededRandom } from "../../src/sim/seeded_random.ts";
 
 /** node:path resolves in the process's working directory; posix_path is told it. */
 const CWD = Deno.cwd();
 
 const PARTS = ["", "/", "//", ".", "..", "a", "b", "plans", "x.yaml", "..a", ".b", "a."];
 
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic generator, so a failure names its seed. */
+const rng = seededRandom;
 
 /** Paths of up to 6 parts, joined with separators or run together. */
 function paths(seed: number, count: number): string[] {
