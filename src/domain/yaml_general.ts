@@ -9,6 +9,7 @@
  * its messages are unchanged.
  */
 import type * as Yaml from "yaml";
+import type { Document, LineCounter } from "yaml";
 
 let lib: typeof Yaml | undefined;
 
@@ -31,4 +32,33 @@ export function generalYaml(): typeof Yaml {
 /** True once {@link generalYaml} has loaded the package (benchmarks report it). */
 export function generalYamlLoaded(): boolean {
   return lib !== undefined;
+}
+
+/** A document parsed with its line counter, for locating a problem in the text. */
+export interface LocatedDocument {
+  readonly doc: Document.Parsed;
+  readonly lc: LineCounter;
+}
+
+/**
+ * `text`'s document with its line counter, parsed by the general parser the first time it is
+ * asked for (a reader that took the fast path parses it only to locate a problem). Duplicate keys
+ * are errors; `prettyErrors` as the reader's messages expect.
+ */
+export function lazyDocument(
+  text: string,
+  o: { readonly prettyErrors: boolean },
+): () => LocatedDocument {
+  let parsed: LocatedDocument | undefined;
+  return () => {
+    if (parsed) return parsed;
+    const { LineCounter, parseDocument } = generalYaml();
+    const lc = new LineCounter();
+    const doc = parseDocument(text, {
+      lineCounter: lc,
+      uniqueKeys: true,
+      prettyErrors: o.prettyErrors,
+    });
+    return parsed = { doc, lc };
+  };
 }

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Document, LineCounter } from "yaml";
-import { generalYaml } from "../yaml_general.ts";
+import { generalYaml, lazyDocument } from "../yaml_general.ts";
 import { CONTROL_CHARACTER, fastLoadPlainYaml } from "../plan/yaml_fast.ts";
 import type { Problem, SourceLocation } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
@@ -127,14 +127,7 @@ export function parseEvidenceManifest(text: string, file: string): ManifestParse
   // A manifest in plain YAML (yaml_fast.ts: the value the general parser would give, no error)
   // is read without the general parser; its document is parsed only to locate a problem.
   const fast = CONTROL_CHARACTER.test(text) ? undefined : fastLoadPlainYaml(text);
-  let general: { doc: Document.Parsed; lc: LineCounter } | undefined;
-  const parsedText = () => {
-    if (general) return general;
-    const { LineCounter, parseDocument } = generalYaml();
-    const lc = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
-    return general = { doc, lc };
-  };
+  const parsedText = lazyDocument(text, { prettyErrors: false });
   const where = (path: (string | number)[]) => locate(parsedText().doc, parsedText().lc, path);
   let raw: unknown = fast;
   if (fast === undefined) {

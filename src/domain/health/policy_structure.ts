@@ -1,5 +1,5 @@
-import type { Document, LineCounter } from "yaml";
-import { generalYaml } from "../yaml_general.ts";
+import type { Document } from "yaml";
+import { generalYaml, lazyDocument } from "../yaml_general.ts";
 import { CONTROL_CHARACTER, fastLoadPlainYaml } from "../plan/yaml_fast.ts";
 import { yamlMessageBesideLocation } from "../yaml_error_summary.ts";
 import type { z } from "zod";
@@ -43,14 +43,7 @@ export function parseHealthPolicyStructure(
   // A policy in plain YAML (yaml_fast.ts: the value the general parser would give, no error) is
   // read without the general parser; its document is parsed only to locate a problem.
   const fast = CONTROL_CHARACTER.test(text) ? undefined : fastLoadPlainYaml(text);
-  let general: { doc: Document.Parsed; lc: LineCounter } | undefined;
-  const parsedText = () => {
-    if (general) return general;
-    const { LineCounter, parseDocument } = generalYaml();
-    const lc = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
-    return general = { doc, lc };
-  };
+  const parsedText = lazyDocument(text, { prettyErrors: true });
   const at = (offset: number, path?: string): SourceLocation => {
     const p = parsedText().lc.linePos(offset);
     return { file, line: p.line, column: p.col, ...(path ? { path } : {}) };
