@@ -27,6 +27,26 @@ import { MemoryLogger } from "./memory_logger.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
+/**
+ * Runs `fn` against the home-ops twin in its own process (real sockets), connected as cairn
+ * connects to a cluster, and stops both after it.
+ */
+export async function withHomeOpsTwin(
+  fn: (t: Awaited<ReturnType<typeof connectTwin>>) => Promise<void>,
+): Promise<void> {
+  const twin = await startTwinProcess({
+    cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
+    pkiCacheDir: TEST_PKI_CACHE,
+  });
+  const conn = await connectTwin(twin);
+  try {
+    await fn(conn);
+  } finally {
+    conn.cluster.close();
+    await twin.stop();
+  }
+}
+
 /** A connected world: adapters, virtual clock, journal, and the plan bound and approved. */
 export interface World {
   readonly control: TwinControl;

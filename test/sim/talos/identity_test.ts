@@ -11,14 +11,11 @@ import {
   notDeepStrictEqual,
   ok as assert,
 } from "node:assert/strict";
-import { join } from "node:path";
-import { connectTwin } from "../../../src/app/twin_cluster.ts";
-import { startTwinProcess, TEST_PKI_CACHE } from "../../../src/app/twin_process.ts";
 import {
   SYSTEM_INFORMATION,
   uuidFromSystemInformation,
 } from "../../../src/domain/machine_identity.ts";
-import { ROOT } from "../../_helpers/twin_world.ts";
+import { withHomeOpsTwin } from "../../_helpers/twin_world.ts";
 
 const ADDRESSES: Record<string, string> = {
   "cp-1": "10.5.0.3",
@@ -30,24 +27,10 @@ const ADDRESSES: Record<string, string> = {
   "worker-4": "10.5.0.9",
 };
 
-async function withTwin(fn: (t: Awaited<ReturnType<typeof connectTwin>>) => Promise<void>) {
-  const twin = await startTwinProcess({
-    cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
-    pkiCacheDir: TEST_PKI_CACHE,
-  });
-  const conn = await connectTwin(twin);
-  try {
-    await fn(conn);
-  } finally {
-    conn.cluster.close();
-    await twin.stop();
-  }
-}
-
 const O = { timeoutMs: 10_000 };
 
 Deno.test("both sides of the twin report one SMBIOS UUID per machine, Talos read at the plan's address", async () => {
-  await withTwin(async ({ cluster }) => {
+  await withHomeOpsTwin(async ({ cluster }) => {
     const seen = new Set<string>();
     for (const [name, address] of Object.entries(ADDRESSES)) {
       const node = (await cluster.kube.getNode(name))!;
@@ -64,7 +47,7 @@ Deno.test("both sides of the twin report one SMBIOS UUID per machine, Talos read
 });
 
 Deno.test("apid routes by address; a hostname reaches the machine its DNS record's address reaches", async () => {
-  await withTwin(async ({ cluster, control }) => {
+  await withHomeOpsTwin(async ({ cluster, control }) => {
     await control.resetStats();
     await cluster.talos.version("10.5.0.8", O);
     await cluster.talos.version("worker-3", O);
@@ -79,7 +62,7 @@ Deno.test("apid routes by address; a hostname reaches the machine its DNS record
 });
 
 Deno.test("address-reused: from the arm on, worker-1's address answers from worker-2; the Node still says worker-1's machine", async () => {
-  await withTwin(async ({ cluster, control }) => {
+  await withHomeOpsTwin(async ({ cluster, control }) => {
     const w1 = (await cluster.kube.getNode("worker-1"))!.systemUUID;
     const w2 = (await cluster.kube.getNode("worker-2"))!.systemUUID;
     const before = await control.stats();
@@ -107,7 +90,7 @@ Deno.test("address-reused: from the arm on, worker-1's address answers from work
 });
 
 Deno.test("machine-reimaged: a replacement with the same name and address reports a new UUID on both sides", async () => {
-  await withTwin(async ({ cluster, control }) => {
+  await withHomeOpsTwin(async ({ cluster, control }) => {
     const old = (await cluster.kube.getNode("worker-3"))!;
     await control.arm({ kind: "machine-reimaged", point: "talos.machine", target: "worker-3" });
     const now = (await cluster.kube.getNode("worker-3"))!;

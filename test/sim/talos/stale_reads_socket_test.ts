@@ -6,29 +6,12 @@
  * machine really gave; a `stream-skips-events` read of the boot id is unreadable, never a boot id.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { join } from "node:path";
-import { connectTwin } from "../../../src/app/twin_cluster.ts";
-import { startTwinProcess, TEST_PKI_CACHE } from "../../../src/app/twin_process.ts";
-import { ROOT } from "../../_helpers/twin_world.ts";
+import { withHomeOpsTwin } from "../../_helpers/twin_world.ts";
 
 const O = { timeoutMs: 10_000 };
 
-async function withTwin(fn: (t: Awaited<ReturnType<typeof connectTwin>>) => Promise<void>) {
-  const twin = await startTwinProcess({
-    cluster: join(ROOT, "fixtures/clusters/home-ops.yaml"),
-    pkiCacheDir: TEST_PKI_CACHE,
-  });
-  const conn = await connectTwin(twin);
-  try {
-    await fn(conn);
-  } finally {
-    conn.cluster.close();
-    await twin.stop();
-  }
-}
-
 Deno.test("socket twin: a stale version read answers the machine's previous version, for its count only", async () => {
-  await withTwin(async ({ cluster, control }) => {
+  await withHomeOpsTwin(async ({ cluster, control }) => {
     const before = (await cluster.talos.version("worker-1", O)).tag;
     await control.setNode("worker-1", { runningVersion: "v1.14.2" });
     await control.arm({
@@ -49,7 +32,7 @@ Deno.test("socket twin: a stale version read answers the machine's previous vers
 });
 
 Deno.test("socket twin: a stale service list shows the services as the machine last answered them", async () => {
-  await withTwin(async ({ cluster, control }) => {
+  await withHomeOpsTwin(async ({ cluster, control }) => {
     const state = async () =>
       (await cluster.talos.serviceList("worker-1", O)).find((s) => s.id === "kubelet");
     const healthy = await state();
@@ -71,7 +54,7 @@ Deno.test("socket twin: a stale service list shows the services as the machine l
 });
 
 Deno.test("socket twin: a boot-id read whose stream skips its data is unreadable, never a boot id", async () => {
-  await withTwin(async ({ cluster, control }) => {
+  await withHomeOpsTwin(async ({ cluster, control }) => {
     const id = await cluster.talos.bootId("worker-1", O);
     await control.arm({ kind: "stream-skips-events", point: "talos.Read", target: "worker-1" });
     const missed = await cluster.talos.bootId("worker-1", O).then(
