@@ -210,6 +210,7 @@ function describe(stmt: NativeStatement): Prepared {
 
 /** Maps the native driver's error to one with a `code` (its SQLite code) and a clean message. */
 function mapError(e: unknown): unknown {
+  if (e instanceof NativeLibsqlError) return e;
   if (e instanceof Error && typeof (e as { code?: unknown }).code === "string") {
     return new NativeLibsqlError(e.message, (e as unknown as { code: string }).code, { cause: e });
   }
@@ -232,11 +233,7 @@ class NativeHandle implements DatabaseConnection {
   }
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    try {
-      return Promise.resolve(this.conn.execute<R>(compiled.sql, compiled.parameters));
-    } catch (e) {
-      return Promise.reject(mapError(e));
-    }
+    return attempt(() => this.conn.execute<R>(compiled.sql, compiled.parameters));
   }
 
   // deno-lint-ignore require-yield
