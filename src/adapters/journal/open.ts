@@ -146,7 +146,16 @@ function embeddedPath(url: string): string | undefined {
       authority?: { host: string; port?: string; userinfo?: unknown };
     };
   };
-  const config = expandConfig({ url }, true);
+  let config: ReturnType<typeof expandConfig>;
+  try {
+    config = expandConfig({ url }, true);
+  } catch (e) {
+    // An unsupported parameter or a malformed URL is the user's location, said as such.
+    fail(
+      "JournalUnavailable",
+      `cannot open journal ${describeJournalUrl(url)}: ${(e as Error).message.split("\n")[0]}`,
+    );
+  }
   const a = config.authority;
   if (a && ((a.host !== "" && a.host.toLowerCase() !== "localhost") || a.port || a.userinfo)) {
     fail(

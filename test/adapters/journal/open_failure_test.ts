@@ -62,3 +62,22 @@ Deno.test("a libSQL server that does not answer is JournalUnavailable, its token
   assert(cli.stderr.startsWith("JournalUnavailable: cannot open journal http://127.0.0.1:"));
   assert(!cli.stderr.includes("    at "), cli.stderr);
 });
+
+Deno.test("a file URL naming a host, or a parameter libSQL does not take, is JournalUnavailable; nothing is created", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const host = await refusal("file://evil.example/x.db");
+    assert(host.includes("a file URL names a path, not a host"), host);
+    const param = await refusal(`file:${dir}/j.db?mode=ro`);
+    assert(param.startsWith(`cannot open journal file:${dir}/j.db?mode=ro: `), param);
+    assert(param.includes(`"mode"`), param);
+    assertEquals([...Deno.readDirSync(dir)], []);
+    const cli = await runCli(["journal", "migrate", "--journal", `file:${dir}/j.db?mode=ro`]);
+    assertEquals(cli.code, 1, cli.stderr);
+    assert(cli.stderr.startsWith("JournalUnavailable: cannot open journal"), cli.stderr);
+    assert(!cli.stderr.includes("Internal") && !cli.stderr.includes("    at "), cli.stderr);
+    assertEquals([...Deno.readDirSync(dir)], []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
