@@ -2,8 +2,9 @@
 /**
  * Cold start of `cairn plan check` and `cairn plan verify` on a 500-node TalosUpgrade plan with
  * two signatures (author alice + approver bob, real ssh-keygen keys), each a whole CLI process
- * started the way `./cairn` starts it (`deno run --quiet -A src/main.ts ...`), next to a bare
- * `deno run` of an empty script measured in the same run. Uses hyperfine when it is installed,
+ * started through the `./cairn` launcher itself (bash, the install check of tools/bootstrap.sh,
+ * then `deno run`), as a user starts it, next to a bare `deno run` of an empty script measured in
+ * the same run. Uses hyperfine when it is installed,
  * else its own loop (N runs, median). Goal: check + verify together ≤ 300 ms median wall.
  * bench/plan_check_probe.ts splits one cold check into stages (runtime, zod, the other imports,
  * YAML, schema, rules) so the last lines say where the time goes.
@@ -69,7 +70,7 @@ interface Case {
 }
 
 function cases(plan: string): Case[] {
-  const cairn = [DENO, "run", "--quiet", "-A", `${ROOT}src/main.ts`];
+  const cairn = [`${ROOT}cairn`];
   const check = [...cairn, "plan", "check", plan, "--now", NOW];
   const verify = [
     ...cairn,

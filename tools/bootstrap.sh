@@ -1,6 +1,17 @@
 # Sourced by ./cairn, ./tools/test and .ci/run. Installs the pinned toolchain on first use and
 # exports DENO (the binary) and CAIRN_ROOT. Idempotent and quiet when everything is present.
-CAIRN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# CAIRN_ROOT: this file's parent directory, absolute. Found with builtins (cd there and back in
+# this shell) rather than $(cd … && pwd): ./cairn sources this on every command, and each fork
+# is several ms of its cold start. A working directory that cannot be re-entered stops here, so
+# nothing ever runs from the wrong directory.
+case "${BASH_SOURCE[0]}" in */*) _cairn_tools="${BASH_SOURCE[0]%/*}" ;; *) _cairn_tools=. ;; esac
+_cairn_here="$PWD"
+_cairn_oldpwd="${OLDPWD-}"
+cd -- "$_cairn_tools/.." || { echo "cairn: cannot enter $_cairn_tools/.." >&2; exit 3; }
+CAIRN_ROOT="$PWD"
+cd -- "$_cairn_here" || { echo "cairn: cannot return to $_cairn_here" >&2; exit 3; }
+OLDPWD="$_cairn_oldpwd"
+unset _cairn_tools _cairn_here _cairn_oldpwd
 export CAIRN_ROOT
 export DENO_TLS_CA_STORE=system
 export DENO_NO_UPDATE_CHECK=1
