@@ -1709,6 +1709,13 @@ export const REASONS = [
       "The node's machine configuration could not be read or does not name the component's image; nothing was sent.",
   },
   {
+    code: "ComponentConfigStale",
+    area: "kubernetes-upgrade",
+    retry: "backoff",
+    meaning:
+      "Every read of the node's machine configuration answered a version older than one this plan's earlier change left (a lagging proxy or cache); a whole-document apply on it would undo that change, so nothing was sent.",
+  },
+  {
     code: "ComponentNotObserved",
     area: "kubernetes-upgrade",
     retry: "never",

@@ -34,6 +34,7 @@ export const INVARIANTS = {
   13: "a ComponentUpgrade's deadline is never recorded as completed or failed",
   14: "after a journal restore, the controller that ran before it sends nothing",
   15: "after a journal restore, no commitment or attempt under the approval from before it",
+  16: "a configuration change never takes back one the same plan's accepted change made",
 } as const;
 
 export type InvariantId = keyof typeof INVARIANTS;
@@ -158,6 +159,7 @@ export class InvariantChecker {
   readonly #planNodes: readonly string[];
   readonly #kind: string;
   readonly #untrue: (machine: string, step: string) => string | undefined;
+  readonly #taken: ((machine: string, step: string) => string | undefined) | undefined;
   /** A ComponentUpgrade's world: its merge, its git, the delivery as the world holds it. */
   readonly #component: ComponentFacts | undefined;
   /** Per controller and read, whether its last answer was a stale one (an older answer again). */
@@ -179,6 +181,12 @@ export class InvariantChecker {
        * `step` on `machine` would be true of it now, else what is not (invariant 6).
        */
       readonly untrue: (machine: string, step: string) => string | undefined;
+      /**
+       * For kinds that change a machine's configuration in place: undefined while the change an
+       * accepted configuration attempt of `step` made is still in `machine`'s stored document,
+       * else what took it back (invariant 16).
+       */
+      readonly taken?: (machine: string, step: string) => string | undefined;
       /** A ComponentUpgrade's world (invariants 12 and 13). */
       readonly component?: ComponentFacts;
     },
@@ -187,6 +195,7 @@ export class InvariantChecker {
     this.#planNodes = o.planNodes;
     this.#kind = o.kind;
     this.#untrue = o.untrue;
+    this.#taken = o.taken;
     this.#component = o.component;
   }
 
@@ -432,6 +441,26 @@ export class InvariantChecker {
       if (nodes.length > 1) this.#fail(10, `${c} moving on ${nodes.join(", ")} at once`);
     }
     this.checkKubeProxy();
+    this.#checkChangesKept();
+  }
+
+  /**
+   * 16: each change an accepted configuration attempt made stays in the machine's document. A
+   * whole-document apply based on a read from before an earlier change (a lagging proxy) would put
+   * the earlier component back; no drawn fault changes a machine's configuration behind cairn.
+   */
+  #checkChangesKept(): void {
+    if (!this.#taken) return;
+    for (const op of this.#ops.values()) {
+      const accepted = op.attempts.some((a) =>
+        a.record.phase === "component-config" && a.recorded === "accepted"
+      );
+      if (!accepted) continue;
+      const taken = this.#taken(op.node, op.step);
+      if (taken !== undefined) {
+        this.#fail(16, `${op.step}'s accepted change was taken back: ${taken}`);
+      }
+    }
   }
 
   /**

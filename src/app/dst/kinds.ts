@@ -6,7 +6,7 @@
  * says what a completed operation of its kind claims of the machine (invariant 6).
  */
 import { parse } from "yaml";
-import { componentImage } from "../../domain/k8s_upgrade/machine_config.ts";
+import { componentImage, type UpgradeComponent } from "../../domain/k8s_upgrade/machine_config.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import { bindConfigApply, executeConfigApply } from "../../engine/config_apply/run_config_apply.ts";
 import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../../engine/k8s_upgrade/run.ts";
@@ -160,7 +160,28 @@ export const KUBERNETES_UPGRADE: PlanKindDriver = {
     if (pod?.version === K8S_TO && pod.ready) return undefined;
     return `${component} is ${pod ? `${pod.version}, ready=${pod.ready}` : "absent"}`;
   },
+  taken(twin, op) {
+    const machine = twin.cluster.nodes.get(op.machine);
+    const component = op.step.split("/k8s/")[1] as UpgradeComponent | undefined;
+    if (!machine || !component) return `no component step ${op.step}`;
+    const image = storedImage(machine.machineConfig.persistent, component);
+    return image?.endsWith(`:${K8S_TO}`)
+      ? undefined
+      : `${op.machine}'s stored configuration names ${component} ${image ?? "nowhere"}`;
+  },
 };
+
+/** The image a stored document names for a component, parsed once per document text. */
+const storedImages = new Map<string, string | undefined>();
+function storedImage(config: string, component: UpgradeComponent): string | undefined {
+  const key = `${component}\u0000${config}`;
+  if (!storedImages.has(key)) {
+    // Documents change a few times a seed: a small map, emptied when it fills, is enough.
+    if (storedImages.size >= 256) storedImages.clear();
+    storedImages.set(key, componentImage(config, component));
+  }
+  return storedImages.get(key);
+}
 
 /**
  * ConfigApply plans: a time-server change on some nodes (applied at once), or an etcd change on

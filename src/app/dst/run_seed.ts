@@ -271,6 +271,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     planNodes: plan.nodes,
     kind: driver.kind,
     untrue: (machine, step) => driver.untrue(twin, { machine, step }),
+    ...(driver.taken ? { taken: (machine, step) => driver.taken!(twin, { machine, step }) } : {}),
     ...(started?.component ? { component: started.component } : {}),
   });
   const addressToNode = new Map(description.spec.nodes.map((n) => [n.address, n.name]));

@@ -639,6 +639,45 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     expect: { state: "completed", end: "completed", installs: 0, reboots: 1 },
   },
+  {
+    name: "stale-machine-config-never-undoes-an-earlier-component-change",
+    incidents: ["siderolabs/talos#11484", "siderolabs/talos#11754"],
+    summary: "every other machine-configuration read answers the one from two reads before: a " +
+      "component's whole-document change based on it would put the previous component back to " +
+      "the old version (a KubernetesSkewViolated refusal after every node shown completed); the " +
+      "read is taken again until it is no older than the plan's earlier change left",
+    seed: 8,
+    kind: "KubernetesUpgrade",
+    events: ({ node }) => [
+      staleRead(node, "talos.cosi.Get", {
+        type: "MachineConfigs.config.talos.dev",
+        lag: 2,
+        every: 2,
+      }),
+    ],
+    expect: { state: "completed", end: "completed" },
+  },
+  {
+    name: "stale-machine-config-after-a-change-is-not-its-contradiction",
+    incidents: ["siderolabs/talos#11484", "home-operations/tuppr#213"],
+    summary: "every other machine-configuration read answers the one from three reads before: " +
+      "kube-proxy's image read back from before its accepted change was failed " +
+      "ComponentVersionContradicted, and a completion read that lands on such an answer was " +
+      "unresolved; an answer older than the change judges nothing and is read again",
+    seed: 8,
+    kind: "KubernetesUpgrade",
+    // Three control planes: the first one's kube-proxy change is judged on its configuration
+    // (the last one's moves the DaemonSet).
+    planNodes: 3,
+    events: ({ node }) => [
+      staleRead(node, "talos.cosi.Get", {
+        type: "MachineConfigs.config.talos.dev",
+        lag: 3,
+        every: 2,
+      }),
+    ],
+    expect: { state: "completed", end: "completed" },
+  },
 ];
 
 /** Every read of `point` on `node` answered with the one before it (a lagging apid proxy). */

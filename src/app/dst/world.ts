@@ -85,6 +85,13 @@ export interface PlanKindDriver {
   untrue(twin: InprocTwin, op: { readonly machine: string; readonly step: string }):
     | string
     | undefined;
+  /**
+   * Invariant 16's ground truth, for kinds that change configurations in place: undefined while
+   * the change of an accepted configuration attempt of `op` is in the machine's stored document.
+   */
+  taken?(twin: InprocTwin, op: { readonly machine: string; readonly step: string }):
+    | string
+    | undefined;
 }
 
 /** What every kind's binding takes. */

@@ -36,6 +36,7 @@ import { CAIRN_FIELD_MANAGER } from "../cordon_ownership.ts";
 import type { StepState } from "../executor/deps.ts";
 import { mutate, type Sent } from "../executor/mutation.ts";
 import { haltUnresolved, type NodeOutcome } from "../executor/step_outcome.ts";
+import { configVersionOf } from "./config_floor.ts";
 import { imageTag } from "./read_evidence.ts";
 
 type Step = StepState<KubernetesUpgradePlan>;
@@ -64,7 +65,7 @@ export interface KubeProxyKit {
   readonly readConfig: (
     s: Step,
     timeoutMs: number,
-  ) => Promise<{ ok: true; config: string } | { ok: false; error: string }>;
+  ) => Promise<{ ok: true; config: string; version: string } | { ok: false; error: string }>;
 }
 
 /** The control plane whose kube-proxy operation changes the DaemonSet: the plan's last one. */
@@ -115,6 +116,8 @@ export async function kubeProxyAfterConfig(
   s: Step,
   target: string,
   kit: KubeProxyKit,
+  /** The configuration version the accepted change was based on, when it was a number. */
+  basedOn?: bigint,
 ): Promise<NodeOutcome> {
   const plan = s.bound.plan;
   const deadline = plan.spec.phases.deadlines.controlPlane;
@@ -123,16 +126,23 @@ export async function kubeProxyAfterConfig(
   const mover = daemonSetMover(plan);
   const configLook = async () => {
     const c = await kit.readConfig(s, timeoutMs);
-    const image = c.ok ? componentImage(c.config, "kube-proxy") : undefined;
+    // The accepted change left the document at least one version past its basis: an older
+    // answer is from before the change (a lagging proxy or cache) and judges nothing.
+    const version = c.ok ? configVersionOf(c.version) : undefined;
+    const stale = basedOn !== undefined && version !== undefined && version <= basedOn;
+    const image = c.ok && !stale ? componentImage(c.config, "kube-proxy") : undefined;
     const tag = image ? imageTag(image) : undefined;
     const reading: PostconditionReading = !c.ok || !image
       ? "unreadable"
       : tag === to
       ? "established"
       : "contradicted";
-    const words = c.ok
-      ? `${s.node}'s ${imagePath("kube-proxy")} names ${image ?? "nothing"} (MachineConfigs)`
-      : c.error;
+    const words = !c.ok
+      ? c.error
+      : stale
+      ? `${s.node}'s machine configuration read at version ${c.version}, from before the change ` +
+        `(based on version ${basedOn})`
+      : `${s.node}'s ${imagePath("kube-proxy")} names ${image ?? "nothing"} (MachineConfigs)`;
     return { reading, words, tag };
   };
   if (s.node !== mover) {

@@ -37,6 +37,7 @@ import {
   transition,
 } from "../executor/step_outcome.ts";
 import { checkKubernetes } from "./preflight_check.ts";
+import { configVersionFloor, configVersionOf } from "./config_floor.ts";
 import { kubeProxyAfterConfig, type KubeProxyKit, kubeProxyPrecheck } from "./kube_proxy_step.ts";
 import { imageTag, readStaticPod, type StaticPod } from "./read_evidence.ts";
 
@@ -196,6 +197,34 @@ async function readConfig(
   }
 }
 
+/**
+ * The machine configuration read for a change: read again each poll while it answers a version
+ * older than the floor this plan's journal proves (config_floor.ts), until the change's transport
+ * window passes; `stale` when it never caught up.
+ */
+async function readConfigAtLeast(
+  s: Step,
+  deadline: PhaseDeadline,
+): Promise<
+  | { ok: true; config: string; version: string; stale: boolean; floor?: bigint }
+  | { ok: false; error: string }
+> {
+  const { clock } = s.deps;
+  const windowMs = deadline.transportSeconds * 1000;
+  const until = clock.now() + windowMs;
+  const floor = await configVersionFloor(s.deps.journal, s.bound.digest, s.node, s.operationId);
+  for (;;) {
+    const left = Math.max(0, until - clock.now());
+    const r = await readConfig(s.deps, s.address, s.deps.callTimeoutMs(left));
+    if (!r.ok || floor === undefined) return r.ok ? { ...r, stale: false } : r;
+    const v = configVersionOf(r.version);
+    // A version that is not a number cannot be compared: judged as before, on the read itself.
+    if (v === undefined || v >= floor) return { ...r, stale: false };
+    if (clock.now() + s.deps.pollIntervalMs > until) return { ...r, stale: true, floor };
+    await clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
+  }
+}
+
 async function upgrade(s: Step, component: UpgradeComponent, target: string): Promise<NodeOutcome> {
   const plan = s.bound.plan;
   const deadline = deadlineOf(plan, component);
@@ -253,12 +282,18 @@ async function changeConfig(
   deadline: PhaseDeadline,
   route: string,
 ): Promise<NodeOutcome> {
-  // The configuration is re-read right before the change: the apply replaces the whole document.
-  const fresh = await readConfig(
-    s.deps,
-    s.address,
-    s.deps.callTimeoutMs(deadline.transportSeconds * 1000),
-  );
+  // The configuration is re-read right before the change: the apply replaces the whole document,
+  // so it must be based on a read no older than what this plan's earlier changes left.
+  const fresh = await readConfigAtLeast(s, deadline);
+  if (fresh.ok && fresh.stale) {
+    return await haltUnresolved(
+      s,
+      "ComponentConfigStale",
+      `${s.node}'s machine configuration read at version ${fresh.version}, older than version ` +
+        `${fresh.floor} this plan's earlier change left, until the transport deadline; ` +
+        `a whole-document apply on it would undo that change, so nothing was sent`,
+    );
+  }
   const next = fresh.ok ? withComponentImage(fresh.config, component, target) : undefined;
   if (!next) {
     return await haltUnresolved(
@@ -306,7 +341,10 @@ async function changeConfig(
       applied.sent.detail,
     );
   }
-  if (component === "kube-proxy") return await kubeProxyAfterConfig(s, target, stepKit);
+  if (component === "kube-proxy") {
+    const basedOn = fresh.ok ? configVersionOf(fresh.version) : undefined;
+    return await kubeProxyAfterConfig(s, target, stepKit, basedOn);
+  }
   return await observeAndSettle(s, component);
 }
 
@@ -465,10 +503,17 @@ async function settle(
   // A component that just restarted may raise a brief alert or lag a read: rounds until one passes
   // within its verification window.
   const post = await postGateWithin(s, deadline.verificationSeconds * 1000);
-  // The completion read: ordered after the last accounting (its basis is allocated now).
+  // The completion read: ordered after the last accounting (its basis is allocated now). A read
+  // that shows nothing (an answer from before the change, a lost one) is taken again, each time
+  // with a fresh basis, while the verification window lasts: it judges nothing either way.
   const actor = controllerActor(s.deps.owner);
-  const basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
-  const last = await look();
+  let basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+  let last = await look();
+  while (last.reading === "unreadable" && s.deps.clock.now() + s.deps.pollIntervalMs <= until) {
+    await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
+    basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+    last = await look();
+  }
   let reading = last.reading;
   if (reading === "established" && post.verdict !== "pass") {
     reading = post.verdict === "fail" ? "contradicted" : "unreadable";

@@ -2,7 +2,8 @@
  * The campaign's other plan kinds (src/app/dst/kinds.ts): a KubernetesUpgrade and a ConfigApply
  * run clean on their seeds, and the invariants that are theirs fire on a deliberately broken
  * executor (10: a control-plane component moved on two nodes at once; 11: an activating reboot
- * before the staged configuration was observed stored).
+ * before the staged configuration was observed stored; 16: a configuration change that takes an
+ * earlier one back).
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { type InvariantId, INVARIANTS } from "../../../src/app/dst/invariants.ts";
@@ -74,6 +75,24 @@ Deno.test("dst invariant 11 fires when the executor reboots before its staged ap
         // The broken executor activates first: a reboot before the staged apply is even sent.
         await checked.talos.reboot(address, "DEFAULT", opts);
         return await checked.talos.applyConfiguration(address, input, opts);
+      },
+    }),
+  }));
+});
+
+Deno.test("dst invariant 16 fires when the executor bases a change on a document from before its last one", async () => {
+  // The broken executor keeps the first machine configuration it read of each node and hands it
+  // out again under the version read now, so no version check can tell: each component's
+  // whole-document change puts the one before it back to the old version.
+  const first = new Map<string, string>();
+  await fires(16, "KubernetesUpgrade", K8S_SEED, (checked) => ({
+    kube: checked.kube,
+    talos: withTalos(checked.talos, {
+      resource: async (node, ref, opts) => {
+        const r = await checked.talos.resource(node, ref, opts);
+        if (ref.type !== "MachineConfigs.config.talos.dev") return r;
+        if (!first.has(node)) first.set(node, r.yamlSpec);
+        return { ...r, yamlSpec: first.get(node)! };
       },
     }),
   }));
