@@ -52,6 +52,8 @@ export class GitRemote implements PlanSource {
   readonly #reads = new Map<string, Uint8Array | undefined>();
   /** Commit ids already found in the cache repository. */
   readonly #present = new Set<string>();
+  /** Looks for a commit under way, by id (see #requireCommit). */
+  readonly #looking = new Map<string, Promise<boolean>>();
 
   private constructor(opts: GitRemoteOptions) {
     this.#opts = opts;
@@ -68,6 +70,8 @@ export class GitRemote implements PlanSource {
     await remote.#git(["config", "--", "remote.origin.url", opts.url]);
     await remote.#git(["config", "--", "remote.origin.fetch", `+refs/heads/*:${TRACKING}*`]);
     await remote.#git(["config", "--", "gc.auto", "0"]);
+    // Nor the maintenance git would otherwise start after every fetch (a process per fetch).
+    await remote.#git(["config", "--", "maintenance.auto", "false"]);
     return remote;
   }
 
@@ -329,10 +333,18 @@ export class GitRemote implements PlanSource {
     // A commit once found stays: fetches never delete objects here (gc.auto is 0), so each id
     // costs one git process, not one per read (a cycle reads a commit a dozen times).
     if (this.#present.has(commit)) return;
-    const exists = COMMIT_ID.test(commit) &&
-      (await runGit(["cat-file", "-e", "--end-of-options", `${commit}^{commit}`], {
+    // Reads of a new commit that start together (a cycle lists and walks at once) share one look.
+    let looking = this.#looking.get(commit);
+    if (!looking) {
+      looking = COMMIT_ID.test(commit)
+        ? runGit(["cat-file", "-e", "--end-of-options", `${commit}^{commit}`], {
           gitDir: this.gitDir,
-        })).code === 0;
+        }).then((r) => r.code === 0)
+        : Promise.resolve(false);
+      this.#looking.set(commit, looking);
+      looking.then(() => this.#looking.delete(commit), () => this.#looking.delete(commit));
+    }
+    const exists = await looking;
     if (exists) {
       if (this.#present.size >= READ_CACHE_ENTRIES) this.#present.clear();
       this.#present.add(commit);

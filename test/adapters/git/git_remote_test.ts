@@ -441,3 +441,29 @@ Deno.test("a stop signal ends a fetch stuck on a silent remote at once with GitS
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("the cache repository runs no maintenance of its own: no gc, and no process after each fetch", async () => {
+  const f = await fixture();
+  try {
+    const remote = await openRemote(f);
+    const config = async (key: string) =>
+      (await git(["--git-dir", remote.gitDir, "config", "--get", key])).trim();
+    assertEquals(await config("gc.auto"), "0");
+    assertEquals(await config("maintenance.auto"), "false");
+    // A fetch started with git's trace on names every process it runs: no `maintenance run`.
+    await f.work.commit({ "plans/a.yaml": "a: 1\n" }, "a plan");
+    await f.work.push("main");
+    const traced = await new Deno.Command("git", {
+      args: ["--git-dir", remote.gitDir, "fetch", "--quiet", "--", "origin"],
+      env: { GIT_TRACE: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const trace = td.decode(traced.stderr);
+    ok(traced.success, trace);
+    ok(trace.includes("run_command"), trace);
+    ok(!trace.includes("maintenance run"), trace);
+  } finally {
+    await f.close();
+  }
+});
