@@ -7,6 +7,7 @@
  */
 import { parse } from "yaml";
 import { componentImage, type UpgradeComponent } from "../../domain/k8s_upgrade/machine_config.ts";
+import { ContentMemo } from "../../domain/content_memo.ts";
 import { sha256Hex } from "../../domain/plan/digest.ts";
 import { bindConfigApply, executeConfigApply } from "../../engine/config_apply/run_config_apply.ts";
 import { bindKubernetesUpgrade, executeKubernetesUpgrade } from "../../engine/k8s_upgrade/run.ts";
@@ -172,15 +173,12 @@ export const KUBERNETES_UPGRADE: PlanKindDriver = {
 };
 
 /** The image a stored document names for a component, parsed once per document text. */
-const storedImages = new Map<string, string | undefined>();
+const storedImages = new ContentMemo<string | undefined>(256);
 function storedImage(config: string, component: UpgradeComponent): string | undefined {
-  const key = `${component}\u0000${config}`;
-  if (!storedImages.has(key)) {
-    // Documents change a few times a seed: a small map, emptied when it fills, is enough.
-    if (storedImages.size >= 256) storedImages.clear();
-    storedImages.set(key, componentImage(config, component));
-  }
-  return storedImages.get(key);
+  return storedImages.get(
+    `${component}\u0000${config}`,
+    () => componentImage(config, component),
+  );
 }
 
 /**

@@ -648,13 +648,7 @@ export const SCENARIOS: readonly Scenario[] = [
       "read is taken again until it is no older than the plan's earlier change left",
     seed: 8,
     kind: "KubernetesUpgrade",
-    events: ({ node }) => [
-      staleRead(node, "talos.cosi.Get", {
-        type: "MachineConfigs.config.talos.dev",
-        lag: 2,
-        every: 2,
-      }),
-    ],
+    events: ({ node }) => [staleMachineConfig(node, 2)],
     expect: { state: "completed", end: "completed" },
   },
   {
@@ -669,16 +663,19 @@ export const SCENARIOS: readonly Scenario[] = [
     // Three control planes: the first one's kube-proxy change is judged on its configuration
     // (the last one's moves the DaemonSet).
     planNodes: 3,
-    events: ({ node }) => [
-      staleRead(node, "talos.cosi.Get", {
-        type: "MachineConfigs.config.talos.dev",
-        lag: 3,
-        every: 2,
-      }),
-    ],
+    events: ({ node }) => [staleMachineConfig(node, 3)],
     expect: { state: "completed", end: "completed" },
   },
 ];
+
+/** Every other machine-configuration read of `node` answered from `lag` reads before. */
+function staleMachineConfig(node: string, lag: number): DstEvent {
+  return staleRead(node, "talos.cosi.Get", {
+    type: "MachineConfigs.config.talos.dev",
+    lag,
+    every: 2,
+  });
+}
 
 /** Every read of `point` on `node` answered with the one before it (a lagging apid proxy). */
 function staleRead(
