@@ -63,6 +63,8 @@ export async function startConfigRehearsal(o: RehearsalOptions): Promise<ConfigR
         callTimeoutMs: timing.callTimeoutMs,
         talos: cluster.talos,
       }),
+      // The rehearsal's own journal, in its current epoch.
+      undefined,
     );
     const bound = pre.ok
       ? await bindConfigApply(raw, {

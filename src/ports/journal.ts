@@ -191,10 +191,16 @@ export interface ObservationInput {
    */
   readonly machineIdentity?: string;
   readonly actor: Actor;
+  /**
+   * The journal epoch the writer started in: refused (`EpochSuperseded`, nothing written) unless
+   * it is still the journal's. A controller's acts carry it, so one fenced by a recovery entry or
+   * a journal restore records nothing after it; `cairn recover` acts in the current epoch.
+   */
+  readonly epoch?: string;
 }
 
 /** A stored observation. */
-export interface ObservationRecord extends Omit<ObservationInput, "actor" | "basis"> {
+export interface ObservationRecord extends Omit<ObservationInput, "actor" | "basis" | "epoch"> {
   readonly id: string;
   readonly basis: number;
   readonly revision: number;
@@ -276,6 +282,12 @@ export interface HealthRoundInput {
   readonly startedAtMs: number;
   readonly finishedAtMs: number;
   readonly results: readonly HealthResultInput[];
+  /**
+   * The journal epoch the writer started in: refused (`EpochSuperseded`, nothing written) unless
+   * it is still the journal's. A controller's acts carry it, so one fenced by a recovery entry or
+   * a journal restore records nothing after it; `cairn recover` acts in the current epoch.
+   */
+  readonly epoch?: string;
 }
 
 /**
@@ -309,6 +321,12 @@ export interface DispatchCheckInput {
   readonly detail: Readonly<Record<string, unknown>>;
   readonly actor: Actor;
   readonly nowMs: number;
+  /**
+   * The journal epoch the writer started in: refused (`EpochSuperseded`, nothing written) unless
+   * it is still the journal's. A controller's acts carry it, so one fenced by a recovery entry or
+   * a journal restore records nothing after it; `cairn recover` acts in the current epoch.
+   */
+  readonly epoch?: string;
 }
 
 /**
@@ -544,8 +562,11 @@ export interface Journal extends JournalHistory {
   /** Freezes or unfreezes a machine's scope gate. */
   setFrozen(machine: string, frozen: boolean, actor: Actor, nowMs: number): Promise<void>;
 
-  /** Allocates an observation basis before a remote read ("observation started"). */
-  startObservation(machine: string, actor: Actor, nowMs: number): Promise<number>;
+  /**
+   * Allocates an observation basis before a remote read ("observation started"); `epoch` as in
+   * {@link ObservationInput}.
+   */
+  startObservation(machine: string, actor: Actor, nowMs: number, epoch?: string): Promise<number>;
   /**
    * Records an observation; its revision comes from the machine counter in the same transaction.
    */

@@ -552,6 +552,59 @@ function commitmentTests(test: T): void {
     assert((await j.verifyChain()).ok);
   });
 
+  test("an observation, its basis, a health round and a dispatch check carrying a superseded epoch are refused and write nothing; the current epoch's are recorded", async (j) => {
+    const plan = (await approvedPlan(j)).digest;
+    const before = (await j.installation()).epoch;
+    const after = await j.enterRecoveryMode(ADMIN, "restored backup b-3", T0 + 1600);
+    const headBefore = (await j.events()).length;
+    const acts = (epoch: string, at: number) => [
+      () => j.startObservation("worker-1", CONTROLLER, at, epoch),
+      () =>
+        j.recordObservation({
+          machine: "worker-1",
+          purpose: "evidence",
+          planDigest: plan,
+          digest: "v1.13.9",
+          objectUid: "uid-worker-1",
+          resourceVersion: "100",
+          observedGeneration: 1,
+          observedAtMs: at,
+          summary: "",
+          actor: CONTROLLER,
+          epoch,
+        }),
+      () =>
+        j.recordHealthRound({
+          cluster: "home-ops",
+          purpose: "gate",
+          startedAtMs: at,
+          finishedAtMs: at,
+          results: [{ binding: "ceph", outcome: "pass", reason: "HealthOk", observedAtMs: at }],
+          epoch,
+        }),
+      () =>
+        j.recordDispatchCheck({
+          planDigest: plan,
+          node: "worker-1",
+          verdict: "pass",
+          detail: {},
+          actor: CONTROLLER,
+          nowMs: at,
+          epoch,
+        }),
+    ];
+    // A controller that started before the restore records none of them after it.
+    for (const act of acts(before, T0 + 1700)) await rejectsWith(act(), "EpochSuperseded");
+    assertEquals((await j.events()).length, headBefore, "a refused act writes nothing");
+    assertEquals((await j.machineObservations("worker-1")).length, 0);
+    for (const act of acts(after, T0 + 1800)) await act();
+    assertEquals(
+      (await j.events()).slice(headBefore).map((e) => e.kind),
+      ["observation-started", "observation", "health-round", "dispatch-check"],
+    );
+    assert((await j.verifyChain()).ok);
+  });
+
   test("the gate stays closed in recovery mode until the scope is released in this epoch", async (j) => {
     const plan = (await approvedPlan(j)).digest;
     await observe(j, { machine: "worker-1", at: T0 + 1500, plan });

@@ -8,7 +8,7 @@ import type { Kysely, Transaction } from "kysely";
 import type { ClusterFreezeInput, RolloutEventInput } from "../../ports/journal.ts";
 import type { ClusterFreezeEntry, RolloutEventEntry } from "../../ports/journal_history.ts";
 import { appendEvent } from "./hash_chain.ts";
-import type { Ctx } from "./context.ts";
+import { assertCurrentEpoch, type Ctx } from "./context.ts";
 import { actorText, fail } from "./rows.ts";
 import type { EventTable, JournalDB } from "./schema.ts";
 
@@ -56,12 +56,7 @@ export async function readClusterFreeze(
 
 /** Appends one rollout event; one carrying a superseded epoch is refused. */
 export function rolloutEventTx(ctx: Ctx, input: RolloutEventInput): Promise<number> {
-  if (input.epoch !== undefined && input.epoch !== ctx.inst.epoch) {
-    fail(
-      "EpochSuperseded",
-      `epoch ${input.epoch} is not the current epoch ${ctx.inst.epoch}; restart the process`,
-    );
-  }
+  assertCurrentEpoch(ctx, input.epoch);
   return appendEvent(ctx.tx, {
     atMs: input.nowMs,
     kind: "rollout-event",

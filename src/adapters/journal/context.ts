@@ -16,6 +16,21 @@ export interface Ctx {
   readonly point: (name: string) => Promise<void>;
 }
 
+/**
+ * Refuses an act carrying the epoch its writer started in when that epoch is no longer the
+ * journal's (a recovery entry or a journal restore came since): the writer is a fenced controller
+ * and must record nothing more. An act without one (`cairn recover`, an operator's command) acts
+ * in the current epoch by design.
+ */
+export function assertCurrentEpoch(ctx: Ctx, epoch: string | undefined): void {
+  if (epoch !== undefined && epoch !== ctx.inst.epoch) {
+    fail(
+      "EpochSuperseded",
+      `epoch ${epoch} is not the current epoch ${ctx.inst.epoch}; restart the process`,
+    );
+  }
+}
+
 /** Refuses a caller whose epoch is not current or whose token no longer owns `op`. */
 export function assertOwner(ctx: Ctx, op: OperationTable, t: OwnerToken): void {
   if (t.epoch !== ctx.inst.epoch) {

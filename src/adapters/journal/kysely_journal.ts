@@ -51,7 +51,7 @@ import { classifyTx, recoveryDecisionTx, responseTx, transitionTx } from "./acco
 import { resumeTx } from "./resume.ts";
 import { commitTx, recordRefusalTx } from "./commitment.ts";
 import { recoveryAttemptTx, recoveryResponseTx } from "./recovery_attempt.ts";
-import { assertOwner, type Ctx, machineEvent } from "./context.ts";
+import { assertCurrentEpoch, assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { appendEvent, checkChain, toEvent } from "./hash_chain.ts";
 import { clusterFreezeTx, readClusterFreeze, rolloutEventTx } from "./beside.ts";
 import { hookClaimTx, hookDischargeTx, hookOwedTx, obligationsOf } from "./hook_obligations.ts";
@@ -318,16 +318,17 @@ export class KyselyJournal implements Journal {
     });
   }
 
-  startObservation(machine: string, actor: Actor, nowMs: number): Promise<number> {
-    return this.#tx((ctx) =>
-      machineEvent(ctx, {
+  startObservation(machine: string, actor: Actor, nowMs: number, epoch?: string): Promise<number> {
+    return this.#tx((ctx) => {
+      assertCurrentEpoch(ctx, epoch);
+      return machineEvent(ctx, {
         machine,
         kind: "observation-started",
         actor: actorText(actor),
         body: {},
         nowMs,
-      })
-    );
+      });
+    });
   }
 
   recordObservation(input: ObservationInput): Promise<ObservationRecord> {
@@ -338,6 +339,7 @@ export class KyselyJournal implements Journal {
       throw new RangeError(`a ${input.purpose} observation records no machine identity`);
     }
     return this.#tx(async (ctx) => {
+      assertCurrentEpoch(ctx, input.epoch);
       const id = this.#ids.newId("obs");
       const revision = await machineEvent(ctx, {
         machine: input.machine,
@@ -458,6 +460,7 @@ export class KyselyJournal implements Journal {
 
   recordHealthRound(input: HealthRoundInput): Promise<string> {
     return this.#tx(async (ctx) => {
+      assertCurrentEpoch(ctx, input.epoch);
       const id = this.#ids.newId("hr");
       const outcomes = input.results.map((r) => r.outcome);
       const verdict = outcomes.includes("fail")
@@ -526,16 +529,17 @@ export class KyselyJournal implements Journal {
 
   recordDispatchCheck(input: DispatchCheckInput): Promise<number> {
     // No plan row is required: a plan refused at its first dispatch check is never bound.
-    return this.#tx((ctx) =>
-      appendEvent(ctx.tx, {
+    return this.#tx((ctx) => {
+      assertCurrentEpoch(ctx, input.epoch);
+      return appendEvent(ctx.tx, {
         atMs: input.nowMs,
         kind: "dispatch-check",
         machine: input.node,
         epoch: ctx.inst.epoch,
         actor: `${input.actor.role}:${input.actor.identity}`,
         body: { plan: input.planDigest, node: input.node, verdict: input.verdict, ...input.detail },
-      })
-    );
+      });
+    });
   }
 
   transition(input: TransitionInput): Promise<OperationRecord> {

@@ -157,17 +157,53 @@ export function controllerJournal(c: ControllerContext, j: Journal): Journal {
   };
   return new Proxy(j, {
     get(target, p) {
-      const own = (wrapped as Record<PropertyKey, unknown>)[p];
-      if (own) return own;
+      const own = (wrapped as Record<PropertyKey, unknown>)[p] as
+        | ((...a: unknown[]) => Promise<unknown>)
+        | undefined;
       const v = Reflect.get(target, p, target);
-      if (typeof v !== "function") return v;
-      return (...args: unknown[]) => {
+      if (!own && typeof v !== "function") return v;
+      const call = own ?? ((...args: unknown[]) => {
         const r = v.apply(target, args);
         return r instanceof Promise ? guard(life, r) : r;
+      });
+      if (typeof p !== "string" || READS.has(p)) return call;
+      return (...args: unknown[]) => {
+        // Asked after the checker heard of the restore: the act is queued behind the recovery
+        // entry (the restore enqueues it before telling the checker), so it runs in the new epoch
+        // and must be refused. One asked before may have landed before the restore replaced it.
+        const fenced = checker.ranBeforeRestore(owner);
+        const r = call(...args);
+        if (!fenced || !(r instanceof Promise)) return r;
+        return r.then((v) => {
+          const refusal = typeof v === "object" && v !== null && "ok" in v && v.ok === false;
+          if (!refusal && !step(life, () => checker.fencedActRecorded(owner, p))) return never;
+          return v;
+        });
       };
     },
   });
 }
+
+/** Journal calls that record nothing (17 judges every other call a fenced controller makes). */
+const READS: ReadonlySet<string> = new Set([
+  "installation",
+  "getPlan",
+  "hookObligations",
+  "getOperation",
+  "listOperations",
+  "showOperation",
+  "events",
+  "verifyChain",
+  "exportAll",
+  "close",
+  // JournalHistory
+  "planHistory",
+  "listPlans",
+  "nameBindings",
+  "frozenMachines",
+  "clusterFreeze",
+  "machineObservations",
+]);
 
 /** The Kubernetes API as this controller reaches it: partitions, stale reads, sends checked. */
 export function controllerKube(c: ControllerContext, k: Kube, now: () => number): Kube {

@@ -35,6 +35,7 @@ export const INVARIANTS = {
   14: "after a journal restore, the controller that ran before it sends nothing",
   15: "after a journal restore, no commitment or attempt under the approval from before it",
   16: "a configuration change never takes back one the same plan's accepted change made",
+  17: "after a journal restore, every journal act of the controller that ran before it is refused",
 } as const;
 
 export type InvariantId = keyof typeof INVARIANTS;
@@ -413,6 +414,17 @@ export class InvariantChecker {
     if (this.#preRestore) {
       this.#fail(15, `${controller} ${what} after the journal restore, under the old approval`);
     }
+  }
+
+  /**
+   * 17: a journal act of `controller` returned done although the controller ran before the
+   * restore and made the act after it (so the act was queued behind the recovery entry, in the
+   * new epoch). Acts without an owner token (observations, health rounds, dispatch checks) carry
+   * the epoch the controller started in; the journal must refuse them all.
+   */
+  fencedActRecorded(controller: string, act: string): void {
+    this.#step++;
+    this.#fail(17, `${controller}, fenced by the journal restore, recorded ${act} after it`);
   }
 
   /** Someone other than cairn cordoned `node`. */

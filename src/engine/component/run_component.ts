@@ -72,11 +72,16 @@ export interface RunComponentOptions {
   readonly timeoutClock?: Clock;
   readonly roundIntervalMs: number;
   readonly signal?: AbortSignal;
+  /**
+   * The epoch the controller started in: one fenced by a recovery entry or a journal restore
+   * records no dispatch check and no round (`EpochSuperseded`).
+   */
+  readonly epoch?: string;
 }
 
 /** Runs the plan: authorise, observe the delivery, then the after-merge rounds. */
 export async function runComponentUpgrade(o: RunComponentOptions): Promise<ComponentOutcome> {
-  const auth = await authorizeRollout(o.journal, o.owner, o.digest, o.authority);
+  const auth = await authorizeRollout(o.journal, o.owner, o.digest, o.authority, o.epoch);
   if (!auth.ok) {
     return { end: "refused", refusal: auth.stop, rounds: [], pins: [] };
   }
@@ -191,6 +196,7 @@ async function afterMergeRounds(
       startedAtMs: outcome.window.startedAtMs,
       finishedAtMs: clock.now(),
       results: journalRows(outcome),
+      ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
     });
     rounds.push({ roundId, outcome });
     const remaining = deadlineMs - clock.now();

@@ -346,7 +346,10 @@ async function settle(
   // above may be minutes old by now; a setting reverted meanwhile is never reported active).
   const actor = controllerActor(s.deps.owner);
   const settled = activationReading(storedHolds, settings) === "established";
-  let basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+  // Each basis allocated under the epoch the controller started in (a fenced one allocates none).
+  const allocateBasis = () =>
+    s.deps.journal.startObservation(s.node, actor, s.deps.clock.now(), s.deps.epoch);
+  let basis = await allocateBasis();
   settings = await read();
   // Settings observed active that this read shows not active are read again (a fresh basis each
   // time) within the window: a read answered from an earlier answer (a lagging apid proxy or
@@ -358,7 +361,7 @@ async function settle(
     s.deps.clock.now() < rereadUntil
   ) {
     await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
-    basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+    basis = await allocateBasis();
     settings = await read();
   }
   let reading = activationReading(storedHolds, settings);
@@ -382,6 +385,7 @@ async function settle(
     summary,
     postcondition: reading,
     actor,
+    ...(s.deps.epoch !== undefined ? { epoch: s.deps.epoch } : {}),
   });
   const out = (state: NodeOutcome["state"], reason: Reason) => ({
     ...outcome(s, state, reason, summary),

@@ -120,7 +120,7 @@ export async function executeConfigApply(
   const plan = o.bound.plan;
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
   const first = plan.spec.nodes[0]!.name;
-  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority);
+  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority, o.epoch);
   if (!pre.ok) {
     return {
       state: pre.stop.verdict === "refused" ? "refused" : "halted",

@@ -38,6 +38,8 @@ export async function checkAndRecord(
   digest: string,
   authority: DispatchAuthority,
   node: { readonly name: string; readonly perNode: boolean },
+  /** The epoch the controller started in: a fenced one records no check (`EpochSuperseded`). */
+  epoch: string | undefined,
 ): Promise<DispatchCheckResult> {
   const r = await checkAtDispatch(authority.subject, authority.ports, node.name);
   await journal.recordDispatchCheck({
@@ -47,6 +49,7 @@ export async function checkAndRecord(
     detail: dispatchJournalDetail(r),
     actor: controllerActor(owner),
     nowMs: authority.ports.clock.now(),
+    ...(epoch !== undefined ? { epoch } : {}),
   });
   return r;
 }
@@ -67,6 +70,8 @@ export async function authorizeRollout(
   owner: string,
   digest: string,
   authority: DispatchAuthority,
+  /** The epoch the process started in, when it carries one (`checkAndRecord`). */
+  epoch: string | undefined,
 ): Promise<{ ok: true; policy: HealthPolicy } | { ok: false; stop: DispatchStop }> {
   const first = authority.subject.plan.kind === "ComponentUpgrade"
     ? ""
@@ -74,7 +79,7 @@ export async function authorizeRollout(
   const r = await checkAndRecord(journal, owner, digest, authority, {
     name: first,
     perNode: false,
-  });
+  }, epoch);
   const stop = dispatchStop(r);
   if (stop) return { ok: false, stop };
   return { ok: true, policy: r.policy! };

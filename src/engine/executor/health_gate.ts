@@ -18,6 +18,11 @@ export interface JournalHealthGateOptions {
   readonly intervalMs: number;
   /** Told of each recorded round (metrics). */
   readonly observer?: ExecutionObserver;
+  /**
+   * The epoch the controller started in: a controller fenced by a recovery entry or a journal
+   * restore records no round (`EpochSuperseded`). Absent for `cairn recover` (current epoch).
+   */
+  readonly epoch?: string;
 }
 
 /**
@@ -54,6 +59,7 @@ export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
         startedAtMs: outcome.window.startedAtMs,
         finishedAtMs: o.clock.now(),
         results: journalRows(outcome),
+        ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
       });
       o.observer?.onHealthRound?.({ purpose, verdict: outcome.verdict });
       return {

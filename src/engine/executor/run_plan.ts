@@ -261,7 +261,8 @@ export async function authorizeBeforeBind(o: {
     ? o.parsed.plan
     : asTalosUpgrade(o.parsed);
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
-  const pre = await authorizeRollout(o.journal, o.owner, o.parsed.sha256, authority);
+  // A one-shot process before binding: it acts in the journal's current epoch.
+  const pre = await authorizeRollout(o.journal, o.owner, o.parsed.sha256, authority, undefined);
   return pre.ok ? undefined : stoppedBeforeStart(plan, pre.stop);
 }
 
@@ -271,7 +272,7 @@ export async function authorizeBeforeBind(o: {
  */
 export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
   const authority = dispatchAuthority(o.bound.plan, o.authority, { ...o, talos: o.cluster.talos });
-  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority);
+  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority, o.epoch);
   if (!pre.ok) {
     o.log.warn("dispatch check did not pass", {
       reason: pre.stop.reason,
@@ -322,6 +323,9 @@ export async function executionDeps(
     o.operating?.alertmanager,
     o.watchCaches,
   );
+  // The process's epoch when it carries one (read once at its start), else read once now: the
+  // epoch the controller acts in from here on, never refreshed under it.
+  const epoch = o.epoch ?? (await o.journal.installation()).epoch;
   const health = journalHealthGate({
     clock: o.clock,
     ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
@@ -330,11 +334,9 @@ export async function executionDeps(
     policy: authorized.policy,
     cluster: plan.metadata.cluster,
     intervalMs: o.roundIntervalMs,
+    epoch,
     ...(o.observer ? { observer: o.observer } : {}),
   });
-  // The process's epoch when it carries one (read once at its start), else read once now: the
-  // epoch the controller acts in from here on, never refreshed under it.
-  const epoch = o.epoch ?? (await o.journal.installation()).epoch;
   const deps: ExecutorDeps = {
     clock: o.clock,
     journal: o.journal,

@@ -200,7 +200,7 @@ export async function completionObservation(
 ): Promise<{ id: string; reading: PostconditionReading; summary: string }> {
   const { journal, clock, owner } = s.deps;
   const actor = controllerActor(owner);
-  const basis = await journal.startObservation(s.node, actor, clock.now());
+  const basis = await journal.startObservation(s.node, actor, clock.now(), s.deps.epoch);
   const read = await readBoot(
     s,
     s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
@@ -232,6 +232,7 @@ export async function completionObservation(
     summary,
     postcondition: reading,
     actor,
+    ...(s.deps.epoch !== undefined ? { epoch: s.deps.epoch } : {}),
   });
   return { id: rec.id, reading, summary };
 }

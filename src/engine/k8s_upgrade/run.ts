@@ -87,7 +87,7 @@ export async function executeKubernetesUpgrade(
 ): Promise<RolloutOutcome> {
   const plan = o.bound.plan;
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
-  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority);
+  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority, o.epoch);
   if (!pre.ok) {
     return stoppedBefore(plan, { ...pre.stop, refused: pre.stop.verdict === "refused" });
   }
@@ -99,6 +99,7 @@ export async function executeKubernetesUpgrade(
     cluster: o.cluster,
     nowMs: () => o.clock.now(),
     timeoutMs: o.callTimeoutMs(plan.spec.phases.deadlines.controlPlane.transportSeconds * 1000),
+    epoch: o.epoch,
   });
   if (k8s.stop) {
     o.log.warn("kubernetes check did not pass", { reason: k8s.stop.reason });

@@ -135,6 +135,7 @@ export async function runComponentStep(
     nowMs: () => deps.clock.now(),
     timeoutMs: readMs,
     step: { key: step.key, node: node.name, component },
+    epoch: deps.epoch,
   });
   if (k8s.stop) {
     return notCommitted(node.name, k8s.stop.reason, k8s.stop.detail, k8s.stop.refused);
@@ -507,11 +508,14 @@ async function settle(
   // that shows nothing (an answer from before the change, a lost one) is taken again, each time
   // with a fresh basis, while the verification window lasts: it judges nothing either way.
   const actor = controllerActor(s.deps.owner);
-  let basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+  // Each basis allocated under the epoch the controller started in (a fenced one allocates none).
+  const allocateBasis = () =>
+    s.deps.journal.startObservation(s.node, actor, s.deps.clock.now(), s.deps.epoch);
+  let basis = await allocateBasis();
   let last = await look();
   while (last.reading === "unreadable" && s.deps.clock.now() + s.deps.pollIntervalMs <= until) {
     await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
-    basis = await s.deps.journal.startObservation(s.node, actor, s.deps.clock.now());
+    basis = await allocateBasis();
     last = await look();
   }
   let reading = last.reading;
@@ -543,6 +547,7 @@ async function settle(
     summary,
     postcondition: reading,
     actor,
+    ...(s.deps.epoch !== undefined ? { epoch: s.deps.epoch } : {}),
   });
   if (reading === "established") {
     await transition(s, "completed", "CompletionObserved", summary, rec.id);

@@ -96,6 +96,7 @@ export async function executeComponent(
       ...(s.timeoutClock ? { timeoutClock: s.timeoutClock } : {}),
       roundIntervalMs: s.roundIntervalMs,
       signal: opts.signal,
+      epoch,
     });
   } finally {
     evidence.stop();

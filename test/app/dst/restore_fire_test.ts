@@ -1,5 +1,5 @@
 /**
- * The journal-restore invariants of the simulation campaign (14, 15; docs/dst.md) are not
+ * The journal-restore invariants of the simulation campaign (14, 15, 17; docs/dst.md) are not
  * vacuous: each fires on a deliberately broken executor (`ExecuteOptions.variant`) on a fixed
  * seed with a real restore (the journal's rows replaced with an earlier backup, then a recovery
  * entry), and the correct executor passes the same seed and schedule.
@@ -7,7 +7,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { CairnError } from "../../../src/domain/errors.ts";
 import { type InvariantId, INVARIANTS } from "../../../src/app/dst/invariants.ts";
-import { runSeed, type Variant } from "../../../src/app/dst/run_seed.ts";
+import { runSeed, type SeedOptions, type Variant } from "../../../src/app/dst/run_seed.ts";
 import type { DstEvent } from "../../../src/app/dst/schedule.ts";
 import type { AttemptRecord, Journal } from "../../../src/ports/journal.ts";
 
@@ -24,11 +24,19 @@ async function pointOf(name: string, nth: number): Promise<number> {
   return i + 1;
 }
 
-async function fires(invariant: InvariantId, variant: Variant, events: readonly DstEvent[]) {
+async function fires(
+  invariant: InvariantId,
+  brokenBy: Variant | Pick<SeedOptions, "journalVariant">,
+  events: readonly DstEvent[],
+) {
   const correct = await runSeed({ ...BASE, events });
   assertEquals(correct.violation, undefined, `the correct executor: ${correct.violation?.detail}`);
   assertEquals(correct.error, undefined);
-  const broken = await runSeed({ ...BASE, events, variant });
+  const broken = await runSeed({
+    ...BASE,
+    events,
+    ...(typeof brokenBy === "function" ? { variant: brokenBy } : brokenBy),
+  });
   assert(broken.violation, `invariant ${invariant} did not fire (end ${broken.end})`);
   assertEquals(
     broken.violation.invariant,
@@ -48,14 +56,23 @@ Deno.test("dst invariant 14 fires when the executor, fenced by a journal restore
   // first commitment: the controller that ran before goes on, its journal acts refused.
   const atPoint = await pointOf("attempt:after-commit", 2);
   const last: { attempt?: AttemptRecord } = {};
-  const ignoresTheFence: Variant = (d) => {
-    const j = d.journal;
-    const swallow = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => (...a: A) =>
+  // Wraps the journal the executor is given (its health gate records through it too).
+  const ignoresTheFence = (j: Journal): Journal => {
+    // A refused act answers as if it had been recorded (an id, a basis, the input echoed), so
+    // the executor goes on as if nothing fenced it.
+    const swallow = <A extends unknown[], R>(f: (...a: A) => Promise<R>, p: string) => (...a: A) =>
       f(...a).catch((e) => {
-        if (fenced(e)) return undefined as R;
-        throw e;
+        if (!fenced(e)) throw e;
+        const input = a[0] as Record<string, unknown>;
+        const fake: Record<string, unknown> = {
+          startObservation: 1,
+          recordObservation: { ...input, id: "obs_fenced", basis: 1, revision: 1 },
+          recordHealthRound: "hr_fenced",
+          recordDispatchCheck: 0,
+        };
+        return fake[p] as R;
       });
-    const journal = new Proxy(j, {
+    return new Proxy(j, {
       get(target, p) {
         if (p === "beginAttempt") {
           return async (input: Parameters<Journal["beginAttempt"]>[0]) => {
@@ -71,16 +88,21 @@ Deno.test("dst invariant 14 fires when the executor, fenced by a journal restore
         const v = Reflect.get(target, p, target);
         if (typeof v !== "function") return v;
         const bound = v.bind(target);
-        return ["recordPhase", "recordResponse", "transition", "recordObservation"].includes(
-            String(p),
-          )
-          ? swallow(bound)
+        return [
+            "recordPhase",
+            "recordResponse",
+            "transition",
+            "startObservation",
+            "recordObservation",
+            "recordHealthRound",
+            "recordDispatchCheck",
+          ].includes(String(p))
+          ? swallow(bound, String(p))
           : bound;
       },
     }) as Journal;
-    return { ...d, journal };
   };
-  await fires(14, ignoresTheFence, [{ kind: "restore", atPoint, backupAt: 1 }]);
+  await fires(14, { journalVariant: ignoresTheFence }, [{ kind: "restore", atPoint, backupAt: 1 }]);
 });
 
 Deno.test("dst invariant 15 fires when the executor approves its plan again after a journal restore", async () => {
@@ -111,4 +133,30 @@ Deno.test("dst invariant 15 fires when the executor approves its plan again afte
     return { ...d, journal };
   };
   await fires(15, reapproves, [{ kind: "restore", atPoint, backupAt }]);
+});
+
+Deno.test("dst invariant 17 fires when the executor, fenced by a journal restore, records its acts without the epoch it started in", async () => {
+  // Restored when the first worker's operation completes, from a backup taken at its commitment:
+  // the controller that ran before goes on to the post-gate round, an act without an owner token.
+  // Carrying its epoch, the round is refused (EpochSuperseded) and the controller stops; without
+  // it, the round is recorded in the new epoch as if the controller were current.
+  const atPoint = await pointOf("transition:verifying->completed", 1);
+  const backupAt = await pointOf("commit:after-commit", 1);
+  // Wraps the journal the executor is given (its health gate records through it too).
+  const dropsItsEpoch = (j: Journal): Journal =>
+    new Proxy(j, {
+      get(target, p) {
+        if (p === "startObservation") {
+          return (machine: string, actor: Parameters<Journal["startObservation"]>[1], at: number) =>
+            j.startObservation(machine, actor, at);
+        }
+        if (p === "recordObservation" || p === "recordHealthRound" || p === "recordDispatchCheck") {
+          const f = Reflect.get(target, p, target) as (i: { epoch?: string }) => Promise<unknown>;
+          return ({ epoch: _dropped, ...input }: { epoch?: string }) => f.call(target, input);
+        }
+        const v = Reflect.get(target, p, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    }) as Journal;
+  await fires(17, { journalVariant: dropsItsEpoch }, [{ kind: "restore", atPoint, backupAt }]);
 });

@@ -1,9 +1,11 @@
 /**
  * A controller carries the journal epoch it started in (engine/executor/run_plan.ts
  * `executionDeps`): when the epoch changes under it (a journal restore, which a recovery admin
- * records as a recovery entry and exit), its next commitment is refused `EpochSuperseded` and
- * nothing more reaches the cluster. Only a new process, which reads the new epoch, may act
- * (docs/operation-model.md §2.8). tools/mutants/epoch.json names the mutant this test kills.
+ * records as a recovery entry and exit), its next act is refused `EpochSuperseded` (a commitment
+ * or takeover by its token, a health round, observation or dispatch check by the epoch it
+ * carries) and nothing more reaches the cluster or the journal. Only a new process, which reads
+ * the new epoch, may act (docs/operation-model.md §2.8). tools/mutants/epoch.json names the
+ * mutants these tests kill.
  */
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import type { Journal } from "../../../src/ports/journal.ts";
@@ -16,18 +18,22 @@ import { approvedPlan, committed, counterIds, T0 } from "../../_helpers/journal_
 import { MemoryLogger } from "../../_helpers/memory_logger.ts";
 
 const ADMIN = { identity: "test-admin", role: "recovery-admin" as const };
+const NODES = ["worker-1", "worker-2"];
 
 /** Mints a new epoch as a restore does: recovery entered, every scope released, recovery left. */
 async function restoreEpoch(j: Journal, nowMs: number): Promise<string> {
   const epoch = await j.enterRecoveryMode(ADMIN, "journal restored from a backup", nowMs);
-  for (const op of await j.listOperations()) {
-    await j.releaseRecoveryScope(op.machine, ADMIN, nowMs).catch(() => undefined);
+  // Every machine the journal knows (an operation's, or one only observed) has a scope.
+  const machines = new Set([...(await j.listOperations()).map((op) => op.machine), ...NODES]);
+  for (const machine of machines) {
+    await j.releaseRecoveryScope(machine, ADMIN, nowMs).catch(() => undefined);
   }
-  await j.exitRecoveryMode(ADMIN, nowMs);
+  // A scope a live operation holds keeps the journal in recovery mode (cairn recover's work).
+  await j.exitRecoveryMode(ADMIN, nowMs).catch(() => undefined);
   return epoch;
 }
 
-Deno.test("executor: a controller started before a journal restore is refused its next commitment and sends nothing", async () => {
+Deno.test("executor: a controller started before a journal restore is refused its next act (the gate round), records nothing more and sends nothing", async () => {
   const raw = await openJournal({ url: ":memory:", ids: counterIds("e"), nowMs: 0 });
   const seen: { restored?: { before: string; after: string }; sent?: string } = {};
   // Right after the first node's operation completes (between the two node steps), the journal
@@ -49,7 +55,7 @@ Deno.test("executor: a controller started before a journal restore is refused it
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
-  const w = await startInprocWorld({ nodes: ["worker-1", "worker-2"], journal });
+  const w = await startInprocWorld({ nodes: NODES, journal });
   /** Everything cairn sent that changes the cluster, counted at the twin. */
   const counters = () => ({
     talosMutating: w.twin.talos.stats.totalMutating,
@@ -57,24 +63,147 @@ Deno.test("executor: a controller started before a journal restore is refused it
     evictions: w.twin.kube.stats.evictions.accepted,
   });
   try {
-    const out = await w.run();
+    // The first act after the restore is the gate round before worker-2, which carries no owner
+    // token: it carries the epoch the controller started in, and the journal refuses it.
+    const refusal = await w.run().then(
+      (out) => new Error(`the run went on after the restore: ${out.state}`),
+      (e: unknown) => e,
+    );
     assert(seen.restored, "the restore happened between the node steps");
     assert(seen.restored.before !== seen.restored.after, "the restore minted a new epoch");
-    assertEquals(out.state, "halted");
-    assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
-      ["worker-1", "completed", "CompletionObserved"],
-      ["worker-2", "not-committed", "EpochSuperseded"],
-    ]);
-    const refused = out.nodes[1]!;
-    assert(refused.detail?.includes(seen.restored.before), refused.detail);
+    assert(refusal instanceof CairnError && refusal.reason === "EpochSuperseded", String(refusal));
+    assert(refusal.message.includes(seen.restored.before), refusal.message);
     const ops = await w.operations();
     assertEquals(ops.map((d) => d.operation.machine), ["worker-1"], "worker-2 has no operation");
+    assertEquals(ops[0]!.operation.state, "completed");
     assertEquals(JSON.stringify(counters()), seen.sent, "nothing was sent after the restore");
+    // Nothing after the recovery exit: no round, observation or dispatch check of the old epoch.
+    const events = await raw.events();
+    const exit = events.findLast((e) => e.kind === "recovery-exit")!;
+    assertEquals(events.filter((e) => e.seq > exit.seq).map((e) => e.kind), []);
     assertEquals(w.twin.cluster.nodes.get("worker-2")!.installsSinceBoot, 0);
   } finally {
     await w.close();
   }
 });
+
+Deno.test("executor: a controller whose epoch changed right after the commitment's evidence read is refused the commitment (not-committed, EpochSuperseded)", async () => {
+  const raw = await openJournal({ url: ":memory:", ids: counterIds("d"), nowMs: 0 });
+  const seen: { restored?: { before: string; after: string } } = {};
+  // Right after worker-2's commitment evidence is recorded: the commitment is the next act.
+  const recordObservation: Journal["recordObservation"] = async (input) => {
+    const r = await raw.recordObservation(input);
+    if (input.machine === "worker-2" && input.purpose === "evidence" && !seen.restored) {
+      const before = (await raw.installation()).epoch;
+      seen.restored = { before, after: await restoreEpoch(raw, input.observedAtMs) };
+    }
+    return r;
+  };
+  const journal = new Proxy(raw, {
+    get(target, prop) {
+      if (prop === "recordObservation") return recordObservation;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  const w = await startInprocWorld({ nodes: NODES, journal });
+  try {
+    const out = await w.run();
+    assert(seen.restored, "the restore happened before worker-2's commitment");
+    assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
+      ["worker-1", "completed", "CompletionObserved"],
+      ["worker-2", "not-committed", "EpochSuperseded"],
+    ]);
+    assert(out.nodes[1]!.detail?.includes(seen.restored.before), out.nodes[1]!.detail);
+    const ops = await w.operations();
+    assertEquals(ops.map((d) => d.operation.machine), ["worker-1"], "worker-2 has no operation");
+    assertEquals(w.twin.cluster.nodes.get("worker-2")!.installsSinceBoot, 0);
+  } finally {
+    await w.close();
+  }
+});
+
+/** A journal call as the table below names it: `method(machine/purpose)` and the like. */
+function label(method: string, input: unknown): string {
+  const x = (input ?? {}) as Record<string, unknown>;
+  const what = typeof input === "string"
+    ? input
+    : x["machine"] && x["purpose"]
+    ? `${x["machine"]}/${x["purpose"]}`
+    : x["purpose"] ?? x["node"] ?? x["to"] ?? "";
+  return `${method}(${String(what)})`;
+}
+
+/**
+ * Runs two workers with the journal restored right after the `nth` call named `after`
+ * (`label`): returns the first act the journal refused, how the run ended, and what was sent
+ * and recorded after the restore.
+ */
+async function restoredAfter(after: string, nth: number) {
+  const raw = await openJournal({ url: ":memory:", ids: counterIds("t"), nowMs: 0 });
+  let seen = 0;
+  const state: { before?: string; sent?: string; refused?: string; head?: number } = {};
+  const journal = new Proxy(raw, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (typeof v !== "function") return v;
+      return async (...args: unknown[]) => {
+        const name = label(String(prop), args[0]);
+        const r = await Promise.resolve(v.apply(target, args)).catch((e: unknown) => {
+          if (e instanceof CairnError && e.reason === "EpochSuperseded") state.refused ??= name;
+          throw e;
+        });
+        if (name === after && ++seen === nth) {
+          state.before = (await raw.installation()).epoch;
+          await restoreEpoch(raw, 0);
+          state.sent = JSON.stringify(counters());
+          state.head = (await raw.events()).at(-1)!.seq;
+        }
+        return r;
+      };
+    },
+  }) as Journal;
+  const w = await startInprocWorld({ nodes: NODES, journal });
+  const counters = () => ({
+    talosMutating: w.twin.talos.stats.totalMutating,
+    kubeMutating: w.twin.kube.stats.mutating,
+    evictions: w.twin.kube.stats.evictions.accepted,
+  });
+  try {
+    const end = await w.run().then((out) => out.state, (e: unknown) => e);
+    return {
+      ...state,
+      end,
+      sentSince: state.sent === JSON.stringify(counters()) ? "nothing" : "something",
+      recordedSince: (await raw.events(state.head)).map((e) => e.kind),
+    };
+  } finally {
+    await w.close();
+  }
+}
+
+// Each act a controller records without an owner token, as the first act after a restore: the
+// epoch it carries is refused, the run stops (EpochSuperseded) and nothing more is recorded.
+for (
+  const [after, nth, refused] of [
+    ["transition(verifying)", 1, "recordHealthRound(post-gate)"],
+    ["recordHealthRound(post-gate)", 2, "startObservation(worker-1)"],
+    ["startObservation(worker-1)", 8, "recordObservation(worker-1/completion)"],
+    ["recordHealthRound(gate)", 2, "recordDispatchCheck(worker-2)"],
+    ["recordDispatchCheck(worker-2)", 1, "startObservation(worker-2)"],
+    ["startObservation(worker-2)", 1, "recordObservation(worker-2/evidence)"],
+  ] as const
+) {
+  Deno.test(`executor: restored right after ${after} #${nth}, the fenced controller's ${refused} is refused and it records nothing more`, async () => {
+    const r = await restoredAfter(after, nth);
+    assert(r.before, `no ${nth}th ${after}`);
+    assertEquals(r.refused, refused);
+    assert(r.end instanceof CairnError && r.end.reason === "EpochSuperseded", String(r.end));
+    assert(r.end.message.includes(r.before), r.end.message);
+    assertEquals(r.sentSince, "nothing");
+    assertEquals(r.recordedSince, []);
+  });
+}
 
 Deno.test("executor: a takeover refused because the controller's epoch is superseded stops the run (EpochSuperseded), never a lost race", async () => {
   const j = await openJournal({ url: ":memory:", ids: counterIds("k"), nowMs: T0 });
