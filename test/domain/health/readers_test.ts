@@ -328,6 +328,21 @@ Deno.test("services and version readers compare each node with the expectation",
   );
 });
 
+Deno.test("node-versions: a Talos reading is the basis only of a check that judged it", () => {
+  const services = [{ node: "worker-1", observedAtMs: NOW, services: [] }];
+  const withTalos = [{ node: "worker-1", observedAtMs: NOW, version: "v1.14.2" }];
+  const sources = (predicate: Record<string, string>, talosObs: typeof withTalos) =>
+    readBinding(
+      binding({ reader: "node-versions", predicate }),
+      inputs({ "v1/Node": [node("worker-1")] }, { talosObs }),
+      NOW,
+    ).basis.map((x) => x.source);
+  // Another binding's Talos reading of the node (its services) is not this result's basis.
+  assertEquals(sources({ kubeletVersion: "v1.35.2" }, services as never), ["watch-cache"]);
+  assertEquals(sources({ kubeletVersion: "v1.35.2" }, withTalos), ["watch-cache"]);
+  assertEquals(sources({ talosVersion: "v1.14.2" }, withTalos), ["watch-cache", "talos"]);
+});
+
 Deno.test("a selection with fewer subjects than the binding's requiredCoverage fails, even if all pass", () => {
   const b = binding({ reader: "nodes", requiredCoverage: 3 });
   const two = readBinding(b, inputs({ "v1/Node": [node("cp-1"), node("worker-1")] }), NOW);

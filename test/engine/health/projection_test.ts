@@ -292,7 +292,11 @@ Deno.test("Talos reads go to the InternalIP the cut Node objects report", async 
   };
   const evidence = new ClusterEvidence(t.kube, talos as never, t.clock);
   try {
-    const b = binding({ reader: "node-versions", predicate: { kubeletVersion: "v1.35.2" } });
+    // A binding that judges the Talos version (only then does it read Talos).
+    const b = binding({
+      reader: "node-versions",
+      predicate: { talosVersion: "v1.13.9", kubeletVersion: "v1.35.2" },
+    });
     await evidence.prepare(b, t.clock.now() + 10_000, new AbortController().signal);
     const internal = (await t.kube.listObjects(NODES)).items.map((n) =>
       (rec(n["status"]).addresses as { type: string; address: string }[])

@@ -43,3 +43,33 @@ Deno.test("two readers of one node at once: the etcd status and the services bot
   assertEquals(cp1.etcd.memberId, "1");
   assertEquals(cp1.services?.map((s) => s.id), ["etcd"]);
 });
+
+Deno.test("a node-versions binding reads each node's Talos version only when it judges one (talosVersion)", async () => {
+  const asked: string[] = [];
+  const talos = {
+    version: (node: string) => (asked.push(node), Promise.resolve({ tag: "v1.14.2" })),
+    etcdMembers: () => Promise.resolve([]),
+    etcdStatus: () => Promise.resolve({ memberId: "", errors: [] }),
+    serviceList: () => Promise.resolve([]),
+  };
+  const clock = { now: () => 0, sleep: () => Promise.resolve() };
+  const versions = (predicate: Record<string, string>) =>
+    ({
+      name: "node-versions",
+      reader: "node-versions",
+      timeoutSeconds: 10,
+      selection: { names: ["cp-1", "worker-1"] },
+      predicate,
+    }) as unknown as Binding;
+  const signal = new AbortController().signal;
+  // Schematic and kubelet are judged on the Node object: no Talos read of any node.
+  const unjudged = new TalosEvidence(talos as never, clock, () => []);
+  await unjudged.prepare(versions({ kubeletVersion: "v1.35.2" }), 10_000, signal);
+  assertEquals(asked, []);
+  assertEquals(unjudged.view().node("cp-1"), undefined);
+  // The Talos version is judged: every selected node's is read.
+  const judged = new TalosEvidence(talos as never, clock, () => []);
+  await judged.prepare(versions({ talosVersion: "v1.14.2" }), 10_000, signal);
+  assertEquals(asked.sort(), ["cp-1", "worker-1"]);
+  assertEquals(judged.view().node("worker-1")?.version, "v1.14.2");
+});

@@ -270,7 +270,11 @@ export function readNodeVersions(
       ...(n.metadata?.uid ? { uid: n.metadata.uid } : {}),
       ...(n.metadata?.resourceVersion ? { resourceVersion: n.metadata.resourceVersion } : {}),
     });
-    if (talosOk) basis.push(talosBasis(t));
+    // A Talos reading is this result's basis only where a check judged one of its values: another
+    // binding's reading of the same node is not this one's.
+    const judgedTalos = (b.predicate.talosVersion !== undefined && t?.version !== undefined) ||
+      (b.predicate.schematic !== undefined && t?.schematic !== undefined);
+    if (talosOk && judgedTalos) basis.push(talosBasis(t));
   }
   return finish(b, inputs, startedAtMs, findings, basis, nodes.length);
 }
