@@ -1128,6 +1128,13 @@ export const REASONS = [
       "The caller's epoch is not the journal's current epoch (recovery mode was entered); the process must restart.",
   },
   {
+    code: "ComponentEndRecorded",
+    area: "journal",
+    retry: "never",
+    meaning:
+      "The ComponentUpgrade's end is already journaled (a plan has one end, the first recorded): a second replica's own observation is not recorded; it reports the journaled end.",
+  },
+  {
     code: "CommitmentRefused",
     area: "journal",
     retry: "wait",

@@ -531,11 +531,11 @@ function commitmentTests(test: T): void {
   test("a rollout event carrying a superseded epoch is refused; the current epoch's is recorded", async (j) => {
     const plan = (await approvedPlan(j)).digest;
     const before = (await j.installation()).epoch;
-    const end = (epoch: string | undefined, nowMs: number) =>
+    const end = (epoch: string | undefined, nowMs: number, kind: "component-end" | "hold") =>
       j.recordRolloutEvent({
         planDigest: plan,
         node: null,
-        kind: "component-end",
+        kind,
         detail: { end: "completed" },
         actor: CONTROLLER,
         nowMs,
@@ -543,10 +543,10 @@ function commitmentTests(test: T): void {
       });
     const after = await j.enterRecoveryMode(ADMIN, "restored backup b-2", T0 + 1600);
     // A controller that started before the restore records no end after it.
-    await rejectsWith(end(before, T0 + 1700), "EpochSuperseded");
-    await end(after, T0 + 1800);
+    await rejectsWith(end(before, T0 + 1700, "component-end"), "EpochSuperseded");
+    await end(after, T0 + 1800, "component-end");
     // An event without an epoch (an operator's hold) is not a controller's fact: recorded.
-    await end(undefined, T0 + 1900);
+    await end(undefined, T0 + 1900, "hold");
     const events = (await j.planHistory(plan))?.rolloutEvents ?? [];
     assertEquals(events.map((e) => e.atMs), [T0 + 1800, T0 + 1900]);
     assert((await j.verifyChain()).ok);
@@ -602,6 +602,39 @@ function commitmentTests(test: T): void {
       (await j.events()).slice(headBefore).map((e) => e.kind),
       ["observation-started", "observation", "health-round", "dispatch-check"],
     );
+    assert((await j.verifyChain()).ok);
+  });
+
+  test("a plan has one ComponentUpgrade end: a second is refused with ComponentEndRecorded and the first kept", async (j) => {
+    const plan = (await approvedPlan(j)).digest;
+    const end = (outcome: string, identity: string, nowMs: number) =>
+      j.recordRolloutEvent({
+        planDigest: plan,
+        node: null,
+        kind: "component-end",
+        detail: { end: outcome },
+        actor: { identity, role: "controller" },
+        nowMs,
+      });
+    await end("completed", "ctl_a", T0 + 1700);
+    const before = (await j.events()).length;
+    // A second replica of the same epoch that observed on its own.
+    await rejectsWith(end("not-landed", "ctl_b", T0 + 1701), "ComponentEndRecorded");
+    assertEquals((await j.events()).length, before, "nothing written");
+    // Other rollout events of the plan are not ends: recorded as before.
+    await j.recordRolloutEvent({
+      planDigest: plan,
+      node: null,
+      kind: "stall",
+      detail: {},
+      actor: CONTROLLER,
+      nowMs: T0 + 1702,
+    });
+    const events = (await j.planHistory(plan))?.rolloutEvents ?? [];
+    assertEquals(events.map((e) => [e.kind, e.detail["end"] ?? null]), [
+      ["component-end", "completed"],
+      ["stall", null],
+    ]);
     assert((await j.verifyChain()).ok);
   });
 

@@ -10,6 +10,7 @@ import type { ClusterFreezeEntry, RolloutEventEntry } from "../../ports/journal_
 import { appendEvent } from "./hash_chain.ts";
 import { assertCurrentEpoch, type Ctx } from "./context.ts";
 import { actorText, fail } from "./rows.ts";
+import { COMPONENT_END_EVENT } from "../../domain/component/outcome.ts";
 import type { EventTable, JournalDB } from "./schema.ts";
 
 const FREEZE_KINDS = ["cluster-freeze", "cluster-unfreeze"];
@@ -54,10 +55,27 @@ export async function readClusterFreeze(
   return undefined;
 }
 
-/** Appends one rollout event; one carrying a superseded epoch is refused. */
-export function rolloutEventTx(ctx: Ctx, input: RolloutEventInput): Promise<number> {
+/**
+ * Appends one rollout event; one carrying a superseded epoch is refused, and so is a second
+ * ComponentUpgrade end of a plan (`ComponentEndRecorded`): replicas of one epoch hold no operation
+ * token between them, so each may observe the delivery on its own, and the plan's end is the
+ * first journaled, never a second replica's different reading beside it.
+ */
+export async function rolloutEventTx(ctx: Ctx, input: RolloutEventInput): Promise<number> {
   assertCurrentEpoch(ctx, input.epoch);
-  return appendEvent(ctx.tx, {
+  if (input.kind === COMPONENT_END_EVENT) {
+    const first = (await readRolloutEvents(ctx.tx, input.planDigest))
+      .find((e) => e.kind === COMPONENT_END_EVENT);
+    if (first) {
+      fail(
+        "ComponentEndRecorded",
+        `plan ${input.planDigest} already has its end journaled (${
+          String(first.detail["end"])
+        }, seq ${first.seq}, by ${first.actor}); a plan has one end`,
+      );
+    }
+  }
+  return await appendEvent(ctx.tx, {
     atMs: input.nowMs,
     kind: "rollout-event",
     machine: input.node,

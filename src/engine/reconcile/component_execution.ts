@@ -10,6 +10,7 @@
 import { COMPONENT_END_EVENT, type ComponentOutcome } from "../../domain/component/outcome.ts";
 import type { ComponentUpgradePlan } from "../../domain/plan/schema.ts";
 import type { ReasonNote } from "../../domain/reasons.ts";
+import { CairnError } from "../../domain/errors.ts";
 import type { CommitHistory } from "../../ports/commit_history.ts";
 import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { ExecutionEnd, TrustRoot } from "../../ports/reconcile.ts";
@@ -113,7 +114,7 @@ export async function executeComponent(
     };
   }
   if (isObservedEnd(outcome)) {
-    await s.journal.recordRolloutEvent({
+    const recorded = await s.journal.recordRolloutEvent({
       planDigest: b.digest,
       node: null,
       kind: COMPONENT_END_EVENT,
@@ -122,7 +123,15 @@ export async function executeComponent(
       actor: controllerActor(s.owner),
       nowMs: s.clock.now(),
       epoch,
+    }).then(() => true, (e: unknown) => {
+      if (e instanceof CairnError && e.reason === "ComponentEndRecorded") return false;
+      throw e;
     });
+    // Another replica journaled the plan's end first: that end is the plan's, not this reading.
+    if (!recorded) {
+      const first = await recordedEnd(s, b.digest);
+      if (first) return executionEnd(first);
+    }
   }
   return executionEnd(outcome);
 }

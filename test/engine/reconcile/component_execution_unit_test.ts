@@ -1,8 +1,8 @@
 /**
  * The loop's ComponentUpgrade execution (engine/reconcile/component_execution.ts) in one process:
  * a run the stop signal cuts short decides nothing (no end journaled, the next run observes
- * again); an observed end is journaled once and a later run reports it without reading the
- * cluster again.
+ * again); an observed end is journaled once (a second replica's is refused, and it reports the
+ * first) and a later run reports it without reading the cluster again.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
@@ -124,10 +124,22 @@ Deno.test("a stopped observation journals no end and the next run observes; an e
     assertEquals(stale, "EpochSuperseded");
     assertEquals(await ends(), 0, "a superseded epoch's end is not journaled");
 
-    const second = await executeComponent(settings, auth, bound, {
-      signal: new AbortController().signal,
-      files,
-    });
+    // Two replicas of the current epoch observe the delivery at once (no operation token stands
+    // between them): the first end journaled is the plan's; the other replica's is refused
+    // (ComponentEndRecorded) and it reports the journaled end, never its own reading beside it.
+    const [second, replica] = await Promise.all([
+      executeComponent(settings, auth, bound, { signal: new AbortController().signal, files }),
+      executeComponent({ ...settings, owner: "ctl_replica" }, auth, bound, {
+        signal: new AbortController().signal,
+        files,
+      }),
+    ]);
+    assertEquals(await ends(), 1, "one end for the plan, whichever replica observed first");
+    const journaled = (await journal.planHistory(digest))!.rolloutEvents!
+      .find((e) => e.kind === COMPONENT_END_EVENT)!.detail["outcome"];
+    const plain = (x: unknown) => JSON.parse(JSON.stringify(x));
+    assertEquals([plain(second.component), plain(replica.component)], [journaled, journaled]);
+    assertEquals(replica.state, second.state);
     assertEquals(
       [second.state, second.component?.end],
       ["completed", "completed"],
