@@ -22,20 +22,60 @@ interface BootReading {
 }
 
 async function readBoot(s: StepState, timeoutMs: number): Promise<BootReading> {
-  const { talos, kube } = s.deps;
   const opts = { timeoutMs: s.deps.callTimeoutMs(timeoutMs) };
-  const [version, bootId, node] = await Promise.all([
-    talos.version(s.address, opts).then((v) => v.tag, () => undefined),
-    talos.bootId(s.address, opts).catch(() => undefined),
-    kube.getNode(s.node, opts).catch(() => undefined),
+  const [bootId, rest] = await Promise.all([
+    s.deps.talos.bootId(s.address, opts).catch(() => undefined),
+    readVersionAndNode(s, opts),
+  ]);
+  return { ...rest, bootId };
+}
+
+/** The running version and the Node object (Ready, schematic annotation), read at once. */
+async function readVersionAndNode(
+  s: StepState,
+  opts: { readonly timeoutMs: number },
+): Promise<Omit<BootReading, "bootId">> {
+  const [version, node] = await Promise.all([
+    s.deps.talos.version(s.address, opts).then((v) => v.tag, () => undefined),
+    s.deps.kube.getNode(s.node, opts).catch(() => undefined),
   ]);
   return {
     version,
-    bootId,
     ready: node?.ready ?? false,
     schematic: node?.annotations[SCHEMATIC_ANNOTATION],
     node,
   };
+}
+
+/** One poll of the reboot wait: a new boot's full reading, or the boot id that showed none. */
+type BootPoll =
+  | { readonly newBoot: true; readonly reading: BootReading }
+  | { readonly newBoot: false; readonly bootId: string | undefined };
+
+/**
+ * The boot id first; the version and the Node object only once it shows a new boot. Before that
+ * nothing else can judge the boot (an old boot's version or Ready decides nothing), and while the
+ * node is down every other read would only fail: two of a poll's three requests and most of the
+ * wait's failed calls (issue 18).
+ */
+async function pollBoot(s: StepState, deadline: number, bootIdBefore: string): Promise<BootPoll> {
+  // Each read gets the phase time left when it starts, at least 1 ms.
+  const opts = () => ({
+    timeoutMs: s.deps.callTimeoutMs(Math.max(1, deadline - s.deps.clock.now())),
+  });
+  const bootId = await s.deps.talos.bootId(s.address, opts()).catch(() => undefined);
+  if (bootId === undefined || bootId === bootIdBefore) return { newBoot: false, bootId };
+  return { newBoot: true, reading: { ...(await readVersionAndNode(s, opts())), bootId } };
+}
+
+/** What a poll showed, for the stall report and the unresolved end. */
+function pollText(p: BootPoll | undefined): string {
+  if (p === undefined) return "not read";
+  if (!p.newBoot) {
+    return `no new boot (boot id ${p.bootId === undefined ? "unreadable" : "unchanged"})`;
+  }
+  const r = p.reading;
+  return `new boot, version=${r.version ?? "unreadable"}, ready=${r.ready}`;
 }
 
 /**
@@ -58,7 +98,7 @@ export async function awaitBoot(
   const { clock, pollIntervalMs } = s.deps;
   const deadline = clock.now() +
     s.bound.plan.spec.phases.deadlines.reboot.verificationSeconds * 1000;
-  let last: BootReading | undefined;
+  let last: BootPoll | undefined;
   /** The last new boot read with another version, judged at the deadline. */
   let other: BootReading | undefined;
   // A node that does not come back is reported while the step still waits for it.
@@ -70,18 +110,19 @@ export async function awaitBoot(
   const waitingSince = clock.now();
   while (clock.now() < deadline) {
     await clock.sleep(Math.min(pollIntervalMs, deadline - clock.now()), s.deps.signal);
-    last = await readBoot(s, Math.max(1, deadline - clock.now()));
-    const rebooted = last.bootId !== undefined && last.bootId !== bootIdBefore;
-    if (rebooted && last.ready && last.version === hop.to) {
-      await recordBootObserved(s, last);
-      return proceed(undefined);
+    last = await pollBoot(s, deadline, bootIdBefore);
+    if (last.newBoot) {
+      const r = last.reading;
+      if (r.ready && r.version === hop.to) {
+        await recordBootObserved(s, r);
+        return proceed(undefined);
+      }
+      if (r.ready && r.version !== undefined) other = r;
     }
-    if (rebooted && last.ready && last.version !== undefined) other = last;
     stall.blocked({
       name: `node ${s.node}`,
       holding: `boot into ${hop.to}`,
-      detail: `not back: version=${last.version ?? "unreadable"}, bootId changed=${rebooted}, ` +
-        `ready=${last.ready}`,
+      detail: `not back: ${pollText(last)}`,
     }, waitingSince);
     await stall.check(clock.now(), stallMs);
   }
@@ -91,12 +132,7 @@ export async function awaitBoot(
   }
   return halt(unresolved(
     "BootNotObserved",
-    `no boot into ${hop.to} seen by the reboot deadline (last: version=${
-      last?.version ?? "unreadable"
-    }, ` +
-      `bootId changed=${last?.bootId !== undefined && last.bootId !== bootIdBefore}, ready=${
-        last?.ready ?? false
-      })`,
+    `no boot into ${hop.to} seen by the reboot deadline (last: ${pollText(last)})`,
   ));
 }
 

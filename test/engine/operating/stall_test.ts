@@ -67,15 +67,28 @@ Deno.test("a node that does not come back is reported stalled while the step wai
   });
   try {
     const stalls: string[] = [];
+    const calls = () => ({ ...w.twin.talos.stats.byNode["worker-1"] });
+    let atStall: Record<string, number> = {};
     const out = await w.run({
-      observer: { onStall: (st) => stalls.push(`${st.phase} ${st.blocker}`) },
+      observer: {
+        onStall: (st) => {
+          stalls.push(`${st.phase} ${st.blocker}`);
+          atStall = calls();
+        },
+      },
     });
     assertEquals(out.nodes.map((n) => [n.state, n.reason]), [["unresolved", "BootNotObserved"]]);
     assertEquals(stalls, ["reboot node worker-1"]);
+    // While no new boot is seen, a poll reads the boot id only: from the stall to the deadline
+    // the boot id was read again and again, the version never (issue 18: fewer failing calls).
+    const atEnd = calls();
+    const read = "MachineService/Read", version = "MachineService/Version";
+    assert((atEnd[read] ?? 0) - (atStall[read] ?? 0) >= 10, JSON.stringify({ atStall, atEnd }));
+    assertEquals(atEnd[version] ?? 0, atStall[version] ?? 0, "no version read without a new boot");
     const [stall] = (await w.journal.planHistory(w.bound.digest))!.rolloutEvents!
       .filter((e) => e.kind === "stall");
     assert(
-      String(stall!.detail["detail"]).includes("not back: version=unreadable"),
+      String(stall!.detail["detail"]).includes("not back: no new boot (boot id unreadable)"),
       JSON.stringify(stall),
     );
     // Half of the 900 s reboot bound, reported before the step gave up.
