@@ -228,19 +228,33 @@ export function postconditionReading(
  * Takes the completion observation (ordered after the last accounting, since its basis is
  * allocated now) and records, as a typed fact, whether it establishes, contradicts or could not
  * read the bound postconditions.
+ *
+ * A read that shows another version or schematic than the hop's is taken again, each time with a
+ * fresh basis, while the verify transport window lasts: a read answered from an earlier answer (a
+ * lagging apid proxy or cache, issue 16) shows the version from before the reboot, and failing the
+ * node on it would call a machine that did what was asked failed. An earlier answer can never show
+ * the target; a contradiction still read at the end of the window is the node's.
  */
 export async function completionObservation(
   s: StepState,
   hop: TalosHop,
   healthVerdict: Verdict,
 ): Promise<{ id: string; reading: PostconditionReading; summary: string }> {
-  const { journal, clock, owner } = s.deps;
+  const { journal, clock, owner, pollIntervalMs } = s.deps;
   const actor = controllerActor(owner);
-  const basis = await journal.startObservation(s.node, actor, clock.now(), s.deps.epoch);
-  const read = await readBoot(
-    s,
-    s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
-  );
+  const transportMs = s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000;
+  const until = clock.now() + transportMs;
+  const allocate = () => journal.startObservation(s.node, actor, clock.now(), s.deps.epoch);
+  let basis = await allocate();
+  let read = await readBoot(s, transportMs);
+  while (
+    postconditionReading(read, hop, "pass") === "contradicted" &&
+    clock.now() + pollIntervalMs <= until
+  ) {
+    await clock.sleep(pollIntervalMs, s.deps.signal);
+    basis = await allocate();
+    read = await readBoot(s, transportMs);
+  }
   const node = read.node;
   const text = postconditionText(
     s.bound.plan.metadata.cluster,

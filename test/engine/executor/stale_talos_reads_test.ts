@@ -46,6 +46,22 @@ Deno.test("stale Talos reads: the old version read beside the new boot id is rea
   assertEquals(r.fired > 0, true, "the stale read was served");
 });
 
+Deno.test("stale Talos reads: a completion read answered from before the reboot is read again, never PostconditionContradicted", async () => {
+  // A clean one-node step reads the version three times: before the commitment, at the new boot
+  // and at completion. The third (the completion read) answers what the first did, the version
+  // from before the reboot; the boot was already seen at the target.
+  const r = await runWith([{
+    kind: "stale-read",
+    point: "talos.Version",
+    target: "worker-1",
+    count: 1,
+    params: { lag: 2, every: 3 },
+  }]);
+  assertEquals(r.nodes, [["worker-1", "completed", "CompletionObserved"]]);
+  assertEquals([r.install, r.reboot, r.running], [1, 1, "v1.14.2"]);
+  assertEquals(r.fired, 1, "the completion read was answered stale");
+});
+
 Deno.test("missed Talos reads: a boot-id read whose stream skipped its data is unreadable, never a new boot", async () => {
   // The first boot-id read (before the install) comes back empty: were it taken as the boot id,
   // any later read would count as a reboot.
