@@ -27,6 +27,7 @@ import { ROOT } from "../../_helpers/twin_world.ts";
 
 const POLICY = "policies/home-ops.yaml";
 const MERGE = "ef".repeat(20);
+const ADMIN = { identity: "test-admin", role: "recovery-admin" as const };
 
 Deno.test("a stopped observation journals no end and the next run observes; an end is journaled once and reported after", async () => {
   const twin = startInprocTwin({ description: await homeOps() });
@@ -110,10 +111,30 @@ Deno.test("a stopped observation journals no end and the next run observes; an e
       ociTags: { "rook-ceph/rook-ceph": "v1.21.0", "rook-ceph/rook-ceph-cluster": "v1.21.0" },
     });
 
-    // A process that started in an earlier epoch (before a recovery entry or a journal restore)
-    // observes the delivery but records no end: its fact is refused, and the next run decides.
+    // A process whose epoch a journal restore superseded while it observed (right after its
+    // after-merge round) records no end: its fact carries the epoch it started in and is refused,
+    // and the next run decides.
+    const started = (await journal.installation()).epoch;
+    let restored = false;
+    const restoring = new Proxy(journal, {
+      get(target, p) {
+        if (p === "recordHealthRound") {
+          return async (input: Parameters<typeof journal.recordHealthRound>[0]) => {
+            const id = await journal.recordHealthRound(input);
+            if (!restored) {
+              restored = true;
+              await journal.enterRecoveryMode(ADMIN, "journal restored", twin.clock.now());
+              await journal.exitRecoveryMode(ADMIN, twin.clock.now());
+            }
+            return id;
+          };
+        }
+        const v = Reflect.get(target, p, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
     const stale = await executeComponent(
-      { ...settings, epoch: "ep_before_the_restore" },
+      { ...settings, journal: restoring, epoch: started },
       auth,
       bound,
       {
@@ -121,6 +142,7 @@ Deno.test("a stopped observation journals no end and the next run observes; an e
         files,
       },
     ).then(() => "recorded", (e) => (e as CairnError).reason);
+    assert(restored, "the epoch moved after the stale run's round");
     assertEquals(stale, "EpochSuperseded");
     assertEquals(await ends(), 0, "a superseded epoch's end is not journaled");
 

@@ -37,9 +37,28 @@ async function newEpoch(j: Journal, nowMs: number): Promise<string> {
   return epoch;
 }
 
-async function world(o: { onList?: (j: Journal) => Promise<void> } = {}) {
+async function world(
+  o: {
+    onList?: (j: Journal) => Promise<void>;
+    /** Called after the plan-level dispatch check (before the run's deps are built). */
+    afterPlanCheck?: (j: Journal) => Promise<void>;
+  } = {},
+) {
   const twin = startInprocTwin({ description: await homeOps() });
-  const journal = await openJournal({ url: ":memory:", ids: counterIds("r"), nowMs: 0 });
+  const raw = await openJournal({ url: ":memory:", ids: counterIds("r"), nowMs: 0 });
+  const journal = new Proxy(raw, {
+    get(target, p) {
+      if (p === "recordDispatchCheck") {
+        return async (input: Parameters<Journal["recordDispatchCheck"]>[0]) => {
+          const r = await raw.recordDispatchCheck(input);
+          if (input.node === null) await o.afterPlanCheck?.(raw);
+          return r;
+        };
+      }
+      const v = Reflect.get(target, p, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  }) as Journal;
   const memory = new MemoryPlanSource("main", () => twin.clock.now());
   const files: Record<string, string> = { "README.md": "# plans\n" };
   for (
@@ -116,7 +135,7 @@ async function world(o: { onList?: (j: Journal) => Promise<void> } = {}) {
     async close() {
       stopper.abort();
       twin.stop();
-      await journal.close();
+      await raw.close();
     },
   };
 }
@@ -169,6 +188,26 @@ Deno.test("reconcile: a run started after the epoch moved carries the process's 
     const ends = w.reconciler.finished().map((x) => x.end.reasons.map((r) => r.reason));
     assertEquals(ends, [["EpochSuperseded"]]);
     assertEquals(await w.journal.listOperations(), [], "the commitment was refused");
+    assertEquals(w.sent(), { talos: 0, kube: 0, evictions: 0 });
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("reconcile: the epoch moving between the plan's dispatch check and its run's start: the run acts in the process's epoch, is refused, sends nothing", async () => {
+  // The plan-level check passed in the process's epoch; the epoch moves right after it, before
+  // the run's deps are built. They carry the process's epoch, never one read again now.
+  const moved: { epoch?: string } = {};
+  const w = await world({
+    afterPlanCheck: async (j) => {
+      moved.epoch ??= await newEpoch(j, 1_000);
+    },
+  });
+  try {
+    await w.merge();
+    await stopsSuperseded(w.reconciler, w.epoch, () => moved.epoch);
+    assert(moved.epoch, "the epoch moved after the plan-level check");
+    assertEquals(await w.journal.listOperations(), [], "nothing committed in the new epoch");
     assertEquals(w.sent(), { talos: 0, kube: 0, evictions: 0 });
   } finally {
     await w.close();
