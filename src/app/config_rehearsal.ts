@@ -63,8 +63,6 @@ export async function startConfigRehearsal(o: RehearsalOptions): Promise<ConfigR
         callTimeoutMs: timing.callTimeoutMs,
         talos: cluster.talos,
       }),
-      // The rehearsal's own journal, in its current epoch.
-      undefined,
     );
     const bound = pre.ok
       ? await bindConfigApply(raw, {

@@ -29,6 +29,7 @@ import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { Journal } from "../../ports/journal.ts";
 import { collectRound } from "../health_round.ts";
 import { authorizeRollout, type DispatchAuthority } from "../executor/dispatch_gate.ts";
+import { journalInEpoch } from "../executor/journal_in_epoch.ts";
 import { type BindInputs, planOfKind, recordApprovedPlan } from "../executor/run_plan.ts";
 import { observeDelivery, type ObserveDeps, readDelivery } from "./observe_delivery.ts";
 
@@ -80,8 +81,10 @@ export interface RunComponentOptions {
 }
 
 /** Runs the plan: authorise, observe the delivery, then the after-merge rounds. */
-export async function runComponentUpgrade(o: RunComponentOptions): Promise<ComponentOutcome> {
-  const auth = await authorizeRollout(o.journal, o.owner, o.digest, o.authority, o.epoch);
+export async function runComponentUpgrade(run: RunComponentOptions): Promise<ComponentOutcome> {
+  // Its checks and rounds carry the epoch the controller started in (journal_in_epoch.ts).
+  const o = { ...run, journal: journalInEpoch(run.journal, run.epoch) };
+  const auth = await authorizeRollout(o.journal, o.owner, o.digest, o.authority);
   if (!auth.ok) {
     return { end: "refused", refusal: auth.stop, rounds: [], pins: [] };
   }
@@ -196,7 +199,6 @@ async function afterMergeRounds(
       startedAtMs: outcome.window.startedAtMs,
       finishedAtMs: clock.now(),
       results: journalRows(outcome),
-      ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
     });
     rounds.push({ roundId, outcome });
     const remaining = deadlineMs - clock.now();

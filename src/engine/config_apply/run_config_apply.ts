@@ -17,6 +17,7 @@ import type { BoundFileSource } from "../../ports/dispatch.ts";
 import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText, stepKey } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
+import { journalInEpoch } from "../executor/journal_in_epoch.ts";
 import { runSteps, type StepsOutcome } from "../executor/step_loop.ts";
 import {
   type BindInputs,
@@ -120,7 +121,12 @@ export async function executeConfigApply(
   const plan = o.bound.plan;
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
   const first = plan.spec.nodes[0]!.name;
-  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority, o.epoch);
+  const pre = await authorizeRollout(
+    journalInEpoch(o.journal, o.epoch),
+    o.owner,
+    o.bound.digest,
+    authority,
+  );
   if (!pre.ok) {
     return {
       state: pre.stop.verdict === "refused" ? "refused" : "halted",

@@ -30,7 +30,7 @@ export async function dispatchCheckBefore(
   const auth = await checkAndRecord(deps.journal, deps.owner, bound.digest, deps.authority, {
     name: node.name,
     perNode: true,
-  }, deps.epoch);
+  });
   const stop = dispatchStop(auth);
   if (!stop) return undefined;
   deps.log.warn("dispatch check did not pass", { node: node.name, reason: stop.reason });

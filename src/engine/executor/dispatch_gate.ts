@@ -33,13 +33,12 @@ export interface DispatchStop {
 
 /** Runs the check and records it; `node` null for the plan-level check before a rollout. */
 export async function checkAndRecord(
+  /** The controller's journal in its epoch (`journalInEpoch`): a fenced one records no check. */
   journal: Journal,
   owner: string,
   digest: string,
   authority: DispatchAuthority,
   node: { readonly name: string; readonly perNode: boolean },
-  /** The epoch the controller started in: a fenced one records no check (`EpochSuperseded`). */
-  epoch: string | undefined,
 ): Promise<DispatchCheckResult> {
   const r = await checkAtDispatch(authority.subject, authority.ports, node.name);
   await journal.recordDispatchCheck({
@@ -49,7 +48,6 @@ export async function checkAndRecord(
     detail: dispatchJournalDetail(r),
     actor: controllerActor(owner),
     nowMs: authority.ports.clock.now(),
-    ...(epoch !== undefined ? { epoch } : {}),
   });
   return r;
 }
@@ -70,8 +68,6 @@ export async function authorizeRollout(
   owner: string,
   digest: string,
   authority: DispatchAuthority,
-  /** The epoch the process started in, when it carries one (`checkAndRecord`). */
-  epoch: string | undefined,
 ): Promise<{ ok: true; policy: HealthPolicy } | { ok: false; stop: DispatchStop }> {
   const first = authority.subject.plan.kind === "ComponentUpgrade"
     ? ""
@@ -79,7 +75,7 @@ export async function authorizeRollout(
   const r = await checkAndRecord(journal, owner, digest, authority, {
     name: first,
     perNode: false,
-  }, epoch);
+  });
   const stop = dispatchStop(r);
   if (stop) return { ok: false, stop };
   return { ok: true, policy: r.policy! };

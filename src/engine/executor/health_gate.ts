@@ -18,11 +18,6 @@ export interface JournalHealthGateOptions {
   readonly intervalMs: number;
   /** Told of each recorded round (metrics). */
   readonly observer?: ExecutionObserver;
-  /**
-   * The epoch the controller started in: a controller fenced by a recovery entry or a journal
-   * restore records no round (`EpochSuperseded`). Absent for `cairn recover` (current epoch).
-   */
-  readonly epoch?: string;
 }
 
 /**
@@ -59,7 +54,6 @@ export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
         startedAtMs: outcome.window.startedAtMs,
         finishedAtMs: o.clock.now(),
         results: journalRows(outcome),
-        ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
       });
       o.observer?.onHealthRound?.({ purpose, verdict: outcome.verdict });
       return {

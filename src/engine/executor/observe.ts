@@ -66,7 +66,7 @@ export async function observeEvidence(
   const { journal, kube, talos, clock, owner } = s.deps;
   const actor = controllerActor(owner);
   const timeoutMs = s.deps.callTimeoutMs(transportMs);
-  const basis = await journal.startObservation(s.node, actor, clock.now(), s.deps.epoch);
+  const basis = await journal.startObservation(s.node, actor, clock.now());
   const failed = (e: unknown): UuidReading => ({
     ok: false,
     error: e instanceof Error ? e.message : String(e),
@@ -122,7 +122,6 @@ export async function observeEvidence(
         `unschedulable=${node!.unschedulable} os=${node!.osImage}`
       : `${verdict.reason}: ${verdict.detail}`.slice(0, 1000),
     actor,
-    ...(s.deps.epoch !== undefined ? { epoch: s.deps.epoch } : {}),
   });
   return { id: rec.id, verdict };
 }

@@ -27,6 +27,7 @@ import type { TrustRoot } from "../../ports/reconcile.ts";
 import type { Talos } from "../../ports/talos.ts";
 import { talosClusterIdentity } from "../authorize/cluster_identity.ts";
 import { authorizeRollout, type DispatchAuthority, type DispatchStop } from "./dispatch_gate.ts";
+import { journalInEpoch } from "./journal_in_epoch.ts";
 import type { BoundPlan, ExecutionObserver, ExecutorDeps } from "./deps.ts";
 import { stepBindings } from "./digests.ts";
 import { journalHealthGate } from "./health_gate.ts";
@@ -262,7 +263,7 @@ export async function authorizeBeforeBind(o: {
     : asTalosUpgrade(o.parsed);
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
   // A one-shot process before binding: it acts in the journal's current epoch.
-  const pre = await authorizeRollout(o.journal, o.owner, o.parsed.sha256, authority, undefined);
+  const pre = await authorizeRollout(o.journal, o.owner, o.parsed.sha256, authority);
   return pre.ok ? undefined : stoppedBeforeStart(plan, pre.stop);
 }
 
@@ -272,7 +273,12 @@ export async function authorizeBeforeBind(o: {
  */
 export async function executePlan(o: ExecuteOptions): Promise<RolloutOutcome> {
   const authority = dispatchAuthority(o.bound.plan, o.authority, { ...o, talos: o.cluster.talos });
-  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority, o.epoch);
+  const pre = await authorizeRollout(
+    journalInEpoch(o.journal, o.epoch),
+    o.owner,
+    o.bound.digest,
+    authority,
+  );
   if (!pre.ok) {
     o.log.warn("dispatch check did not pass", {
       reason: pre.stop.reason,
@@ -326,20 +332,22 @@ export async function executionDeps(
   // The process's epoch when it carries one (read once at its start), else read once now: the
   // epoch the controller acts in from here on, never refreshed under it.
   const epoch = o.epoch ?? (await o.journal.installation()).epoch;
+  // Every act without an owner token (rounds, observations, checks) carries that epoch: the
+  // journal refuses them once a restore or a recovery entry moved it (journal_in_epoch.ts).
+  const journal = journalInEpoch(o.journal, epoch);
   const health = journalHealthGate({
     clock: o.clock,
     ...(o.timeoutClock ? { timeoutClock: o.timeoutClock } : {}),
-    journal: o.journal,
+    journal,
     evidence,
     policy: authorized.policy,
     cluster: plan.metadata.cluster,
     intervalMs: o.roundIntervalMs,
-    epoch,
     ...(o.observer ? { observer: o.observer } : {}),
   });
   const deps: ExecutorDeps = {
     clock: o.clock,
-    journal: o.journal,
+    journal,
     epoch,
     kube: o.cluster.kube,
     talos: o.cluster.talos,

@@ -51,8 +51,6 @@ export async function checkKubernetes(o: {
   readonly cluster: { readonly kube: Kube; readonly talos: Talos };
   readonly nowMs: () => number;
   readonly timeoutMs: number;
-  /** The epoch the controller started in: a fenced one records no check (`EpochSuperseded`). */
-  readonly epoch: string | undefined;
   /** Before a commitment: the node and component about to move, judged at the target. */
   readonly step?: {
     readonly key: string;
@@ -113,7 +111,6 @@ export async function checkKubernetes(o: {
     detail: { [KUBERNETES_CHECK]: record },
     actor: controllerActor(o.owner),
     nowMs: o.nowMs(),
-    ...(o.epoch !== undefined ? { epoch: o.epoch } : {}),
   });
   if (record.verdict === "pass") return { judgement };
   const problems = [judgement.uniformOs, judgement.skew, judgement.ownership]

@@ -12,6 +12,7 @@ import type { Journal, StepBinding } from "../../ports/journal.ts";
 import type { BoundPlan } from "../executor/deps.ts";
 import { digestOf, identityText } from "../executor/digests.ts";
 import { authorizeRollout } from "../executor/dispatch_gate.ts";
+import { journalInEpoch } from "../executor/journal_in_epoch.ts";
 import type { NodeOutcome } from "../executor/node_step.ts";
 import type { RolloutOutcome } from "../executor/rollout.ts";
 import { runSteps } from "../executor/step_loop.ts";
@@ -87,19 +88,19 @@ export async function executeKubernetesUpgrade(
 ): Promise<RolloutOutcome> {
   const plan = o.bound.plan;
   const authority = dispatchAuthority(plan, o.authority, { ...o, talos: o.cluster.talos });
-  const pre = await authorizeRollout(o.journal, o.owner, o.bound.digest, authority, o.epoch);
+  const journal = journalInEpoch(o.journal, o.epoch);
+  const pre = await authorizeRollout(journal, o.owner, o.bound.digest, authority);
   if (!pre.ok) {
     return stoppedBefore(plan, { ...pre.stop, refused: pre.stop.verdict === "refused" });
   }
   const k8s = await checkKubernetes({
-    journal: o.journal,
+    journal,
     owner: o.owner,
     digest: o.bound.digest,
     plan,
     cluster: o.cluster,
     nowMs: () => o.clock.now(),
     timeoutMs: o.callTimeoutMs(plan.spec.phases.deadlines.controlPlane.transportSeconds * 1000),
-    epoch: o.epoch,
   });
   if (k8s.stop) {
     o.log.warn("kubernetes check did not pass", { reason: k8s.stop.reason });

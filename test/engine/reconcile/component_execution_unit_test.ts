@@ -111,39 +111,48 @@ Deno.test("a stopped observation journals no end and the next run observes; an e
       ociTags: { "rook-ceph/rook-ceph": "v1.21.0", "rook-ceph/rook-ceph-cluster": "v1.21.0" },
     });
 
-    // A process whose epoch a journal restore superseded while it observed (right after its
-    // after-merge round) records no end: its fact carries the epoch it started in and is refused,
-    // and the next run decides.
-    const started = (await journal.installation()).epoch;
-    let restored = false;
-    const restoring = new Proxy(journal, {
-      get(target, p) {
-        if (p === "recordHealthRound") {
-          return async (input: Parameters<typeof journal.recordHealthRound>[0]) => {
-            const id = await journal.recordHealthRound(input);
-            if (!restored) {
-              restored = true;
-              await journal.enterRecoveryMode(ADMIN, "journal restored", twin.clock.now());
-              await journal.exitRecoveryMode(ADMIN, twin.clock.now());
-            }
-            return id;
-          };
-        }
-        const v = Reflect.get(target, p, target);
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-    const stale = await executeComponent(
-      { ...settings, journal: restoring, epoch: started },
-      auth,
-      bound,
-      {
-        signal: new AbortController().signal,
-        files,
-      },
-    ).then(() => "recorded", (e) => (e as CairnError).reason);
-    assert(restored, "the epoch moved after the stale run's round");
-    assertEquals(stale, "EpochSuperseded");
+    /**
+     * A run by a process whose epoch a journal restore superseded right after its first `act`
+     * (recorded, then the restore): its reason, and the kinds journaled after the restore.
+     */
+    const staleRun = async (act: "recordDispatchCheck" | "recordHealthRound") => {
+      const started = (await journal.installation()).epoch;
+      let exit: number | undefined;
+      const restoring = new Proxy(journal, {
+        get(target, p) {
+          if (p === act) {
+            return async (input: never) => {
+              const id = await (journal[act] as (i: never) => Promise<unknown>)(input);
+              if (exit === undefined) {
+                await journal.enterRecoveryMode(ADMIN, "journal restored", twin.clock.now());
+                await journal.exitRecoveryMode(ADMIN, twin.clock.now());
+                exit = (await journal.events()).at(-1)!.seq;
+              }
+              return id;
+            };
+          }
+          const v = Reflect.get(target, p, target);
+          return typeof v === "function" ? v.bind(target) : v;
+        },
+      });
+      const reason = await executeComponent(
+        { ...settings, journal: restoring, epoch: started },
+        auth,
+        bound,
+        { signal: new AbortController().signal, files },
+      ).then(() => "recorded", (e) => (e as CairnError).reason);
+      assert(exit !== undefined, `the epoch moved after the stale run's ${act}`);
+      const since = (await journal.events()).filter((e) => e.seq > exit!).map((e) => e.kind);
+      return { reason, since };
+    };
+    // Superseded right after its dispatch check: its after-merge round carries the epoch it
+    // started in and is refused; nothing more is journaled.
+    const fencedRound = await staleRun("recordDispatchCheck");
+    assertEquals(fencedRound, { reason: "EpochSuperseded", since: [] });
+    // Superseded right after its after-merge round: it records no end (its fact carries the epoch
+    // it started in and is refused), and the next run decides.
+    const fencedEnd = await staleRun("recordHealthRound");
+    assertEquals(fencedEnd, { reason: "EpochSuperseded", since: [] });
     assertEquals(await ends(), 0, "a superseded epoch's end is not journaled");
 
     // Two replicas of the current epoch observe the delivery at once (no operation token stands
