@@ -24,6 +24,7 @@ import { underNoiseLease } from "../executor/step_lease.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
+import { completionRead } from "../executor/completion_read.ts";
 import { postGateWithin } from "../executor/verify_phase.ts";
 import {
   haltUnresolved,
@@ -346,24 +347,17 @@ async function settle(
   // above may be minutes old by now; a setting reverted meanwhile is never reported active).
   const actor = controllerActor(s.deps.owner);
   const settled = activationReading(storedHolds, settings) === "established";
-  // Each basis allocated under the epoch the controller started in (a fenced one allocates none).
-  const allocateBasis = () =>
-    s.deps.journal.startObservation(s.node, actor, s.deps.clock.now(), s.deps.epoch);
-  let basis = await allocateBasis();
-  settings = await read();
   // Settings observed active that this read shows not active are read again (a fresh basis each
   // time) within the window: a read answered from an earlier answer (a lagging apid proxy or
   // cache, issue 16) shows the document from before the activation. One never observed active is
   // judged on this read, as before; one still not active at the end of the window is not active.
-  const rereadUntil = s.deps.clock.now() + spec.phases.deadlines.apply.verificationSeconds * 1000;
-  while (
-    settled && activationReading(storedHolds, settings) === "contradicted" &&
-    s.deps.clock.now() < rereadUntil
-  ) {
-    await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
-    basis = await allocateBasis();
-    settings = await read();
-  }
+  const completion = await completionRead(s, {
+    windowMs: spec.phases.deadlines.apply.verificationSeconds * 1000,
+    read: () => read(),
+    readAgain: (fresh) => settled && activationReading(storedHolds, fresh) === "contradicted",
+  });
+  const basis = completion.basis;
+  settings = completion.reading;
   let reading = activationReading(storedHolds, settings);
   if (reading === "established" && post.verdict !== "pass") {
     reading = post.verdict === "fail" ? "contradicted" : "unreadable";
@@ -385,7 +379,6 @@ async function settle(
     summary,
     postcondition: reading,
     actor,
-    ...(s.deps.epoch !== undefined ? { epoch: s.deps.epoch } : {}),
   });
   const out = (state: NodeOutcome["state"], reason: Reason) => ({
     ...outcome(s, state, reason, summary),

@@ -7,6 +7,7 @@ import type { RoundPurpose, StepState } from "./deps.ts";
 import { digestOf, postconditionText } from "./digests.ts";
 import { failed, halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
 import { controllerActor } from "./observe.ts";
+import { completionRead } from "./completion_read.ts";
 import { stallAfterMs, StallWatch } from "../operating/stall.ts";
 
 /** Kubernetes node annotation where Talos publishes the running schematic id. */
@@ -240,21 +241,14 @@ export async function completionObservation(
   hop: TalosHop,
   healthVerdict: Verdict,
 ): Promise<{ id: string; reading: PostconditionReading; summary: string }> {
-  const { journal, clock, owner, pollIntervalMs } = s.deps;
+  const { journal, clock, owner } = s.deps;
   const actor = controllerActor(owner);
   const transportMs = s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000;
-  const until = clock.now() + transportMs;
-  const allocate = () => journal.startObservation(s.node, actor, clock.now(), s.deps.epoch);
-  let basis = await allocate();
-  let read = await readBoot(s, transportMs);
-  while (
-    postconditionReading(read, hop, "pass") === "contradicted" &&
-    clock.now() + pollIntervalMs <= until
-  ) {
-    await clock.sleep(pollIntervalMs, s.deps.signal);
-    basis = await allocate();
-    read = await readBoot(s, transportMs);
-  }
+  const { basis, reading: read } = await completionRead(s, {
+    windowMs: transportMs,
+    read: () => readBoot(s, transportMs),
+    readAgain: (r) => postconditionReading(r, hop, "pass") === "contradicted",
+  });
   const node = read.node;
   const text = postconditionText(
     s.bound.plan.metadata.cluster,
@@ -282,7 +276,6 @@ export async function completionObservation(
     summary,
     postcondition: reading,
     actor,
-    ...(s.deps.epoch !== undefined ? { epoch: s.deps.epoch } : {}),
   });
   return { id: rec.id, reading, summary };
 }

@@ -28,6 +28,7 @@ import { underNoiseLease } from "../executor/step_lease.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
 import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
+import { completionRead } from "../executor/completion_read.ts";
 import {
   haltUnresolved,
   type NodeOutcome,
@@ -135,7 +136,6 @@ export async function runComponentStep(
     nowMs: () => deps.clock.now(),
     timeoutMs: readMs,
     step: { key: step.key, node: node.name, component },
-    epoch: deps.epoch,
   });
   if (k8s.stop) {
     return notCommitted(node.name, k8s.stop.reason, k8s.stop.detail, k8s.stop.refused);
@@ -508,16 +508,11 @@ async function settle(
   // that shows nothing (an answer from before the change, a lost one) is taken again, each time
   // with a fresh basis, while the verification window lasts: it judges nothing either way.
   const actor = controllerActor(s.deps.owner);
-  // Each basis allocated under the epoch the controller started in (a fenced one allocates none).
-  const allocateBasis = () =>
-    s.deps.journal.startObservation(s.node, actor, s.deps.clock.now(), s.deps.epoch);
-  let basis = await allocateBasis();
-  let last = await look();
-  while (last.reading === "unreadable" && s.deps.clock.now() + s.deps.pollIntervalMs <= until) {
-    await s.deps.clock.sleep(s.deps.pollIntervalMs, s.deps.signal);
-    basis = await allocateBasis();
-    last = await look();
-  }
+  const { basis, reading: last } = await completionRead(s, {
+    windowMs: Math.max(0, until - s.deps.clock.now()),
+    read: look,
+    readAgain: (l) => l.reading === "unreadable",
+  });
   let reading = last.reading;
   if (reading === "established" && post.verdict !== "pass") {
     reading = post.verdict === "fail" ? "contradicted" : "unreadable";
@@ -547,7 +542,6 @@ async function settle(
     summary,
     postcondition: reading,
     actor,
-    ...(s.deps.epoch !== undefined ? { epoch: s.deps.epoch } : {}),
   });
   if (reading === "established") {
     await transition(s, "completed", "CompletionObserved", summary, rec.id);
