@@ -13,6 +13,7 @@ import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { CairnError } from "../../../src/domain/errors.ts";
 import type { ExecutorDeps } from "../../../src/engine/executor/deps.ts";
 import { takeOverStale } from "../../../src/engine/executor/step_loop.ts";
+import type { RolloutOutcome } from "../../../src/engine/executor/rollout.ts";
 import { startInprocWorld } from "../../_helpers/inproc_world.ts";
 import { approvedPlan, committed, counterIds, T0 } from "../../_helpers/journal_world.ts";
 import { MemoryLogger } from "../../_helpers/memory_logger.ts";
@@ -33,96 +34,6 @@ async function restoreEpoch(j: Journal, nowMs: number): Promise<string> {
   return epoch;
 }
 
-Deno.test("executor: a controller started before a journal restore is refused its next act (the gate round), records nothing more and sends nothing", async () => {
-  const raw = await openJournal({ url: ":memory:", ids: counterIds("e"), nowMs: 0 });
-  const seen: { restored?: { before: string; after: string }; sent?: string } = {};
-  // Right after the first node's operation completes (between the two node steps), the journal
-  // is restored: the epoch changes under the running controller.
-  const transition: Journal["transition"] = async (input) => {
-    const r = await raw.transition(input);
-    if (input.to === "completed" && !seen.restored) {
-      const before = (await raw.installation()).epoch;
-      const after = await restoreEpoch(raw, input.nowMs);
-      seen.restored = { before, after };
-      seen.sent = JSON.stringify(counters());
-    }
-    return r;
-  };
-  const journal = new Proxy(raw, {
-    get(target, prop) {
-      if (prop === "transition") return transition;
-      const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-  const w = await startInprocWorld({ nodes: NODES, journal });
-  /** Everything cairn sent that changes the cluster, counted at the twin. */
-  const counters = () => ({
-    talosMutating: w.twin.talos.stats.totalMutating,
-    kubeMutating: w.twin.kube.stats.mutating,
-    evictions: w.twin.kube.stats.evictions.accepted,
-  });
-  try {
-    // The first act after the restore is the gate round before worker-2, which carries no owner
-    // token: it carries the epoch the controller started in, and the journal refuses it.
-    const refusal = await w.run().then(
-      (out) => new Error(`the run went on after the restore: ${out.state}`),
-      (e: unknown) => e,
-    );
-    assert(seen.restored, "the restore happened between the node steps");
-    assert(seen.restored.before !== seen.restored.after, "the restore minted a new epoch");
-    assert(refusal instanceof CairnError && refusal.reason === "EpochSuperseded", String(refusal));
-    assert(refusal.message.includes(seen.restored.before), refusal.message);
-    const ops = await w.operations();
-    assertEquals(ops.map((d) => d.operation.machine), ["worker-1"], "worker-2 has no operation");
-    assertEquals(ops[0]!.operation.state, "completed");
-    assertEquals(JSON.stringify(counters()), seen.sent, "nothing was sent after the restore");
-    // Nothing after the recovery exit: no round, observation or dispatch check of the old epoch.
-    const events = await raw.events();
-    const exit = events.findLast((e) => e.kind === "recovery-exit")!;
-    assertEquals(events.filter((e) => e.seq > exit.seq).map((e) => e.kind), []);
-    assertEquals(w.twin.cluster.nodes.get("worker-2")!.installsSinceBoot, 0);
-  } finally {
-    await w.close();
-  }
-});
-
-Deno.test("executor: a controller whose epoch changed right after the commitment's evidence read is refused the commitment (not-committed, EpochSuperseded)", async () => {
-  const raw = await openJournal({ url: ":memory:", ids: counterIds("d"), nowMs: 0 });
-  const seen: { restored?: { before: string; after: string } } = {};
-  // Right after worker-2's commitment evidence is recorded: the commitment is the next act.
-  const recordObservation: Journal["recordObservation"] = async (input) => {
-    const r = await raw.recordObservation(input);
-    if (input.machine === "worker-2" && input.purpose === "evidence" && !seen.restored) {
-      const before = (await raw.installation()).epoch;
-      seen.restored = { before, after: await restoreEpoch(raw, input.observedAtMs) };
-    }
-    return r;
-  };
-  const journal = new Proxy(raw, {
-    get(target, prop) {
-      if (prop === "recordObservation") return recordObservation;
-      const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-  const w = await startInprocWorld({ nodes: NODES, journal });
-  try {
-    const out = await w.run();
-    assert(seen.restored, "the restore happened before worker-2's commitment");
-    assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
-      ["worker-1", "completed", "CompletionObserved"],
-      ["worker-2", "not-committed", "EpochSuperseded"],
-    ]);
-    assert(out.nodes[1]!.detail?.includes(seen.restored.before), out.nodes[1]!.detail);
-    const ops = await w.operations();
-    assertEquals(ops.map((d) => d.operation.machine), ["worker-1"], "worker-2 has no operation");
-    assertEquals(w.twin.cluster.nodes.get("worker-2")!.installsSinceBoot, 0);
-  } finally {
-    await w.close();
-  }
-});
-
 /** A journal call as the table below names it: `method(machine/purpose)` and the like. */
 function label(method: string, input: unknown): string {
   const x = (input ?? {}) as Record<string, unknown>;
@@ -142,7 +53,13 @@ function label(method: string, input: unknown): string {
 async function restoredAfter(after: string, nth: number) {
   const raw = await openJournal({ url: ":memory:", ids: counterIds("t"), nowMs: 0 });
   let seen = 0;
-  const state: { before?: string; sent?: string; refused?: string; head?: number } = {};
+  const state: {
+    before?: string;
+    after?: string;
+    sent?: string;
+    refused?: string;
+    head?: number;
+  } = {};
   const journal = new Proxy(raw, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
@@ -155,7 +72,7 @@ async function restoredAfter(after: string, nth: number) {
         });
         if (name === after && ++seen === nth) {
           state.before = (await raw.installation()).epoch;
-          await restoreEpoch(raw, 0);
+          state.after = await restoreEpoch(raw, 0);
           state.sent = JSON.stringify(counters());
           state.head = (await raw.events()).at(-1)!.seq;
         }
@@ -170,17 +87,52 @@ async function restoredAfter(after: string, nth: number) {
     evictions: w.twin.kube.stats.evictions.accepted,
   });
   try {
-    const end = await w.run().then((out) => out.state, (e: unknown) => e);
+    const end = await w.run().then((out) => out, (e: unknown) => e);
     return {
       ...state,
       end,
       sentSince: state.sent === JSON.stringify(counters()) ? "nothing" : "something",
       recordedSince: (await raw.events(state.head)).map((e) => e.kind),
+      operations: (await w.operations()).map((d) => [d.operation.machine, d.operation.state]),
+      worker2Installs: w.twin.cluster.nodes.get("worker-2")!.installsSinceBoot,
     };
   } finally {
     await w.close();
   }
 }
+
+Deno.test("executor: a controller started before a journal restore is refused its next act (the gate round), records nothing more and sends nothing", async () => {
+  // Right after the first node's operation completes (between the two node steps), the journal
+  // is restored: the epoch changes under the running controller. The first act after it is the
+  // gate round before worker-2, which carries no owner token: it carries the epoch the controller
+  // started in, and the journal refuses it.
+  const r = await restoredAfter("transition(completed)", 1);
+  assert(r.before && r.after, "the restore happened between the node steps");
+  assert(r.before !== r.after, "the restore minted a new epoch");
+  assertEquals(r.refused, "recordHealthRound(gate)");
+  assert(r.end instanceof CairnError && r.end.reason === "EpochSuperseded", String(r.end));
+  assert(r.end.message.includes(r.before), r.end.message);
+  assertEquals(r.operations, [["worker-1", "completed"]], "worker-2 has no operation");
+  assertEquals(r.sentSince, "nothing");
+  // Nothing after the recovery exit: no round, observation or dispatch check of the old epoch.
+  assertEquals(r.recordedSince, []);
+  assertEquals(r.worker2Installs, 0);
+});
+
+Deno.test("executor: a controller whose epoch changed right after the commitment's evidence read is refused the commitment (not-committed, EpochSuperseded)", async () => {
+  // Right after worker-2's commitment evidence is recorded: the commitment is the next act.
+  const r = await restoredAfter("recordObservation(worker-2/evidence)", 1);
+  assert(r.before, "the restore happened before worker-2's commitment");
+  assert(!(r.end instanceof Error), String(r.end));
+  const out = r.end as RolloutOutcome;
+  assertEquals(out.nodes.map((n) => [n.node, n.state, n.reason]), [
+    ["worker-1", "completed", "CompletionObserved"],
+    ["worker-2", "not-committed", "EpochSuperseded"],
+  ]);
+  assert(out.nodes[1]!.detail?.includes(r.before), out.nodes[1]!.detail);
+  assertEquals(r.operations, [["worker-1", "completed"]], "worker-2 has no operation");
+  assertEquals(r.worker2Installs, 0);
+});
 
 // Each act a controller records without an owner token, as the first act after a restore: the
 // epoch it carries is refused, the run stops (EpochSuperseded) and nothing more is recorded.

@@ -31,16 +31,15 @@ async function runWith(faults: Fault[]) {
   }
 }
 
+/** worker-1's Talos version reads answered from its earlier answers, `count` of them. */
+function staleVersion(count: number, params: NonNullable<Fault["params"]>): Fault {
+  return { kind: "stale-read", point: "talos.Version", target: "worker-1", count, params };
+}
+
 Deno.test("stale Talos reads: the old version read beside the new boot id is read again, not BootedOtherVersion", async () => {
   // Every version read answers what the machine said one read before: the first read after the
   // reboot shows the old version beside the new boot id.
-  const r = await runWith([{
-    kind: "stale-read",
-    point: "talos.Version",
-    target: "worker-1",
-    count: 1_000_000,
-    params: { lag: 1 },
-  }]);
+  const r = await runWith([staleVersion(1_000_000, { lag: 1 })]);
   assertEquals(r.nodes, [["worker-1", "completed", "CompletionObserved"]]);
   assertEquals([r.install, r.reboot, r.running], [1, 1, "v1.14.2"]);
   assertEquals(r.fired > 0, true, "the stale read was served");
@@ -50,13 +49,7 @@ Deno.test("stale Talos reads: a completion read answered from before the reboot 
   // A clean one-node step reads the version three times: before the commitment, at the new boot
   // and at completion. The third (the completion read) answers what the first did, the version
   // from before the reboot; the boot was already seen at the target.
-  const r = await runWith([{
-    kind: "stale-read",
-    point: "talos.Version",
-    target: "worker-1",
-    count: 1,
-    params: { lag: 2, every: 3 },
-  }]);
+  const r = await runWith([staleVersion(1, { lag: 2, every: 3 })]);
   assertEquals(r.nodes, [["worker-1", "completed", "CompletionObserved"]]);
   assertEquals([r.install, r.reboot, r.running], [1, 1, "v1.14.2"]);
   assertEquals(r.fired, 1, "the completion read was answered stale");
