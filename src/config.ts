@@ -5,7 +5,7 @@
  * Secrets are never configuration values: credentials and keys are passed by path.
  */
 import { posix } from "node:path";
-import { z } from "zod";
+import { z } from "./domain/zod.ts";
 import { redactUrl } from "./adapters/log/redact.ts";
 import { CairnError, type Problem } from "./domain/errors.ts";
 import { plainIssueMessage } from "./domain/plain_issue.ts";

@@ -188,3 +188,17 @@ function exists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("zod's runtime is reached only through src/domain/zod.ts, which sets its parsing mode once", () => {
+  // A module importing `z` from "zod" itself would parse with compiled parsers or not depending
+  // on the import order; every schema goes through the one module that configures zod.
+  const direct = [...walk(SRC)]
+    .map((file) => relative(ROOT, file))
+    .filter((rel) => rel !== "src/domain/zod.ts")
+    .filter((rel) =>
+      /^import\s+(?!type\b)[^;]*from\s+"zod(\/[^"]*)?";/m.test(
+        Deno.readTextFileSync(join(ROOT, rel)),
+      )
+    );
+  assertEquals(direct, []);
+});

@@ -7,7 +7,7 @@
  */
 import { resolve } from "node:path";
 import { stringify } from "yaml";
-import { z } from "zod";
+import { z } from "../domain/zod.ts";
 import { type Command, EXIT, OUTPUT_OPTION, printJson, UsageError, wantsJson } from "./command.ts";
 import { CairnError } from "../domain/errors.ts";
 import { type CatalogueFile, CatalogueSchema, parseCatalogue } from "../domain/catalogue.ts";

@@ -22,7 +22,7 @@
  *           published: 2026-04-01                  # optional, informational
  * ```
  */
-import { z } from "zod";
+import { z } from "./zod.ts";
 import { CairnError, type Problem } from "./errors.ts";
 import {
   compareVersions,

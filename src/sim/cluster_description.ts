@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import { z } from "../domain/zod.ts";
 
 /**
  * A cluster description (`fixtures/clusters/*.yaml`): what the twin starts from. Nodes carry both

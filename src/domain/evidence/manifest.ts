@@ -3,7 +3,7 @@
  * assertions over those files, and controls that must fail. Parsing is strict (unknown fields
  * are refused) and every problem carries `file:line:column`, as for plan files.
  */
-import { z } from "zod";
+import { z } from "../zod.ts";
 import type { Document, LineCounter } from "yaml";
 import { generalYaml, lazyDocument } from "../yaml_general.ts";
 import { CONTROL_CHARACTER, fastLoadPlainYaml } from "../plan/yaml_fast.ts";

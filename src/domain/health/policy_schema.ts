@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { z } from "../zod.ts";
 
 /** A Kubernetes label selector as written in policy files (and in PDB specs). */
 export const LabelSelectorSchema = z.strictObject({

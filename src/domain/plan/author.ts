@@ -4,7 +4,7 @@
  * registry, and writes the text. Everything rendered here must pass `cairn plan check`; the CLI
  * checks the rendered file before it keeps it.
  */
-import { z } from "zod";
+import { z } from "../zod.ts";
 import { type Catalogue, hasRelease, latestPatch } from "../catalogue.ts";
 import type { Reason } from "../reasons.ts";
 import {

@@ -4,7 +4,7 @@
  * changing any of it is a new plan, a new digest and a new approval. Semantic rules that relate
  * fields to each other or to the release catalogue live in `checks.ts`.
  */
-import { z } from "zod";
+import { z } from "../zod.ts";
 import { tryParseVersion } from "../version.ts";
 import { boundPathProblem } from "./bound_path.ts";
 import { windowProblem } from "../ops/window.ts";

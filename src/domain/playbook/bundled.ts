@@ -6,7 +6,7 @@
  * snapshot does not list is "unknown", never "unchanged". Parsed like a plan file (size, aliases,
  * duplicate keys, located problems, `BundledVersionsInvalid`).
  */
-import { z } from "zod";
+import { z } from "../zod.ts";
 import type { Problem } from "../errors.ts";
 import { plainIssueMessage } from "../plain_issue.ts";
 import { located, type PlanIssue } from "../plan/parse.ts";

@@ -9,7 +9,7 @@
  * the document of a given kind/name, optionally narrowed by a capture pattern) or, for files that
  * are not YAML (`.mise.toml`, a URL baked into a command), a pattern with one capture group.
  */
-import { z } from "zod";
+import { z } from "../zod.ts";
 import { BindingSchema } from "../health/policy_schema.ts";
 
 /** Identifiers inside a playbook (pin, deviation, companion ids): lower-case kebab. */
