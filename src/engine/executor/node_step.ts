@@ -155,15 +155,9 @@ async function preflight(
   node: PlanNode,
 ): Promise<NodeOutcome | undefined> {
   const first = bound.plan.spec.hops[0]!;
-  const timeoutMs = deps.callTimeoutMs(
-    bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000,
-  );
-  let running: string;
-  try {
-    running = (await deps.talos.version(node.address, { timeoutMs })).tag;
-  } catch (e) {
-    return notCommitted(node.name, "NodeUnreadable", errorText(e));
-  }
+  const read = await runningVersion(deps, node, bound.plan.spec.phases.deadlines.verify);
+  if (!read.ok) return notCommitted(node.name, "NodeUnreadable", read.error);
+  const running = read.tag;
   if (running === lastHop(bound).to) {
     // A target reached out of band cannot complete an unattempted upgrade.
     return notCommitted(
@@ -186,6 +180,34 @@ async function preflight(
     node.name,
     bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000,
   );
+}
+
+/**
+ * The node's running Talos version before anything is committed. A read that fails (apid
+ * unavailable for a moment, an answer lost) is taken again every poll while the verify transport
+ * window lasts: one transient failure must not stop the rollout. Still unreadable at the end of the
+ * window, the node is not committed (`NodeUnreadable`); nothing is sent either way.
+ */
+async function runningVersion(
+  deps: ExecutorDeps,
+  node: PlanNode,
+  window: { readonly transportSeconds: number },
+): Promise<{ ok: true; tag: string } | { ok: false; error: string }> {
+  const until = deps.clock.now() + window.transportSeconds * 1000;
+  for (;;) {
+    try {
+      // Each read bounded by what is left of the window, never the whole window again.
+      const v = await deps.talos.version(node.address, {
+        timeoutMs: deps.callTimeoutMs(Math.max(1, until - deps.clock.now())),
+      });
+      return { ok: true, tag: v.tag };
+    } catch (e) {
+      if (deps.clock.now() + deps.pollIntervalMs > until || deps.signal?.aborted) {
+        return { ok: false, error: errorText(e) };
+      }
+    }
+    await deps.clock.sleep(deps.pollIntervalMs, deps.signal);
+  }
 }
 
 /**
