@@ -425,6 +425,11 @@ export interface HookDischargeInput {
   readonly jobRef: string;
   readonly detail: string;
   readonly nowMs: number;
+  /**
+   * The epoch the claim was made in: refused (`EpochSuperseded`, nothing written) unless it is
+   * still current, so a controller that outlived a journal restore records no discharge after it.
+   */
+  readonly epoch?: string;
 }
 
 /** A cluster-wide freeze as recorded (`cairn freeze` / `cairn unfreeze`). */

@@ -5,7 +5,8 @@
  * exactly one controller, and once discharged no longer holds the machine. Run by the journal
  * contract (libSQL and PostgreSQL) and on its own (`test/adapters/journal/hook_obligation_test.ts`).
  */
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
+import { CairnError } from "../../src/domain/errors.ts";
 import type { Journal, OwnerToken } from "../../src/ports/journal.ts";
 import {
   ADMIN,
@@ -202,4 +203,30 @@ export async function owedHookGateContract(j: Journal): Promise<void> {
   await j.releaseRecoveryScope("worker-1", ADMIN, T0 + 2900);
   const released = await claim(T0 + 3000);
   assert(released.ok, JSON.stringify(released));
+  // The claim's epoch superseded before its discharge (a journal restore under the controller):
+  // the discharge is refused and writes nothing; in the current epoch it is recorded.
+  const claimedIn = (await j.installation()).epoch;
+  const current = await j.enterRecoveryMode(ADMIN, "restored backup b-2", T0 + 3100);
+  const discharge = (epoch: string) =>
+    j.recordHookDischarge({
+      operationId: op.id,
+      hook: "ceph-noout",
+      claimId: released.claimId,
+      claimant: "cairn-a (controller)",
+      responseClass: "accepted",
+      outcome: "succeeded",
+      jobRef: "rook-ceph/cairn-ceph-noout-post-1",
+      detail: "Complete",
+      nowMs: T0 + 3200,
+      epoch,
+    });
+  const head = (await j.events()).length;
+  await rejects(discharge(claimedIn), (e: unknown) => {
+    assert(e instanceof CairnError && e.reason === "EpochSuperseded", String(e));
+    return true;
+  });
+  assertEquals((await j.events()).length, head, "a refused discharge writes nothing");
+  assertEquals((await j.hookObligations([op.id])).map((o) => o.state), ["claimed"]);
+  await discharge(current);
+  assertEquals((await j.hookObligations([op.id])).map((o) => o.state), ["discharged"]);
 }

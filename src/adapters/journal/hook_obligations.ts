@@ -30,7 +30,7 @@ import type {
 import type { HookObligationEntry } from "../../ports/journal_history.ts";
 import { readClusterFreeze } from "./beside.ts";
 import { checkGate } from "./comparisons.ts";
-import { assertOwner, type Ctx, machineEvent } from "./context.ts";
+import { assertCurrentEpoch, assertOwner, type Ctx, machineEvent } from "./context.ts";
 import { fail, loadOperation, tokenText } from "./rows.ts";
 import type { EventTable, JournalDB } from "./schema.ts";
 
@@ -116,6 +116,7 @@ export async function hookClaimTx(ctx: Ctx, input: HookClaimInput): Promise<Hook
 
 /** Records how a claimed post hook went (its create's response and the Job's observed outcome). */
 export async function hookDischargeTx(ctx: Ctx, input: HookDischargeInput): Promise<void> {
+  assertCurrentEpoch(ctx, input.epoch);
   const op = await loadOperation(ctx.tx, input.operationId);
   const rows = await eventsOf(ctx.tx, [op.id]);
   const claimed = rows.some((e) =>

@@ -1,8 +1,9 @@
 /**
  * The journal as a controller that started in one epoch writes to it.
  *
- * Acts that issue or use an owner token (commit, takeover, attempts, transitions, hook claims) are
- * fenced by their token or the epoch they must name. The acts without one — an observation and
+ * Acts that issue or use an owner token (commit, takeover, attempts, transitions) are fenced by
+ * their token or the epoch they must name; a hook claim names its epoch and its discharge the
+ * claim's (`engine/operating/owed_hooks.ts`). The acts without one — an observation and
  * its basis, a health round, a dispatch or Kubernetes check, a rollout event — would otherwise be
  * recorded in whatever epoch the journal is in: a controller that outlived a journal restore or a
  * recovery entry would go on writing rounds and observations into the new epoch, naming

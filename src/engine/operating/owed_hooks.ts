@@ -121,6 +121,8 @@ export async function sendOwedHooks(
       jobRef,
       detail,
       nowMs: deps.clock.now(),
+      // In the claim's epoch: a controller that outlived a restore records no discharge after it.
+      epoch,
     });
     sent++;
     deps.log.info("owed post hook sent", {

@@ -303,3 +303,71 @@ Deno.test("a controller started before a journal restore is refused the owed pos
     await w.close();
   }
 });
+
+Deno.test("a controller whose journal is restored after it claimed an owed post hook records no discharge in the new epoch", async () => {
+  const t = await lostRebootAfterPreHook();
+  const { w, opId } = t;
+  try {
+    await t.settle();
+    const cluster = w.bound.plan.metadata.cluster;
+    const approver = { identity: "dave@example.com", role: "approver" as const };
+    const freeze = (frozen: boolean) =>
+      w.journal.setClusterFrozen({
+        cluster,
+        frozen,
+        reason: frozen ? "storage maintenance" : "done",
+        actor: approver,
+        nowMs: w.twin.clock.now(),
+      });
+    await freeze(true);
+    assertEquals((await t.classify()).state, "completed");
+    await freeze(false);
+    const started = (await w.journal.installation()).epoch;
+    const admin = { identity: ADMIN, role: "recovery-admin" as const };
+    let exit: number | undefined;
+    // The claim is the old epoch's (recorded before the restore); the Job goes out; then, while
+    // the controller watches it, the journal is restored under it.
+    const journal = new Proxy(w.journal, {
+      get(target, p) {
+        if (p === "claimOwedHook") {
+          return async (input: Parameters<typeof target.claimOwedHook>[0]) => {
+            const claim = await target.claimOwedHook(input);
+            await target.enterRecoveryMode(admin, "journal restored", w.twin.clock.now());
+            for (const op of await target.listOperations()) {
+              await target.releaseRecoveryScope(op.machine, admin, w.twin.clock.now())
+                .catch(() => undefined);
+            }
+            await target.exitRecoveryMode(admin, w.twin.clock.now());
+            exit = (await target.events()).at(-1)!.seq;
+            return claim;
+          };
+        }
+        const v = Reflect.get(target, p, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const op = (await w.journal.getOperation(opId))!;
+    const end = await sendOwedHooks({
+      journal,
+      clock: w.twin.clock,
+      kube: w.twin.kube,
+      owner: "cairn-stale",
+      epoch: started,
+      callTimeoutMs: (ms) => ms,
+      pollIntervalMs: 1_000,
+      log: w.log,
+    }, op).then((r) => (r.ok ? "recorded" : r.reason), (e) => (e as { reason?: string }).reason);
+    assert(exit !== undefined, "the journal was restored after the claim");
+    assertEquals(end, "EpochSuperseded");
+    assertEquals(
+      w1Jobs(await t.jobs(), opId).sort(),
+      ["post", "pre"],
+      "the claimed Job went out once",
+    );
+    // Nothing of the old epoch's controller after the restore: the discharge was refused.
+    assertEquals((await w.journal.events(exit)).map((e) => e.kind), []);
+    assertEquals((await owedState(w, opId)).map(([h, s]) => [h, s]), [["ceph-noout", "claimed"]]);
+  } finally {
+    await w.close();
+  }
+});
