@@ -24,8 +24,10 @@ if [ ! -x "$DENO" ]; then
 fi
 export DENO
 # npm dependencies, pinned by deno.lock; re-run only when the lock changed since the last install.
+# Compared by content with bash's own file read ($(<file) forks nothing in bash 5.2), not cmp:
+# a fork is about 5 ms of every command's cold start.
 stamp="$CAIRN_ROOT/node_modules/.cairn-lock-stamp"
-if [ ! -f "$stamp" ] || ! cmp -s "$stamp" "$CAIRN_ROOT/deno.lock"; then
+if [ ! -f "$stamp" ] || [ "$(<"$stamp")" != "$(<"$CAIRN_ROOT/deno.lock")" ]; then
   echo "cairn: installing npm dependencies (deno.lock) ..." >&2
   (cd "$CAIRN_ROOT" && "$DENO" install --frozen --quiet >&2) || {
     echo "cairn: could not install npm dependencies" >&2; exit 3; }
