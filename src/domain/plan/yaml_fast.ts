@@ -182,14 +182,25 @@ function scalar(raw: string): string | number | boolean {
   const quoted = QUOTED.exec(raw);
   if (quoted) return quoted[1] ?? quoted[2]!;
   if (!PLAIN.test(raw) || raw.endsWith(":")) outside();
+  // A plain scalar starts with a letter or a digit (PLAIN): only `t`, `f` and `n` (any case) can
+  // open a boolean or null, only a digit a number; most values (names, versions, addresses) are
+  // strings without trying every core-schema pattern.
+  const first = raw.charCodeAt(0);
+  if (first >= 48 && first <= 57) {
+    if (CORE_NUMBER.some((re) => re.test(raw))) {
+      return SHORT_DECIMAL.test(raw) ? Number(raw) : outside();
+    }
+    return raw;
+  }
+  if (!MAY_OPEN_BOOL_OR_NULL.has(raw[0]!)) return raw;
   if (CORE_TRUE.test(raw)) return true;
   if (CORE_FALSE.test(raw)) return false;
   if (CORE_NULL.test(raw)) outside();
-  if (CORE_NUMBER.some((re) => re.test(raw))) {
-    return SHORT_DECIMAL.test(raw) ? Number(raw) : outside();
-  }
   return raw;
 }
+
+/** The first letters of the core schema's booleans and nulls (`~` and empty never pass PLAIN). */
+const MAY_OPEN_BOOL_OR_NULL = new Set(["t", "T", "f", "F", "n", "N"]);
 
 function key(name: string): string {
   if (!KEY.test(name) || NOT_STRING_KEYS.has(name)) outside();
