@@ -132,3 +132,63 @@ export function attemptInput(
     nowMs: at,
   };
 }
+
+/**
+ * Each journal act that carries no owner token, named, as a controller asks it on worker-1 of
+ * `plan` at `at`: with `epoch` when given (the journal refuses it unless that epoch is current),
+ * without one otherwise (a wrapper, or `cairn recover`, supplies it).
+ */
+export function tokenlessActs(
+  j: Journal,
+  plan: string,
+  at: number,
+  epoch?: string,
+): [string, () => Promise<unknown>][] {
+  const e = epoch !== undefined ? { epoch } : {};
+  return [
+    ["startObservation", () => j.startObservation("worker-1", CONTROLLER, at, epoch)],
+    ["recordObservation", () =>
+      j.recordObservation({
+        machine: "worker-1",
+        purpose: "evidence",
+        planDigest: plan,
+        digest: "v1.13.9",
+        objectUid: "uid-worker-1",
+        resourceVersion: "100",
+        observedGeneration: 1,
+        observedAtMs: at,
+        summary: "",
+        actor: CONTROLLER,
+        ...e,
+      })],
+    ["recordHealthRound", () =>
+      j.recordHealthRound({
+        cluster: "home-ops",
+        purpose: "gate",
+        startedAtMs: at,
+        finishedAtMs: at,
+        results: [{ binding: "ceph", outcome: "pass", reason: "HealthOk", observedAtMs: at }],
+        ...e,
+      })],
+    ["recordDispatchCheck", () =>
+      j.recordDispatchCheck({
+        planDigest: plan,
+        node: "worker-1",
+        verdict: "pass",
+        detail: {},
+        actor: CONTROLLER,
+        nowMs: at,
+        ...e,
+      })],
+    ["recordRolloutEvent", () =>
+      j.recordRolloutEvent({
+        planDigest: plan,
+        node: null,
+        kind: "hold",
+        detail: { reason: "test" },
+        actor: CONTROLLER,
+        nowMs: at,
+        ...e,
+      })],
+  ];
+}

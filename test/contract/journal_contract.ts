@@ -31,6 +31,7 @@ import {
   observe,
   planInput,
   T0,
+  tokenlessActs,
 } from "../_helpers/journal_world.ts";
 import { accountingGuardTests, guardTests } from "./journal_guards.ts";
 
@@ -552,47 +553,13 @@ function commitmentTests(test: T): void {
     assert((await j.verifyChain()).ok);
   });
 
-  test("an observation, its basis, a health round and a dispatch check carrying a superseded epoch are refused and write nothing; the current epoch's are recorded", async (j) => {
+  test("an observation, its basis, a health round, a dispatch check and a rollout event carrying a superseded epoch are refused and write nothing; the current epoch's are recorded", async (j) => {
     const plan = (await approvedPlan(j)).digest;
     const before = (await j.installation()).epoch;
     const after = await j.enterRecoveryMode(ADMIN, "restored backup b-3", T0 + 1600);
     const headBefore = (await j.events()).length;
-    const acts = (epoch: string, at: number) => [
-      () => j.startObservation("worker-1", CONTROLLER, at, epoch),
-      () =>
-        j.recordObservation({
-          machine: "worker-1",
-          purpose: "evidence",
-          planDigest: plan,
-          digest: "v1.13.9",
-          objectUid: "uid-worker-1",
-          resourceVersion: "100",
-          observedGeneration: 1,
-          observedAtMs: at,
-          summary: "",
-          actor: CONTROLLER,
-          epoch,
-        }),
-      () =>
-        j.recordHealthRound({
-          cluster: "home-ops",
-          purpose: "gate",
-          startedAtMs: at,
-          finishedAtMs: at,
-          results: [{ binding: "ceph", outcome: "pass", reason: "HealthOk", observedAtMs: at }],
-          epoch,
-        }),
-      () =>
-        j.recordDispatchCheck({
-          planDigest: plan,
-          node: "worker-1",
-          verdict: "pass",
-          detail: {},
-          actor: CONTROLLER,
-          nowMs: at,
-          epoch,
-        }),
-    ];
+    const acts = (epoch: string, at: number) =>
+      tokenlessActs(j, plan, at, epoch).map(([, act]) => act);
     // A controller that started before the restore records none of them after it.
     for (const act of acts(before, T0 + 1700)) await rejectsWith(act(), "EpochSuperseded");
     assertEquals((await j.events()).length, headBefore, "a refused act writes nothing");
@@ -600,7 +567,7 @@ function commitmentTests(test: T): void {
     for (const act of acts(after, T0 + 1800)) await act();
     assertEquals(
       (await j.events()).slice(headBefore).map((e) => e.kind),
-      ["observation-started", "observation", "health-round", "dispatch-check"],
+      ["observation-started", "observation", "health-round", "dispatch-check", "rollout-event"],
     );
     assert((await j.verifyChain()).ok);
   });

@@ -8,54 +8,7 @@ import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:ass
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { CairnError } from "../../../src/domain/errors.ts";
 import { journalInEpoch } from "../../../src/engine/executor/journal_in_epoch.ts";
-import type { Journal } from "../../../src/ports/journal.ts";
-import { ADMIN, approvedPlan, CONTROLLER, counterIds, T0 } from "../../_helpers/journal_world.ts";
-
-/** Each token-less act, named, as a controller's code asks it (no epoch of its own). */
-function acts(j: Journal, plan: string, at: number): [string, () => Promise<unknown>][] {
-  return [
-    ["startObservation", () => j.startObservation("worker-1", CONTROLLER, at)],
-    ["recordObservation", () =>
-      j.recordObservation({
-        machine: "worker-1",
-        purpose: "evidence",
-        planDigest: plan,
-        digest: "v1.13.9",
-        objectUid: "uid-worker-1",
-        resourceVersion: "100",
-        observedGeneration: 1,
-        observedAtMs: at,
-        summary: "",
-        actor: CONTROLLER,
-      })],
-    ["recordHealthRound", () =>
-      j.recordHealthRound({
-        cluster: "home-ops",
-        purpose: "gate",
-        startedAtMs: at,
-        finishedAtMs: at,
-        results: [{ binding: "ceph", outcome: "pass", reason: "HealthOk", observedAtMs: at }],
-      })],
-    ["recordDispatchCheck", () =>
-      j.recordDispatchCheck({
-        planDigest: plan,
-        node: "worker-1",
-        verdict: "pass",
-        detail: {},
-        actor: CONTROLLER,
-        nowMs: at,
-      })],
-    ["recordRolloutEvent", () =>
-      j.recordRolloutEvent({
-        planDigest: plan,
-        node: null,
-        kind: "hold",
-        detail: { reason: "test" },
-        actor: CONTROLLER,
-        nowMs: at,
-      })],
-  ];
-}
+import { ADMIN, approvedPlan, counterIds, T0, tokenlessActs } from "../../_helpers/journal_world.ts";
 
 async function world() {
   const raw = await openJournal({ url: ":memory:", ids: counterIds("ie"), nowMs: T0 });
@@ -68,7 +21,7 @@ Deno.test("journalInEpoch: each act without an owner token is recorded while the
   const { raw, plan, started } = await world();
   try {
     const seq = async () => (await raw.events()).length;
-    for (const [name, act] of acts(journalInEpoch(raw, started), plan, T0 + 2000)) {
+    for (const [name, act] of tokenlessActs(journalInEpoch(raw, started), plan, T0 + 2000)) {
       const before = await seq();
       await act();
       assert((await seq()) > before || name === "startObservation", `${name} recorded nothing`);
@@ -87,7 +40,7 @@ Deno.test("journalInEpoch: after a journal restore each act without an owner tok
     assert(after !== started);
     await raw.exitRecoveryMode(ADMIN, T0 + 1600);
     const exported = JSON.stringify(await raw.exportAll());
-    for (const [name, act] of acts(fenced, plan, T0 + 2000)) {
+    for (const [name, act] of tokenlessActs(fenced, plan, T0 + 2000)) {
       await rejects(act(), (e: unknown) => {
         assert(e instanceof CairnError && e.reason === "EpochSuperseded", `${name}: ${e}`);
         assert(e.message.includes(started), e.message);
@@ -96,7 +49,7 @@ Deno.test("journalInEpoch: after a journal restore each act without an owner tok
     }
     assertEquals(JSON.stringify(await raw.exportAll()), exported, "nothing was written");
     // The same acts asked of the journal itself (a recovery admin's, in the current epoch) pass.
-    for (const [, act] of acts(raw, plan, T0 + 2100)) await act();
+    for (const [, act] of tokenlessActs(raw, plan, T0 + 2100)) await act();
   } finally {
     await raw.close();
   }

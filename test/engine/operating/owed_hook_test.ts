@@ -17,6 +17,7 @@ import { uncordonOwned } from "../../../src/engine/recovery/recover_uncordon.ts"
 import { inprocReport } from "../../_helpers/inproc_report.ts";
 import { type InprocWorld, startInprocWorld } from "../../_helpers/inproc_world.ts";
 import { ROOT } from "../../_helpers/twin_world.ts";
+import type { Journal } from "../../../src/ports/journal.ts";
 
 const IMAGE = "quay.io/ceph/ceph:v19@sha256:" + "a".repeat(64);
 const HOOKS = `  hooks:
@@ -83,6 +84,24 @@ async function lostRebootAfterPreHook() {
       await account();
       await uncordonOwned(w.journal, cluster, { operationId: opId, actor: ADMIN });
     },
+    /**
+     * Settled and classified `completed` while the cluster was frozen, so the classification
+     * could not send the owed post hook: it stays owed for the next controller.
+     */
+    async owedAfterFrozenClassification() {
+      await this.settle();
+      const freeze = (frozen: boolean) =>
+        w.journal.setClusterFrozen({
+          cluster: w.bound.plan.metadata.cluster,
+          frozen,
+          reason: frozen ? "storage maintenance" : "done",
+          actor: { identity: "dave@example.com", role: "approver" },
+          nowMs: w.twin.clock.now(),
+        });
+      await freeze(true);
+      assertEquals((await this.classify()).state, "completed");
+      await freeze(false);
+    },
     /** `cairn recover OP --classify`, through its own wiring. */
     classify: () =>
       classifyWithBoundPolicy(w.journal, cluster, {
@@ -97,6 +116,17 @@ async function lostRebootAfterPreHook() {
         writeLog: () => {},
       }),
   };
+}
+
+/** A journal restore as its recovery admin records it: a new epoch, every free scope released. */
+async function restoreJournal(j: Journal, nowMs: number): Promise<number> {
+  const admin = { identity: ADMIN, role: "recovery-admin" as const };
+  await j.enterRecoveryMode(admin, "journal restored from a backup", nowMs);
+  for (const op of await j.listOperations()) {
+    await j.releaseRecoveryScope(op.machine, admin, nowMs).catch(() => undefined);
+  }
+  await j.exitRecoveryMode(admin, nowMs);
+  return (await j.events()).at(-1)!.seq;
 }
 
 const w1Jobs = (jobs: readonly Job[], opId: string) =>
@@ -260,42 +290,14 @@ Deno.test("a controller started before a journal restore is refused the owed pos
   const t = await lostRebootAfterPreHook();
   const { w, opId } = t;
   try {
-    await t.settle();
-    const cluster = w.bound.plan.metadata.cluster;
-    const approver = { identity: "dave@example.com", role: "approver" as const };
-    const freeze = (frozen: boolean) =>
-      w.journal.setClusterFrozen({
-        cluster,
-        frozen,
-        reason: frozen ? "storage maintenance" : "done",
-        actor: approver,
-        nowMs: w.twin.clock.now(),
-      });
-    await freeze(true);
-    assertEquals((await t.classify()).state, "completed");
-    await freeze(false);
+    await t.owedAfterFrozenClassification();
     assertEquals(await owedState(w, opId), [["ceph-noout", "owed", undefined]]);
     // The controller started here; then the journal is restored (a new epoch) under it.
     const started = (await w.journal.installation()).epoch;
-    const admin = { identity: ADMIN, role: "recovery-admin" as const };
-    await w.journal.enterRecoveryMode(admin, "journal restored from a backup", w.twin.clock.now());
-    for (const op of await w.journal.listOperations()) {
-      await w.journal.releaseRecoveryScope(op.machine, admin, w.twin.clock.now())
-        .catch(() => undefined);
-    }
-    await w.journal.exitRecoveryMode(admin, w.twin.clock.now());
+    await restoreJournal(w.journal, w.twin.clock.now());
     assert((await w.journal.installation()).epoch !== started);
     const op = (await w.journal.getOperation(opId))!;
-    const r = await sendOwedHooks({
-      journal: w.journal,
-      clock: w.twin.clock,
-      kube: w.twin.kube,
-      owner: "cairn-stale",
-      epoch: started,
-      callTimeoutMs: (ms) => ms,
-      pollIntervalMs: 1_000,
-      log: w.log,
-    }, op);
+    const r = await sendOwedHooks(staleController(w, w.journal, started), op);
     assertEquals(r.ok ? "sent" : r.reason, "EpochSuperseded");
     assertEquals(w1Jobs(await t.jobs(), opId), ["pre"], "no post hook Job was created");
     assertEquals(await owedState(w, opId), [["ceph-noout", "owed", undefined]]);
@@ -308,22 +310,8 @@ Deno.test("a controller whose journal is restored after it claimed an owed post 
   const t = await lostRebootAfterPreHook();
   const { w, opId } = t;
   try {
-    await t.settle();
-    const cluster = w.bound.plan.metadata.cluster;
-    const approver = { identity: "dave@example.com", role: "approver" as const };
-    const freeze = (frozen: boolean) =>
-      w.journal.setClusterFrozen({
-        cluster,
-        frozen,
-        reason: frozen ? "storage maintenance" : "done",
-        actor: approver,
-        nowMs: w.twin.clock.now(),
-      });
-    await freeze(true);
-    assertEquals((await t.classify()).state, "completed");
-    await freeze(false);
+    await t.owedAfterFrozenClassification();
     const started = (await w.journal.installation()).epoch;
-    const admin = { identity: ADMIN, role: "recovery-admin" as const };
     let exit: number | undefined;
     // The claim is the old epoch's (recorded before the restore); the Job goes out; then, while
     // the controller watches it, the journal is restored under it.
@@ -332,13 +320,7 @@ Deno.test("a controller whose journal is restored after it claimed an owed post 
         if (p === "claimOwedHook") {
           return async (input: Parameters<typeof target.claimOwedHook>[0]) => {
             const claim = await target.claimOwedHook(input);
-            await target.enterRecoveryMode(admin, "journal restored", w.twin.clock.now());
-            for (const op of await target.listOperations()) {
-              await target.releaseRecoveryScope(op.machine, admin, w.twin.clock.now())
-                .catch(() => undefined);
-            }
-            await target.exitRecoveryMode(admin, w.twin.clock.now());
-            exit = (await target.events()).at(-1)!.seq;
+            exit = await restoreJournal(target, w.twin.clock.now());
             return claim;
           };
         }
@@ -347,23 +329,13 @@ Deno.test("a controller whose journal is restored after it claimed an owed post 
       },
     });
     const op = (await w.journal.getOperation(opId))!;
-    const end = await sendOwedHooks({
-      journal,
-      clock: w.twin.clock,
-      kube: w.twin.kube,
-      owner: "cairn-stale",
-      epoch: started,
-      callTimeoutMs: (ms) => ms,
-      pollIntervalMs: 1_000,
-      log: w.log,
-    }, op).then((r) => (r.ok ? "recorded" : r.reason), (e) => (e as { reason?: string }).reason);
+    const end = await sendOwedHooks(staleController(w, journal, started), op).then(
+      (r) => (r.ok ? "recorded" : r.reason),
+      (e) => (e as { reason?: string }).reason,
+    );
     assert(exit !== undefined, "the journal was restored after the claim");
     assertEquals(end, "EpochSuperseded");
-    assertEquals(
-      w1Jobs(await t.jobs(), opId).sort(),
-      ["post", "pre"],
-      "the claimed Job went out once",
-    );
+    assertEquals(w1Jobs(await t.jobs(), opId), ["post", "pre"], "the claimed Job went out once");
     // Nothing of the old epoch's controller after the restore: the discharge was refused.
     assertEquals((await w.journal.events(exit)).map((e) => e.kind), []);
     assertEquals((await owedState(w, opId)).map(([h, s]) => [h, s]), [["ceph-noout", "claimed"]]);
@@ -371,3 +343,17 @@ Deno.test("a controller whose journal is restored after it claimed an owed post 
     await w.close();
   }
 });
+
+/** The owed-hook ports of a controller that started in `epoch`, on `journal`. */
+function staleController(w: InprocWorld, journal: Journal, epoch: string) {
+  return {
+    journal,
+    clock: w.twin.clock,
+    kube: w.twin.kube,
+    owner: "cairn-stale",
+    epoch,
+    callTimeoutMs: (ms: number) => ms,
+    pollIntervalMs: 1_000,
+    log: w.log,
+  };
+}
