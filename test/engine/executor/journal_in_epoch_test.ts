@@ -8,7 +8,13 @@ import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:ass
 import { openJournal } from "../../../src/adapters/journal/libsql_journal.ts";
 import { CairnError } from "../../../src/domain/errors.ts";
 import { journalInEpoch } from "../../../src/engine/executor/journal_in_epoch.ts";
-import { ADMIN, approvedPlan, counterIds, T0, tokenlessActs } from "../../_helpers/journal_world.ts";
+import {
+  ADMIN,
+  approvedPlan,
+  counterIds,
+  T0,
+  tokenlessActs,
+} from "../../_helpers/journal_world.ts";
 
 async function world() {
   const raw = await openJournal({ url: ":memory:", ids: counterIds("ie"), nowMs: T0 });
