@@ -16,6 +16,12 @@ export interface TalosCallOptions {
   readonly timeoutMs: number;
   /** Aborts the call (the outcome of an aborted mutation is unknown). */
   readonly signal?: AbortSignal;
+  /**
+   * How many times a read refused UNAVAILABLE is sent before it fails (default the client's, 3).
+   * A caller that polls anyway asks once: its next poll is the retry, and a machine that is down
+   * answers no sooner for being asked three times through its apid proxy.
+   */
+  readonly attempts?: number;
 }
 
 /** `common.ContainerdInstance`; pull and upgrade must use the same one. */

@@ -286,7 +286,7 @@ export class GrpcTalos implements Talos {
     stream = false,
   ): Promise<T> {
     const deadline = Date.now() + opts.timeoutMs;
-    const attempts = this.opts.readAttempts ?? 3;
+    const attempts = opts.attempts ?? this.opts.readAttempts ?? 3;
     for (let attempt = 1;; attempt++) {
       if (opts.signal?.aborted) throw readError(Code.CANCELLED, "aborted", node, path);
       let r: CallResult;
@@ -295,9 +295,13 @@ export class GrpcTalos implements Talos {
         r = s.code === Code.OK ? { ok: true, value: s.items } : { ok: false, ...s };
       } else r = await this.#unary(path, node, req, deadline, opts.signal);
       if (r.ok) return pick(r.value);
-      const retry = r.code === Code.UNAVAILABLE && attempt < attempts && Date.now() < deadline;
-      if (!retry) throw readError(r.code, r.message, node, path);
-      this.#recover();
+      const unavailable = r.code === Code.UNAVAILABLE;
+      // A connection that is not ready is replaced whether this read is sent again or not: the
+      // next call (a caller's next poll, when it asked for one attempt) goes out on a fresh one.
+      if (unavailable) this.#recover();
+      if (!unavailable || attempt >= attempts || Date.now() >= deadline) {
+        throw readError(r.code, r.message, node, path);
+      }
     }
   }
 

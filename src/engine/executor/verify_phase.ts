@@ -64,7 +64,10 @@ async function pollBoot(s: StepState, deadline: number, bootIdBefore: string): P
   const opts = () => ({
     timeoutMs: s.deps.callTimeoutMs(Math.max(1, deadline - s.deps.clock.now())),
   });
-  const bootId = await s.deps.talos.bootId(s.address, opts()).catch(() => undefined);
+  // The wait polls: a boot id refused while the machine is down is asked again next poll, not
+  // three times now.
+  const bootId = await s.deps.talos.bootId(s.address, { ...opts(), attempts: 1 })
+    .catch(() => undefined);
   if (bootId === undefined || bootId === bootIdBefore) return { newBoot: false, bootId };
   return { newBoot: true, reading: { ...(await readVersionAndNode(s, opts())), bootId } };
 }

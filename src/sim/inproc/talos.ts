@@ -255,7 +255,7 @@ export class InprocTalos implements Talos {
     opts: TalosCallOptions,
     call: () => Answer<T> | Promise<Answer<T>>,
   ): Promise<T> {
-    const attempts = this.#o.readAttempts ?? 3;
+    const attempts = opts.attempts ?? this.#o.readAttempts ?? 3;
     for (let attempt = 1;; attempt++) {
       if (opts.signal?.aborted) throw readError(Code.CANCELLED, "aborted", node, path);
       const r = await call();

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { startTwinProcess, TEST_PKI_CACHE } from "../../../src/app/twin_process.ts";
 import { TwinControl } from "../../../src/sim/twin_control.ts";
 import { runChurn } from "../../_helpers/talos_churn.ts";
+import { CairnError } from "../../../src/domain/errors.ts";
 import { loadTalosconfig } from "../../../src/adapters/talos/talosconfig.ts";
 import { createGrpcTalos } from "../../../src/adapters/talos/grpc_talos.ts";
 
@@ -62,6 +63,37 @@ Deno.test("calls beyond maxCallsPerChannel move to a new connection without fail
     talos.close();
     const stats = (await new TwinControl(twin.controlUrl).stats()).talos;
     assertEquals(stats.connections, 3);
+  } finally {
+    await twin.stop();
+  }
+});
+
+Deno.test("a read refused UNAVAILABLE is sent up to three times, or as often as the caller's attempts say", async () => {
+  const twin = await startTwinProcess({
+    cluster: CLUSTER,
+    pkiCacheDir: TEST_PKI_CACHE,
+    noKube: true,
+  });
+  try {
+    const control = new TwinControl(twin.controlUrl);
+    const talos = await createGrpcTalos({ context: await loadTalosconfig(twin.talosconfigPath) });
+    const versionCalls = async () =>
+      (await control.stats()).talos.byNode["cp-1"]?.["MachineService/Version"] ?? 0;
+    const refuse = (count: number) =>
+      control.arm({ kind: "unavailable", point: "talos.Version", target: "cp-1", count });
+    // Two refusals: the client's own retries reach the answer on the third call.
+    await refuse(2);
+    assertEquals((await talos.version("cp-1", { timeoutMs: 10_000 })).tag, "v1.13.9");
+    assertEquals(await versionCalls(), 3);
+    // One attempt asked (a caller that polls): the refusal is the answer, after one call.
+    await refuse(2);
+    const once = await talos.version("cp-1", { timeoutMs: 10_000, attempts: 1 }).then(
+      () => "answered",
+      (e: unknown) => e instanceof CairnError ? e.reason : String(e),
+    );
+    assertEquals(once, "TalosUnavailable");
+    assertEquals(await versionCalls(), 4);
+    talos.close();
   } finally {
     await twin.stop();
   }
