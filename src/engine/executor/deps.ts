@@ -13,6 +13,7 @@ import type { DispatchAuthority } from "./dispatch_gate.ts";
 import type { MachineIdentity } from "../../domain/machine_identity.ts";
 import type { OperatingSettings } from "../operating/hold.ts";
 import type { OwedPostHooks } from "./step_hooks.ts";
+import type { RebootPace } from "./reboot_pace.ts";
 
 /** Purposes of a health round, as the journal records them. */
 export type RoundPurpose = "gate" | "verify" | "post-gate" | "preview";
@@ -98,6 +99,11 @@ export interface PhaseDeps {
   readonly callTimeoutMs: (remainingMs: number) => number;
   /** How often waits re-observe (drain progress, boot, verification rounds). */
   readonly pollIntervalMs: number;
+  /**
+   * When the reboot wait polls (reboot_pace.ts): finely around the reboot durations this run has
+   * seen; absent: at `pollIntervalMs` throughout.
+   */
+  readonly rebootPace?: RebootPace;
   /**
    * How a drain waits between eviction passes (engine/drain_run.ts): `events` (pod and budget
    * watches, the poll interval as a backstop) on a real clock; `poll` (default) on virtual time.

@@ -35,6 +35,7 @@ import { hookAttempts } from "../../domain/ops/hook_attempts.ts";
 import { type RolloutOutcome, runRollout } from "./rollout.ts";
 import type { OperatingSettings } from "../operating/hold.ts";
 import type { KubeEvidence } from "../health/kube_evidence.ts";
+import { RebootPace } from "./reboot_pace.ts";
 
 /** Pre-dispatch evidence older than this never authorises an attempt. */
 export const MAX_EVIDENCE_AGE_MS = 5 * 60_000;
@@ -357,6 +358,8 @@ export async function executionDeps(
     owner: o.owner,
     callTimeoutMs: o.callTimeoutMs,
     pollIntervalMs: o.pollIntervalMs,
+    // One per run: what its earlier nodes' reboots took paces the later nodes' waits.
+    rebootPace: new RebootPace(),
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.observer ? { observer: o.observer } : {}),
     ...(o.operating ? { operating: o.operating } : {}),

@@ -112,17 +112,24 @@ export async function awaitBoot(
     s.bound.plan.spec.phases.deadlines.reboot.verificationSeconds * 1000,
   );
   const waitingSince = clock.now();
+  /** When (into the wait) the last poll that did not see the node back began. */
+  let notBackMs = 0;
   while (clock.now() < deadline) {
-    await clock.sleep(Math.min(pollIntervalMs, deadline - clock.now()), s.deps.signal);
+    const sleepMs = s.deps.rebootPace?.sleepMs(clock.now() - waitingSince, pollIntervalMs) ??
+      pollIntervalMs;
+    await clock.sleep(Math.min(sleepMs, deadline - clock.now()), s.deps.signal);
+    const polledMs = clock.now() - waitingSince;
     last = await pollBoot(s, deadline, bootIdBefore);
     if (last.newBoot) {
       const r = last.reading;
       if (r.ready && r.version === hop.to) {
+        s.deps.rebootPace?.seen(notBackMs, polledMs);
         await recordBootObserved(s, r);
         return proceed(undefined);
       }
       if (r.ready && r.version !== undefined) other = r;
     }
+    notBackMs = polledMs;
     stall.blocked({
       name: `node ${s.node}`,
       holding: `boot into ${hop.to}`,
