@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { planDrain } from "../../src/engine/drain_plan.ts";
-import { type DrainRunResult, runDrain } from "../../src/engine/drain_run.ts";
+import { type DrainRunResult, exitWaitMs, runDrain } from "../../src/engine/drain_run.ts";
 import type { Clock } from "../../src/ports/clock.ts";
 import type {
   EvictionOutcome,
@@ -171,7 +171,12 @@ async function within<T>(what: Promise<T>, seconds = 10): Promise<T> {
   }
 }
 
-function start(c: ScriptedCluster, clock: HeldClock, wake: "events" | "poll") {
+function start(
+  c: ScriptedCluster,
+  clock: HeldClock,
+  wake: "events" | "poll",
+  pollIntervalMs = 60_000,
+) {
   const plan = planDrain({
     node: "worker-1",
     pods: c.pods,
@@ -183,7 +188,7 @@ function start(c: ScriptedCluster, clock: HeldClock, wake: "events" | "poll") {
     {
       kube: c.kube,
       clock,
-      pollIntervalMs: 60_000,
+      pollIntervalMs,
       callTimeoutMs: 10_000,
       wake,
       record: (kind, detail) =>
@@ -282,4 +287,54 @@ Deno.test("drain: a stop signal ends an event wait with the signal's reason", as
     () => assert(false, "a stopped drain does not report an outcome"),
     (e) => assertEquals((e as Error).message, "stop"),
   );
+});
+
+/** Lets the drain's pending promises run (the scripted port answers at once). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r));
+}
+
+Deno.test("drain: polling with every eviction accepted looks for the exits sooner, backing off to the interval", async () => {
+  assertEquals([0, 1, 2, 3, 4, 5].map((q) => exitWaitMs(5_000, q)), [
+    1_000,
+    1_000,
+    2_000,
+    4_000,
+    5_000,
+    5_000,
+  ]);
+  const c = new ScriptedCluster([pod("web-a"), pod("web-b")]);
+  c.allowed = 2;
+  const clock = new HeldClock();
+  const { done } = start(c, clock, "poll", 5_000);
+  await settle();
+  assertEquals(c.evictions, ["web-a", "web-b"]);
+  // The pods exit 2 s after their evictions: seen gone at 2 s, not at the 5 s interval.
+  clock.advance(1_000);
+  await settle();
+  c.podLeaves("web-a");
+  c.podLeaves("web-b");
+  clock.advance(1_000);
+  assertEquals((await within(done, 3)).kind, "drained");
+  assertEquals(clock.t, 2_000);
+  assertEquals(c.evictions, ["web-a", "web-b"], "the sooner passes send no eviction");
+});
+
+Deno.test("drain: polling with an eviction still refused waits the whole interval", async () => {
+  const c = new ScriptedCluster([pod("web-a"), pod("web-b")]);
+  const clock = new HeldClock();
+  const { done } = start(c, clock, "poll", 5_000);
+  await settle();
+  assertEquals(c.evictions, ["web-a", "web-b"]);
+  c.budgetAllows(1);
+  clock.advance(4_999);
+  await settle();
+  assertEquals(c.evictions, ["web-a", "web-b"], "no pass before the interval");
+  clock.advance(1);
+  await settle();
+  assertEquals(c.evictions, ["web-a", "web-b", "web-b"]);
+  c.podLeaves("web-a");
+  c.podLeaves("web-b");
+  clock.advance(1_000);
+  assertEquals((await within(done)).kind, "drained");
 });
