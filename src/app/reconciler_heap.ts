@@ -9,3 +9,13 @@
  * test/deploy/reconciler_heap_test.ts holds the launcher, the image and the benchmark to this.
  */
 export const RECONCILER_V8_FLAGS = "--max-semi-space-size=8,--heap-growing-percent=20";
+
+/**
+ * V8 heap settings of every other command, set by the launcher: the young generation at its full
+ * size from the start. A cold `plan check` of a 500-node plan allocates its parse and schema
+ * results quickly and V8 otherwise starts the young generation small and scavenges it again and
+ * again while it grows: check + verify 279–289 → 249–252 ms median wall in one session's
+ * interleaved pairs of bench/plan_check_bench.ts (issue 18). The code cache Deno keeps for the
+ * modules is keyed by these flags too, so they are the same for every run of a command.
+ */
+export const COMMAND_V8_FLAGS = "--min-semi-space-size=16";

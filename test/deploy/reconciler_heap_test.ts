@@ -1,7 +1,7 @@
 // The reconciler runs with the heap settings its memory figure was measured with, wherever it is
 // started: the image, the launcher (and so the systemd unit), and the benchmark's probe.
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { RECONCILER_V8_FLAGS } from "../../src/app/reconciler_heap.ts";
+import { COMMAND_V8_FLAGS, RECONCILER_V8_FLAGS } from "../../src/app/reconciler_heap.ts";
 
 const root = new URL("../../", import.meta.url);
 const read = (path: string) => Deno.readTextFileSync(new URL(path, root));
@@ -12,7 +12,7 @@ Deno.test("the image sets the reconciler's heap flags", () => {
   assertEquals(env, [`ENV DENO_V8_FLAGS=${RECONCILER_V8_FLAGS}`]);
 });
 
-Deno.test("the launcher sets them for `cairn reconcile` only, unless the caller has its own", async () => {
+Deno.test("the launcher sets them for `cairn reconcile`, the full young generation for the rest, unless the caller has its own", async () => {
   const flagsOf = async (args: string[], env: Record<string, string> = {}) => {
     // The launcher's own lines up to its exec, with the exec replaced by a print.
     const script = read("cairn").replace(/^\. .*bootstrap\.sh.*$/m, "")
@@ -27,8 +27,10 @@ Deno.test("the launcher sets them for `cairn reconcile` only, unless the caller 
     return new TextDecoder().decode(out.stdout);
   };
   assertEquals(await flagsOf(["reconcile", "--config", "x"]), RECONCILER_V8_FLAGS);
-  assertEquals(await flagsOf(["plan", "check"]), "");
+  assertEquals(await flagsOf(["plan", "check"]), COMMAND_V8_FLAGS);
+  assertEquals(await flagsOf([]), COMMAND_V8_FLAGS);
   assertEquals(await flagsOf(["reconcile"], { DENO_V8_FLAGS: "--own" }), "--own");
+  assertEquals(await flagsOf(["plan", "check"], { DENO_V8_FLAGS: "--own" }), "--own");
 });
 
 Deno.test("the memory benchmark's probe runs with them", () => {
