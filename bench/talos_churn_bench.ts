@@ -4,26 +4,12 @@
  * with GOAWAY while calls are in flight, half by the client), cairn's Deno grpc-js client against
  * the twin under Node. Baseline in the same run: the same 10,000 calls on one kept connection.
  */
-import { fileURLToPath } from "node:url";
-import { startTwinProcess, TEST_PKI_CACHE } from "../src/app/twin_process.ts";
-import { loadTalosconfig } from "../src/adapters/talos/talosconfig.ts";
-import { createGrpcTalos } from "../src/adapters/talos/grpc_talos.ts";
-import { TwinControl } from "../src/sim/twin_control.ts";
-import { runChurn } from "../test/_helpers/talos_churn.ts";
+import { runChurn, startTalosTwin } from "../test/_helpers/talos_churn.ts";
 
-const CLUSTER = fileURLToPath(new URL("../fixtures/clusters/talos-mini.yaml", import.meta.url));
-const twin = await startTwinProcess({
-  cluster: CLUSTER,
-  pkiCacheDir: TEST_PKI_CACHE,
-  noKube: true,
-});
+const { twin, control, client } = await startTalosTwin();
 try {
-  const control = new TwinControl(twin.controlUrl);
   // Baseline: one connection, same call mix, same concurrency shape.
-  const talos = await createGrpcTalos({
-    context: await loadTalosconfig(twin.talosconfigPath),
-    maxCallsPerChannel: 0,
-  });
+  const talos = await client({ maxCallsPerChannel: 0 });
   const nodes = ["cp-1", "cp-2", "cp-3", "worker-1", "worker-2"];
   const o = { timeoutMs: 10_000 };
   const t0 = performance.now();

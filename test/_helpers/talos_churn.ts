@@ -4,9 +4,42 @@
  * control endpoint) while a batch of calls is in flight; even rounds end with the CLIENT closing.
  * Shared by the churn test (smaller) and bench/talos_churn_bench.ts (10,000 calls).
  */
+import { fileURLToPath } from "node:url";
 import { loadTalosconfig } from "../../src/adapters/talos/talosconfig.ts";
-import { createGrpcTalos } from "../../src/adapters/talos/grpc_talos.ts";
-import type { TwinControl } from "../../src/sim/twin_control.ts";
+import {
+  createGrpcTalos,
+  type GrpcTalos,
+  type GrpcTalosOptions,
+} from "../../src/adapters/talos/grpc_talos.ts";
+import { startTwinProcess, TEST_PKI_CACHE, type TwinProcess } from "../../src/app/twin_process.ts";
+import { TwinControl } from "../../src/sim/twin_control.ts";
+
+const TALOS_MINI = fileURLToPath(
+  new URL("../../fixtures/clusters/talos-mini.yaml", import.meta.url),
+);
+
+/** The Talos side of the twin alone (talos-mini, no Kubernetes API), its control and a client. */
+export interface TalosTwin {
+  readonly twin: TwinProcess;
+  readonly control: TwinControl;
+  /** A new gRPC client of cairn's on the twin's talosconfig. */
+  client(o?: Omit<GrpcTalosOptions, "context">): Promise<GrpcTalos>;
+}
+
+/** Starts a Talos-only twin under Node; the caller stops `twin`. */
+export async function startTalosTwin(): Promise<TalosTwin> {
+  const twin = await startTwinProcess({
+    cluster: TALOS_MINI,
+    pkiCacheDir: TEST_PKI_CACHE,
+    noKube: true,
+  });
+  return {
+    twin,
+    control: new TwinControl(twin.controlUrl),
+    client: async (o = {}) =>
+      createGrpcTalos({ context: await loadTalosconfig(twin.talosconfigPath), ...o }),
+  };
+}
 
 export interface ChurnResult {
   readonly calls: number;

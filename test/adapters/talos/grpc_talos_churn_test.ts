@@ -6,28 +6,14 @@
  * (reads reconnect and retry on UNAVAILABLE within their deadline).
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { startTwinProcess, TEST_PKI_CACHE } from "../../../src/app/twin_process.ts";
-import { TwinControl } from "../../../src/sim/twin_control.ts";
-import { runChurn } from "../../_helpers/talos_churn.ts";
+import { runChurn, startTalosTwin } from "../../_helpers/talos_churn.ts";
 import { CairnError } from "../../../src/domain/errors.ts";
-import { loadTalosconfig } from "../../../src/adapters/talos/talosconfig.ts";
-import { createGrpcTalos } from "../../../src/adapters/talos/grpc_talos.ts";
-
-const CLUSTER = fileURLToPath(
-  new URL("../../../fixtures/clusters/talos-mini.yaml", import.meta.url),
-);
 
 Deno.test("grpc-js client and Node twin survive 10,000 calls over 100 churned connections", async () => {
-  const twin = await startTwinProcess({
-    cluster: CLUSTER,
-    pkiCacheDir: TEST_PKI_CACHE,
-    noKube: true,
-  });
+  const { twin, control } = await startTalosTwin();
   let exitedEarly = false;
   void twin.exited.then(() => (exitedEarly = true));
   try {
-    const control = new TwinControl(twin.controlUrl);
     const r = await runChurn(twin.talosconfigPath, control, 100, 100);
     assertEquals([r.calls, r.failures, r.serverClosedRounds], [10_000, 0, 50]);
     assert(r.connectionsOpened >= 100, `only ${r.connectionsOpened} connections`);
@@ -43,16 +29,9 @@ Deno.test("grpc-js client and Node twin survive 10,000 calls over 100 churned co
 });
 
 Deno.test("calls beyond maxCallsPerChannel move to a new connection without failing queued calls", async () => {
-  const twin = await startTwinProcess({
-    cluster: CLUSTER,
-    pkiCacheDir: TEST_PKI_CACHE,
-    noKube: true,
-  });
+  const { twin, control, client } = await startTalosTwin();
   try {
-    const talos = await createGrpcTalos({
-      context: await loadTalosconfig(twin.talosconfigPath),
-      maxCallsPerChannel: 100,
-    });
+    const talos = await client({ maxCallsPerChannel: 100 });
     // 250 calls issued at once, before any connection is up: the retired connections must stay
     // open until their queued calls have run.
     const tags = await Promise.all(
@@ -61,7 +40,7 @@ Deno.test("calls beyond maxCallsPerChannel move to a new connection without fail
     assertEquals(new Set(tags.map((t) => t.tag)), new Set(["v1.13.9"]));
     assertEquals(talos.connectionsOpened, 3);
     talos.close();
-    const stats = (await new TwinControl(twin.controlUrl).stats()).talos;
+    const stats = (await control.stats()).talos;
     assertEquals(stats.connections, 3);
   } finally {
     await twin.stop();
@@ -69,14 +48,9 @@ Deno.test("calls beyond maxCallsPerChannel move to a new connection without fail
 });
 
 Deno.test("a read refused UNAVAILABLE is sent up to three times, or as often as the caller's attempts say", async () => {
-  const twin = await startTwinProcess({
-    cluster: CLUSTER,
-    pkiCacheDir: TEST_PKI_CACHE,
-    noKube: true,
-  });
+  const { twin, control, client } = await startTalosTwin();
   try {
-    const control = new TwinControl(twin.controlUrl);
-    const talos = await createGrpcTalos({ context: await loadTalosconfig(twin.talosconfigPath) });
+    const talos = await client();
     const versionCalls = async () =>
       (await control.stats()).talos.byNode["cp-1"]?.["MachineService/Version"] ?? 0;
     const refuse = (count: number) =>
