@@ -28,6 +28,7 @@ import type {
 import type { Reason } from "../domain/reasons.ts";
 import type { DrainPlan } from "./drain_plan.ts";
 import { NOT_WANTED } from "./abort_reason.ts";
+import { finePollMs } from "./fine_poll.ts";
 
 const PODS: KubeResourceRef = { group: "", version: "v1", plural: "pods", namespaced: true };
 const PDBS: KubeResourceRef = {
@@ -149,13 +150,13 @@ export async function runDrain(
 
 /**
  * How long a polling drain waits for evicted pods to exit, `quiet` passes after one last left: a
- * fifth of the interval twice, then twice as long each time, up to the interval. At the interval
+ * fine poll (`finePollMs`) twice, then twice as long each time, up to the interval. At the interval
  * alone a pod that exits 2 s after its eviction was seen gone 5 s after it at 5 s polling, most of
  * a rollout's time beyond what the machines take (issue 18); pods that take long to exit cost a
  * few more lists, never more evictions.
  */
 export function exitWaitMs(pollMs: number, quiet: number): number {
-  const fine = Math.max(1, Math.round(pollMs / 5));
+  const fine = finePollMs(pollMs);
   return Math.min(pollMs, fine * 2 ** Math.max(0, quiet - 1));
 }
 

@@ -1,17 +1,16 @@
 /**
  * When the reboot wait reads the boot id next (issue 18: virtual overhead).
  *
- * At a fixed poll interval the wait sees a node back on average half an interval after it came
- * back: 2.5 s of every node at 5 s polling, most of a rollout's time beyond what the machines
- * themselves take. Machines of one cluster take about as long to reboot as each other, so once a
+ * At a fixed poll interval the wait sees a node back up to an interval after it came back (on
+ * average half: 2.5 s of every node at 5 s polling) unless its reboot happens to end on the poll
+ * grid. Machines of one cluster take about as long to reboot as each other, so once a
  * run has seen some come back, the wait polls finely only around those durations and at the
  * executor's interval elsewhere. It only changes when the boot id is read, never what a reading
  * decides; a run with nothing seen yet (the first node, a restarted controller) polls at the
- * interval as before.
+ * interval as before. Inside the window it polls at `finePollMs`.
  */
+import { finePollMs } from "../fine_poll.ts";
 
-/** How much finer the wait polls inside the window: a fifth of the interval (1 s at 5 s). */
-const FINE_DIVISOR = 5;
 /** Durations seen that spread wider than this many intervals predict nothing: no fine polling. */
 const MAX_WINDOW_INTERVALS = 8;
 /** Only the latest reboots count: a cluster's reboot time drifts (a new kernel, a BIOS update). */
@@ -42,7 +41,7 @@ export class RebootPace {
     const [from, to] = window;
     // Before the window: at the interval, but never past the window's start.
     if (elapsedMs < from) return Math.max(1, Math.min(pollMs, from - elapsedMs));
-    if (elapsedMs < to) return Math.max(1, Math.round(pollMs / FINE_DIVISOR));
+    if (elapsedMs < to) return finePollMs(pollMs);
     return pollMs;
   }
 
