@@ -29,22 +29,64 @@ import { crashSweep, describeFailure, pinnedNodes, runCampaign } from "../src/ap
 import { runSeed } from "../src/app/dst/run_seed.ts";
 import { describeEvent, type DstEvent } from "../src/app/dst/schedule.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: {
-    seeds: { type: "string" },
-    seed: { type: "string" },
-    first: { type: "string", default: "1" },
-    soak: { type: "boolean", default: false },
-    minutes: { type: "string" },
-    profile: { type: "string", default: "full" },
-    "crash-sweep": { type: "boolean", default: false },
-    events: { type: "string" },
-    kind: { type: "string" },
-    nodes: { type: "string" },
-    results: { type: "string" },
-  },
-});
+const USAGE = `usage: deno task dst --seeds N [--first F] [--profile full|ci] [--kind K] [--nodes N]
+                     [--results FILE]
+       deno task dst --seed S [--events JSON]
+       deno task dst --soak [--minutes M]
+       deno task dst --crash-sweep [--seed S]
+(docs/dst.md)`;
+
+function parseOptions() {
+  try {
+    return parseArgs({
+      args: Deno.args,
+      options: {
+        seeds: { type: "string" },
+        seed: { type: "string" },
+        first: { type: "string", default: "1" },
+        soak: { type: "boolean", default: false },
+        minutes: { type: "string" },
+        profile: { type: "string", default: "full" },
+        "crash-sweep": { type: "boolean", default: false },
+        events: { type: "string" },
+        kind: { type: "string" },
+        nodes: { type: "string" },
+        results: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (e) {
+    // An unknown or malformed option: say which, and how the command is used (no stack trace).
+    console.error(`dst: ${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+    Deno.exit(2);
+  }
+}
+
+/** A schedule as a failing seed prints it: a JSON array of events. */
+function parseEvents(text: string): DstEvent[] {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (Array.isArray(v)) return v as DstEvent[];
+  } catch (e) {
+    console.error(`dst: --events is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    Deno.exit(2);
+  }
+  console.error("dst: --events must be a JSON array of events, as a failing seed prints it");
+  Deno.exit(2);
+}
+
+const { values } = parseOptions();
+if (values.help) {
+  console.log(USAGE);
+  Deno.exit(0);
+}
+for (const name of ["seeds", "seed", "first", "minutes", "nodes"] as const) {
+  const v = values[name];
+  if (v !== undefined && !/^\d+$/.test(v)) {
+    console.error(`dst: --${name} must be a whole number, not ${JSON.stringify(v)}\n${USAGE}`);
+    Deno.exit(2);
+  }
+}
 
 if (values.profile !== "full" && values.profile !== "ci") {
   console.error(`--profile must be full or ci, not ${values.profile}`);
@@ -71,7 +113,7 @@ if (values["crash-sweep"]) {
 }
 
 if (values.seed !== undefined) {
-  const events = values.events !== undefined ? JSON.parse(values.events) as DstEvent[] : undefined;
+  const events = values.events !== undefined ? parseEvents(values.events) : undefined;
   const r = await runSeed({
     seed: Number(values.seed),
     catalogue,

@@ -1439,6 +1439,13 @@ export const REASONS = [
     meaning: "Bound health still failed at the verification deadline.",
   },
   {
+    code: "HealthFailedElsewhere",
+    area: "executor",
+    retry: "wait",
+    meaning:
+      "Bound health still failed at the deadline, but only on other nodes than the target (a cordon or a NotReady elsewhere): the target is neither failed nor established, so it stays unresolved.",
+  },
+  {
     code: "VerificationHealthUnreadable",
     area: "executor",
     retry: "wait",

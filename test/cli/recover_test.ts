@@ -130,6 +130,20 @@ Deno.test("cairn recover accounts a lost reboot only after the settle floor, the
       "phase-fact",
     ]);
 
+    // Someone cordons another node: the post-gate fails there alone, which says nothing about
+    // worker-2, so the classification is refused (never `failed`) and nothing is recorded.
+    const kubectl = (...args: string[]) =>
+      new Deno.Command(KUBECTL, { args: ["--kubeconfig", cluster[1]!, ...args] }).output();
+    assert((await kubectl("cordon", "worker-1")).success);
+    const elsewhere = await recover([...base, "--classify", ...cluster, ...policy, "-o", "json"]);
+    assertEquals([elsewhere.code, JSON.parse(elsewhere.out).reason], [
+      1,
+      "RecoveryEvidenceInconclusive",
+    ]);
+    assert(/NodeCordoned/.test(JSON.parse(elsewhere.out).message), elsewhere.out);
+    assertEquals((await w.journal.getOperation(opId))?.state, "unresolved");
+    assert((await kubectl("uncordon", "worker-1")).success);
+
     const done = await recover([...base, "--classify", ...cluster, ...policy, "-o", "json"]);
     assertEquals(done.code, 0, done.out + done.err);
     assertEquals(JSON.parse(done.out).state, "completed");

@@ -58,6 +58,8 @@ export interface ControllerContext {
   readonly podNode: (ref: PodRef) => string;
   /** Told after a commitment (after-commit twin faults are armed there). */
   readonly onCommitted: (node: string) => void;
+  /** Told when an operation enters `verifying` (world events aimed at the post-gate fire there). */
+  readonly onVerifying?: (node: string) => void;
 }
 
 function partitioned(c: ControllerContext, api: "kube" | "talos", now: number): boolean {
@@ -106,6 +108,7 @@ export function controllerJournal(c: ControllerContext, j: Journal): Journal {
     transition: async (input) => {
       const r = await guard(life, j.transition(input));
       if (!step(life, () => checker.moved(r, input.observationId))) return never;
+      if (r.state === "verifying") c.onVerifying?.(r.machine);
       return r;
     },
     resumeAfterTakeover: async (input) => {

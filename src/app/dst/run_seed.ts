@@ -297,7 +297,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     });
   };
   for (const e of events) {
-    if (e.kind === "operator-cordon" && !e.afterCommitOf) {
+    if (e.kind === "operator-cordon" && !e.afterCommitOf && !e.onVerifyingOf) {
       twin.sim.schedule(e.atMs, () => operatorCordon(e.node));
     }
   }
@@ -378,6 +378,14 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
             twin.faults.arm(e.fault);
           }
           if (e.kind === "operator-cordon" && e.afterCommitOf === node && !fired.has(e)) {
+            fired.add(e);
+            operatorCordon(e.node);
+          }
+        }
+      },
+      onVerifying: (node) => {
+        for (const e of events) {
+          if (e.kind === "operator-cordon" && e.onVerifyingOf === node && !fired.has(e)) {
             fired.add(e);
             operatorCordon(e.node);
           }

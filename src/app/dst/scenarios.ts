@@ -54,6 +54,13 @@ export interface Scenario {
 /** A ci-profile seed whose first plan node is a worker hosting the database primary. */
 export const SCENARIO_SEED = 3;
 
+/** A cluster node other than `node` (a neighbour of the scenario's node). */
+function otherNode(node: string, nodes: readonly string[]): string {
+  const other = nodes.find((n) => n !== node);
+  if (other === undefined) throw new Error(`the scenario needs a node besides ${node}`);
+  return other;
+}
+
 /** The (n+1)-th write point named `name` (1-based point numbers, as crash events count). */
 export function nthPoint(points: readonly string[], name: string, n: number): number {
   let seen = 0;
@@ -435,6 +442,48 @@ export const SCENARIOS: readonly Scenario[] = [
     events: ({ node }) => [{ kind: "operator-cordon", node, atMs: 0, afterCommitOf: node }],
     expect: { state: "failed", end: "halted", reason: "VerificationHealthFailed", cordoned: true },
   },
+  // An operator's cordon elsewhere is no evidence about the target (docs/dst.md, Findings): before
+  // rounds told where they failed, these ended a node that did what was asked `failed`
+  // (VerificationHealthFailed, PostconditionContradicted naming the other node).
+  {
+    name: "a-cordon-elsewhere-during-verification-fails-nothing",
+    incidents: ["kubereboot/kured#955", "rancher/system-upgrade-controller#341"],
+    summary: "an operator cordons another node right after the target's commitment: the " +
+      "target's verification fails on that node alone until its deadline; the target is " +
+      "unresolved (HealthFailedElsewhere), not failed, keeps cairn's cordon, and nothing else moves",
+    seed: SCENARIO_SEED,
+    events: ({ node, cleanNodes }) => [
+      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, afterCommitOf: node },
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "HealthFailedElsewhere",
+      installs: 1,
+      reboots: 1,
+      cordoned: true,
+    },
+  },
+  {
+    name: "a-cordon-elsewhere-during-the-post-gate-fails-nothing",
+    incidents: ["kubereboot/kured#955", "home-operations/tuppr#213"],
+    summary: "an operator cordons another node when the target enters verifying (after its " +
+      "uncordon): the post-gate fails on that node alone; the completion observation reads the " +
+      "target as asked and health as not established, so the target is unresolved " +
+      "(HealthFailedElsewhere), never failed",
+    seed: SCENARIO_SEED,
+    events: ({ node, cleanNodes }) => [
+      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, onVerifyingOf: node },
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "HealthFailedElsewhere",
+      installs: 1,
+      reboots: 1,
+      cordoned: false,
+    },
+  },
   {
     name: "partition-to-talos-during-the-reboot-heals",
     incidents: ["kubernetes-sigs/cluster-api#13508", "home-operations/tuppr#595"],
@@ -554,6 +603,33 @@ export const SCENARIOS: readonly Scenario[] = [
     kind: "ConfigApply",
     events: () => [],
     expect: { state: "completed", end: "completed", installs: 0, reboots: 1 },
+  },
+  // The post-gate of the other executing kinds reads a round failing only elsewhere the same way.
+  {
+    name: "a-cordon-elsewhere-during-a-config-post-gate-fails-nothing",
+    incidents: ["kubereboot/kured#955"],
+    summary: "an operator cordons another node when a staged configuration's node enters " +
+      "verifying: its settings read active, health fails on the other node alone; the node is " +
+      "unresolved (HealthFailedElsewhere), not failed",
+    seed: 5,
+    kind: "ConfigApply",
+    events: ({ node, cleanNodes }) => [
+      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, onVerifyingOf: node },
+    ],
+    expect: { state: "unresolved", end: "halted", reason: "HealthFailedElsewhere", reboots: 1 },
+  },
+  {
+    name: "a-cordon-elsewhere-during-a-component-post-gate-fails-nothing",
+    incidents: ["kubereboot/kured#955"],
+    summary: "an operator cordons another node when a control plane's component change enters " +
+      "verifying: the component reads as asked, health fails on the other node alone; the node " +
+      "is unresolved (HealthFailedElsewhere), not failed",
+    seed: 8,
+    kind: "KubernetesUpgrade",
+    events: ({ node, cleanNodes }) => [
+      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, onVerifyingOf: node },
+    ],
+    expect: { state: "unresolved", end: "halted", reason: "HealthFailedElsewhere" },
   },
   ...COMPONENT_SCENARIOS,
   // Talos-side stale and missed reads (issue 16): a read answered from an earlier answer of the

@@ -48,13 +48,15 @@ export type DstEvent =
   | { readonly kind: "stale"; readonly read: StaleRead; readonly p: number }
   /**
    * Someone else cordons `node` at `atMs` virtual ms since the start, or (`afterCommitOf`) right
-   * after that plan node's commitment.
+   * after that plan node's commitment, or (`onVerifyingOf`) when that plan node's operation enters
+   * `verifying` (a TalosUpgrade's: after its uncordon, before its post-gate).
    */
   | {
     readonly kind: "operator-cordon";
     readonly node: string;
     readonly atMs: number;
     readonly afterCommitOf?: string;
+    readonly onVerifyingOf?: string;
   };
 
 /** What the schedule may aim at. */
@@ -379,7 +381,11 @@ export function describeEvent(e: DstEvent): string {
       return `flux ${JSON.stringify(e.fault)}`;
     case "operator-cordon":
       return `operator cordons ${e.node} ${
-        e.afterCommitOf ? `after ${e.afterCommitOf}'s commitment` : `at +${e.atMs} ms`
+        e.afterCommitOf
+          ? `after ${e.afterCommitOf}'s commitment`
+          : e.onVerifyingOf
+          ? `when ${e.onVerifyingOf} enters verifying`
+          : `at +${e.atMs} ms`
       }`;
   }
 }

@@ -49,6 +49,24 @@ export function evaluateRound(
   };
 }
 
+/**
+ * Whether a failing round failed only on nodes other than `target`: every failing binding has
+ * failing findings, and each of them names one node (`Finding.node`) that is not the target. Such
+ * a round shows something wrong elsewhere in the cluster (an operator's cordon of another node, a
+ * neighbour NotReady), not that the target failed: a terminal state decided on it would call a
+ * node that did what was asked `failed`. A binding failing on a cluster-wide finding (etcd quorum,
+ * a workload, a PDB) or on coverage is laid at nobody's door, so the round stays the target's.
+ */
+export function failsOnlyElsewhere(outcome: RoundOutcome, target: string): boolean {
+  if (outcome.verdict !== "fail") return false;
+  return outcome.results.every((r) => {
+    if (r.verdict !== "fail") return true;
+    const failing = r.findings.filter((f) => f.verdict === "fail");
+    return failing.length > 0 &&
+      failing.every((f) => f.node !== undefined && f.node !== target);
+  });
+}
+
 function countedResult(
   name: string,
   reader: string,

@@ -165,6 +165,12 @@ export interface ObservationBasis {
 /** A per-subject finding (a node, a workload, a PDB on a node, an etcd member). */
 export interface Finding {
   readonly subject: string;
+  /**
+   * The one node this finding is about, set by the readers that judge nodes (Ready and cordon,
+   * versions, Talos services, an etcd member). A finding about the cluster, a workload or a PDB
+   * has none: it cannot be laid at one node's door (see `failsOnlyElsewhere`).
+   */
+  readonly node?: string;
   readonly verdict: Verdict;
   readonly reason: Reason;
   readonly message: string;

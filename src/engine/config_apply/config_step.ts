@@ -26,6 +26,7 @@ import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
 import { completionRead } from "../executor/completion_read.ts";
 import { postGateWithin } from "../executor/verify_phase.ts";
+import { healthText, verdictForTarget } from "../executor/health_elsewhere.ts";
 import {
   haltUnresolved,
   type NodeOutcome,
@@ -358,11 +359,13 @@ async function settle(
   });
   const basis = completion.basis;
   settings = completion.reading;
-  let reading = activationReading(storedHolds, settings);
-  if (reading === "established" && post.verdict !== "pass") {
-    reading = post.verdict === "fail" ? "contradicted" : "unreadable";
+  const activation = activationReading(storedHolds, settings);
+  let reading = activation;
+  const health = verdictForTarget(post);
+  if (reading === "established" && health !== "pass") {
+    reading = health === "fail" ? "contradicted" : "unreadable";
   }
-  const summary = activationSummary(storedHolds, settings, post.verdict);
+  const summary = activationSummary(storedHolds, settings, healthText(post));
   const rec = await s.deps.journal.recordObservation({
     machine: s.node,
     purpose: "completion",
@@ -391,14 +394,18 @@ async function settle(
   if (reading === "contradicted") {
     const reason: Reason = storedHolds === false
       ? "ConfigNotStored"
-      : post.verdict === "fail"
+      : health === "fail"
       ? "VerificationHealthFailed"
       : notActiveReason;
     await transition(s, "failed", reason, summary, rec.id);
     return out("failed", reason);
   }
-  await transition(s, "unresolved", "CompletionUnreadable", summary);
-  return out("unresolved", "CompletionUnreadable");
+  // Settings read active and health failing only on other nodes: that is why nothing was established.
+  const why: Reason = activation === "established" && post.failsOnlyElsewhere
+    ? "HealthFailedElsewhere"
+    : "CompletionUnreadable";
+  await transition(s, "unresolved", why, summary);
+  return out("unresolved", why);
 }
 
 /** `stored=yes active: a, b; not active: c; install-only: d`: paths and states, never values. */

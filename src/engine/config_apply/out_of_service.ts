@@ -16,6 +16,7 @@ import { drainPhase } from "../executor/drain_phase.ts";
 import { halt, type PhaseResult, unresolved } from "../executor/halt.ts";
 import { cordonPhase, uncordonPhase } from "../executor/kube_phases.ts";
 import { NODE_READERS } from "../executor/verify_phase.ts";
+import { haltReason } from "../executor/health_elsewhere.ts";
 
 type Step = StepState<ConfigApplyPlan>;
 
@@ -48,7 +49,7 @@ export async function verifyThenUncordon(s: Step, cordon: CordonFact): Promise<P
     if (clock.now() >= until || s.deps.signal?.aborted) {
       return halt(
         unresolved(
-          r.verdict === "fail" ? "VerificationHealthFailed" : "VerificationHealthUnreadable",
+          haltReason(r, "VerificationHealthFailed", "VerificationHealthUnreadable"),
           `${r.reason}: ${r.message}; the node stays cordoned`,
         ),
       );

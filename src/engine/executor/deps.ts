@@ -24,6 +24,11 @@ export interface RoundVerdict {
   readonly roundId: string;
   readonly reason: Reason;
   readonly message: string;
+  /**
+   * The round failed, and only on findings about other nodes than its target: it shows nothing
+   * about the target itself (`domain/health/round.ts` failsOnlyElsewhere; false without a target).
+   */
+  readonly failsOnlyElsewhere: boolean;
 }
 
 /** Runs one fresh, bounded health round and records it in the journal. */

@@ -1,7 +1,7 @@
 import type { Clock } from "../../ports/clock.ts";
 import type { Journal } from "../../ports/journal.ts";
 import type { HealthPolicy } from "../../domain/health/policy_parse.ts";
-import { journalRows } from "../../domain/health/round.ts";
+import { failsOnlyElsewhere, journalRows } from "../../domain/health/round.ts";
 import type { HealthEvidence } from "../../domain/health/types.ts";
 import { collectRound } from "../health_round.ts";
 import type { ExecutionObserver, HealthGate, RoundPurpose } from "./deps.ts";
@@ -61,6 +61,8 @@ export function journalHealthGate(o: JournalHealthGateOptions): HealthGate {
         roundId,
         reason: outcome.reason,
         message: outcome.message,
+        failsOnlyElsewhere: opts.target !== undefined &&
+          failsOnlyElsewhere(outcome, opts.target.node),
       };
     },
   };

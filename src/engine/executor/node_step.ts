@@ -3,7 +3,8 @@ import type { Reason } from "../../domain/reasons.ts";
 import { isInFlight, isTerminal } from "../../domain/operation.ts";
 import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
-import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
+import type { BoundPlan, ExecutorDeps, RoundVerdict, StepState } from "./deps.ts";
+import { haltReason, verdictForTarget } from "./health_elsewhere.ts";
 import { stepKey } from "./digests.ts";
 import { commitStep, dispatchCheckBefore } from "./commit_step.ts";
 import { drainPhase } from "./drain_phase.ts";
@@ -343,16 +344,12 @@ async function readBootId(s: StepState): Promise<PhaseResult<string>> {
 
 function verdictHalt(
   what: "Verification",
-  r: { verdict: string; reason: Reason; message: string },
+  r: RoundVerdict,
 ): PhaseResult<never> {
-  const h: Halt = r.verdict === "fail"
-    ? {
-      classify: "failed",
-      reason: `${what}HealthFailed`,
-      detail: `${r.reason}: ${r.message}`,
-      health: "fail",
-    }
-    : unresolved(`${what}HealthUnreadable`, `${r.reason}: ${r.message}`);
+  const reason = haltReason(r, `${what}HealthFailed`, `${what}HealthUnreadable`);
+  const h: Halt = verdictForTarget(r) === "fail"
+    ? { classify: "failed", reason, detail: `${r.reason}: ${r.message}`, health: "fail" }
+    : unresolved(reason, `${r.reason}: ${r.message}`);
   return { ok: false, halt: h };
 }
 
@@ -376,14 +373,16 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
     });
   }
   const post = await roundsUntilPass(s, "post-gate", false);
-  const obs = await completionObservation(s, hop, post.verdict);
+  const obs = await completionObservation(s, hop, verdictForTarget(post));
   if (obs.reading === "established") {
     return await settle(s, "completed", "CompletionObserved", obs.summary, obs.id);
   }
   if (obs.reading === "unreadable") {
     const why = `${obs.summary}; ${post.reason}: ${post.message}`;
-    await holdUnresolved(s, "CompletionUnreadable", why);
-    return outcome(s, "unresolved", "CompletionUnreadable", why);
+    // Health that failed only on other nodes is why nothing was established, when it is.
+    const reason = post.failsOnlyElsewhere ? "HealthFailedElsewhere" : "CompletionUnreadable";
+    await holdUnresolved(s, reason, why);
+    return outcome(s, "unresolved", reason, why);
   }
   const why = post.verdict === "pass"
     ? obs.summary

@@ -1,9 +1,8 @@
 import type { KubeNode } from "../../ports/kube.ts";
 import type { Plan, TalosHop } from "../../domain/plan/schema.ts";
 import type { Verdict } from "../../domain/health/types.ts";
-import type { Reason } from "../../domain/reasons.ts";
 import type { PostconditionReading } from "../../domain/operation.ts";
-import type { RoundPurpose, StepState } from "./deps.ts";
+import type { RoundPurpose, RoundVerdict, StepState } from "./deps.ts";
 import { digestOf, postconditionText } from "./digests.ts";
 import { failed, halt, type PhaseResult, proceed, unresolved } from "./halt.ts";
 import { controllerActor } from "./observe.ts";
@@ -179,7 +178,7 @@ export async function roundsUntilPass(
   purpose: RoundPurpose,
   operationOwnedCordon: boolean,
   readers?: readonly string[],
-): Promise<{ verdict: Verdict; reason: Reason; message: string }> {
+): Promise<RoundVerdict> {
   const { clock, health, pollIntervalMs } = s.deps;
   const deadline = clock.now() +
     s.bound.plan.spec.phases.deadlines.verify.verificationSeconds * 1000;
@@ -203,7 +202,7 @@ export async function roundsUntilPass(
 export async function postGateWithin<P extends Plan>(
   s: StepState<P>,
   windowMs: number,
-): Promise<{ verdict: Verdict; reason: Reason; message: string }> {
+): Promise<RoundVerdict> {
   const { clock, health, pollIntervalMs } = s.deps;
   const until = clock.now() + windowMs;
   while (true) {

@@ -22,6 +22,7 @@ import type { Reason } from "../../domain/reasons.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
 import { postGateWithin } from "../executor/verify_phase.ts";
+import { healthText, verdictForTarget } from "../executor/health_elsewhere.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
 import { gateBefore } from "../executor/gate_wait.ts";
 import { underNoiseLease } from "../executor/step_lease.ts";
@@ -514,12 +515,13 @@ async function settle(
     readAgain: (l) => l.reading === "unreadable",
   });
   let reading = last.reading;
-  if (reading === "established" && post.verdict !== "pass") {
-    reading = post.verdict === "fail" ? "contradicted" : "unreadable";
+  const health = verdictForTarget(post);
+  if (reading === "established" && health !== "pass") {
+    reading = health === "fail" ? "contradicted" : "unreadable";
   }
   const version = last.version;
   const plan = s.bound.plan;
-  const summary = `${last.summary}; health=${post.verdict}; postconditions=${reading}`;
+  const summary = `${last.summary}; health=${healthText(post)}; postconditions=${reading}`;
   const rec = await s.deps.journal.recordObservation({
     machine: s.node,
     purpose: "completion",
@@ -548,14 +550,19 @@ async function settle(
     return outcome(s, "completed", "CompletionObserved", summary);
   }
   if (reading === "contradicted") {
-    const reason: Reason = post.verdict === "fail"
+    const reason: Reason = health === "fail"
       ? "VerificationHealthFailed"
       : "ComponentVersionContradicted";
     await transition(s, "failed", reason, summary, rec.id);
     return outcome(s, "failed", reason, summary);
   }
-  await transition(s, "unresolved", "CompletionUnreadable", summary);
-  return outcome(s, "unresolved", "CompletionUnreadable", summary);
+  // The component read as asked and health failing only on other nodes: that is why nothing was
+  // established.
+  const why: Reason = last.reading === "established" && post.failsOnlyElsewhere
+    ? "HealthFailedElsewhere"
+    : "CompletionUnreadable";
+  await transition(s, "unresolved", why, summary);
+  return outcome(s, "unresolved", why, summary);
 }
 
 /** What `kube_proxy_step.ts` borrows: this module's settle and the config read. */

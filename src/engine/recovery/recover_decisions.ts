@@ -21,6 +21,7 @@ import type { StepState } from "../executor/deps.ts";
 import { journalHealthGate } from "../executor/health_gate.ts";
 import { sendOwedHooks } from "../operating/owed_hooks.ts";
 import { completionObservation, NODE_READERS, roundsUntilPass } from "../executor/verify_phase.ts";
+import { verdictForTarget } from "../executor/health_elsewhere.ts";
 import {
   gatherEvidence,
   needTalos,
@@ -145,7 +146,8 @@ export async function classifyOperation(
     ownedInPlace,
     ownedInPlace ? NODE_READERS : undefined,
   );
-  const obs = await completionObservation(s, hop, round.verdict);
+  // A round failing only on other nodes classifies nothing about this one.
+  const obs = await completionObservation(s, hop, verdictForTarget(round));
   const to = classification(obs);
   const message = `${obs.summary}; health ${round.verdict}: ${round.reason}`;
   if (to === "unresolved") {

@@ -41,20 +41,36 @@ function nodeFinding(n: KubeObjectLike, inputs: ReadInputs): Finding {
   if (ready === undefined) {
     return {
       subject,
+      node: subject,
       verdict: "unreadable",
       reason: "HealthStatusMissing",
       message: "node has no status conditions",
     };
   }
   if (!ready) {
-    return { subject, verdict: "fail", reason: "NodeNotReady", message: "Ready is not True" };
+    return {
+      subject,
+      node: subject,
+      verdict: "fail",
+      reason: "NodeNotReady",
+      message: "Ready is not True",
+    };
   }
   const cordoned = (n["spec"] as { unschedulable?: boolean } | undefined)?.unschedulable === true;
-  if (!cordoned) return { subject, verdict: "pass", reason: "HealthCheckPassed", message: "Ready" };
+  if (!cordoned) {
+    return {
+      subject,
+      node: subject,
+      verdict: "pass",
+      reason: "HealthCheckPassed",
+      message: "Ready",
+    };
+  }
   const t = inputs.target;
   if (t && t.node === subject && t.operationOwnedCordon) {
     return {
       subject,
+      node: subject,
       verdict: "pass",
       reason: "HealthCheckPassed",
       message: "Ready; cordoned by this operation (expected)",
@@ -62,6 +78,7 @@ function nodeFinding(n: KubeObjectLike, inputs: ReadInputs): Finding {
   }
   return {
     subject,
+    node: subject,
     verdict: "fail",
     reason: "NodeCordoned",
     message: "unschedulable, and not the target's operation-owned cordon",

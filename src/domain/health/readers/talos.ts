@@ -41,15 +41,17 @@ function usable(
   if (!o) {
     return {
       subject: node,
+      node,
       verdict: "unreadable",
       reason: "HealthResultMissing",
       message: "not read",
     };
   }
-  if (o.error) return { subject: node, verdict: "unreadable", ...o.error };
+  if (o.error) return { subject: node, node, verdict: "unreadable", ...o.error };
   if (inputs.nowMs - o.observedAtMs > b.freshnessSeconds * 1000) {
     return {
       subject: node,
+      node,
       verdict: "unreadable",
       reason: "HealthObservationTooOld",
       message: `read ${Math.round((inputs.nowMs - o.observedAtMs) / 1000)}s ago`,
@@ -88,6 +90,7 @@ export function readTalosEtcd(
     else if (!o.etcd) {
       findings.push({
         subject: n,
+        node: n,
         verdict: "unreadable",
         reason: "HealthResultMissing",
         message: "no etcd status",
@@ -117,6 +120,7 @@ export function etcdFindings(obs: readonly TalosNodeObservation[], target?: stri
     for (const a of e.alarms) {
       out.push({
         subject: o.node,
+        node: o.node,
         verdict: "fail",
         reason: "EtcdAlarmActive",
         message: `alarm ${a}`,
@@ -125,6 +129,7 @@ export function etcdFindings(obs: readonly TalosNodeObservation[], target?: stri
     if (e.errors.length === 0) healthy.add(e.memberId);
     else {out.push({
         subject: o.node,
+        node: o.node,
         verdict: "fail",
         reason: "EtcdMemberUnhealthy",
         message: e.errors.join("; "),
@@ -134,6 +139,7 @@ export function etcdFindings(obs: readonly TalosNodeObservation[], target?: stri
     if (m.isLearner) {
       out.push({
         subject: m.hostname,
+        node: m.hostname,
         verdict: "fail",
         reason: "EtcdLearnerPresent",
         message: `member ${m.id} is a learner`,
@@ -141,6 +147,7 @@ export function etcdFindings(obs: readonly TalosNodeObservation[], target?: stri
     } else if (!healthy.has(m.id)) {
       out.push({
         subject: m.hostname,
+        node: m.hostname,
         verdict: "fail",
         reason: "EtcdMemberUnhealthy",
         message: `member ${m.id} not reported healthy`,
@@ -195,6 +202,7 @@ export function readTalosServices(
       const ok = s !== undefined && s.state === "Running" && s.healthy !== false;
       findings.push({
         subject: `${n}/${id}`,
+        node: n,
         verdict: ok ? "pass" : "fail",
         reason: ok ? "HealthCheckPassed" : "TalosServiceUnhealthy",
         message: s ? `state ${s.state}, healthy ${String(s.healthy)}` : "service not reported",
@@ -247,6 +255,7 @@ export function readNodeVersions(
         got === undefined
           ? {
             subject: name,
+            node: name,
             verdict: "unreadable",
             reason: "HealthStatusMissing",
             message: `${what} not reported`,
@@ -254,11 +263,18 @@ export function readNodeVersions(
           : got === want
           ? {
             subject: name,
+            node: name,
             verdict: "pass",
             reason: "HealthCheckPassed",
             message: `${what} ${got}`,
           }
-          : { subject: name, verdict: "fail", reason, message: `${what} ${got}, expected ${want}` },
+          : {
+            subject: name,
+            node: name,
+            verdict: "fail",
+            reason,
+            message: `${what} ${got}, expected ${want}`,
+          },
       );
     }
     basis.push({
