@@ -240,8 +240,10 @@ export class Reconciler {
       // before only reads).
       if (await this.#superseded()) return;
       this.#ready = { ready: true };
-      // The remote answered: reports it missed earlier go first (never after newer ones).
-      await this.#retryPending();
+      // The remote answered: reports it missed earlier go first (never after newer ones). They
+      // are queued, not awaited: every later publish waits its turn in the same queue, and a
+      // merged plan is bound and started without waiting for a push (issue 18).
+      void this.#retryPending();
       const signers = await this.#d.trust.load();
       // Only the leader binds and runs merged plans; a standby previews plan branches only.
       const term = this.#leadership.term();
@@ -249,12 +251,14 @@ export class Reconciler {
         this.#enterTerm(term);
         await this.#watched(fetched.watched, signers);
       }
+      // A merged plan starts before any plan branch is previewed: a preview reads the live
+      // cluster (seconds with a slow API), and it is unrelated to the merge (issue 18).
+      this.#dispatch();
       for (const b of fetched.branches) {
         if (this.#isPreviewBranch(b.branch)) {
           await this.#previewBranch(b, signers, fetched.watched);
         }
       }
-      this.#dispatch();
       await this.refreshOperationMetrics();
     } catch (e) {
       const reason = reasonOf(e);

@@ -13,6 +13,7 @@ import { parseAllowedSigners } from "../../../src/domain/trust/allowed_signers.t
 import { Reconciler } from "../../../src/engine/reconcile/reconciler.ts";
 import type { Journal } from "../../../src/ports/journal.ts";
 import type { PlanSource } from "../../../src/ports/plan_source.ts";
+import type { ReportSink } from "../../../src/ports/report_sink.ts";
 import { reconcileReports } from "../../../src/report/reconcile_reports.ts";
 import { type InprocTwin, startInprocTwin } from "../../../src/sim/inproc/cluster.ts";
 import { homeOps } from "../../_helpers/inproc_world.ts";
@@ -36,7 +37,7 @@ interface LoopWorld {
   readonly planText: string;
   sign(text: string, who: ReadonlyArray<"alice" | "bob" | "carol">): Promise<string>;
   /** A reconciler over this world (a second one is a controller restart), through `source`. */
-  reconciler(owner?: string, source?: PlanSource): Promise<Reconciler>;
+  reconciler(owner?: string, source?: PlanSource, sink?: ReportSink): Promise<Reconciler>;
   installs(): number;
   close(): Promise<void>;
 }
@@ -80,10 +81,10 @@ async function startLoopWorld(): Promise<LoopWorld> {
       for (const p of who) out += await people[p].sign(new TextEncoder().encode(text));
       return out;
     },
-    reconciler: (owner = "ctl_loop", through: PlanSource = source) =>
+    reconciler: (owner = "ctl_loop", through: PlanSource = source, to: ReportSink = sink) =>
       Reconciler.create({
         source: through,
-        sink,
+        sink: to,
         journal,
         executor: planExecutor({
           journal,
@@ -183,6 +184,59 @@ Deno.test("reconciler (in process): the merge-order walk and the tip's plan list
     await r.settled();
     assert(walkSawListing, "the listing was asked for only after the walk answered");
     assertEquals(r.finished().map((x) => x.outcome), ["completed"]);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("reconciler (in process): a merged plan starts before plan branches are previewed and kept reports pushed", async () => {
+  const w = await startLoopWorld();
+  try {
+    await merge(w, w.planText, await w.sign(w.planText, ["alice", "bob"]));
+    // Another plan branch moved in the same fetch: its preview is unrelated to the merge.
+    const other = onlyNodes("worker-2")(await Deno.readTextFile(join(ROOT, PLAN_PATH)));
+    const branchTip = await w.source.commit("plan/other", {
+      "plans/other.yaml": other,
+      "plans/other.yaml.sig": await w.sign(other, ["alice", "bob"]),
+    }, "main");
+    let startedFirst = false;
+    const runStarted = async () => {
+      const until = Date.now() + 2_000;
+      while (Date.now() < until && !startedFirst) {
+        startedFirst = (await w.journal.events()).some((e) => e.kind === "dispatch-check");
+        if (!startedFirst) await new Promise((r) => setTimeout(r, 5));
+      }
+      return startedFirst;
+    };
+    // Reports kept from an earlier outage are pushed first, in the publish queue; the push is
+    // not waited for by the merge either.
+    let pendingPushedAfterStart = false;
+    const sink: ReportSink = {
+      publish: (docs, message) => w.sink.publish(docs, message),
+      retryPending: async () => {
+        pendingPushedAfterStart = await runStarted();
+        return undefined;
+      },
+    };
+    const source: PlanSource = {
+      fetch: () => w.source.fetch(),
+      readFile: (c, p) => w.source.readFile(c, p),
+      introductions: (c, since) => w.source.introductions(c, since),
+      // The branch's listing answers once the merged plan's run recorded its first dispatch
+      // check, or after 2 s: started after the previews, the run could not have begun by then.
+      listPlans: async (c) => {
+        if (c === branchTip) await runStarted();
+        return await w.source.listPlans(c);
+      },
+    };
+    const r = await w.reconciler("ctl_loop", source, sink);
+    await r.cycle();
+    await r.settled();
+    assert(startedFirst, "the merged plan's run waited for the branch preview");
+    assert(pendingPushedAfterStart, "the merged plan's run waited for the pending reports' push");
+    assertEquals(r.finished().map((x) => [x.plan, x.outcome]), [[PLAN, "completed"]]);
+    // The branch was still previewed, in the same cycle.
+    assert(w.sink.commits.some((c) => c.message.includes("preview other")), "branch previewed");
   } finally {
     await w.close();
   }
