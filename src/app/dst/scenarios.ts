@@ -619,6 +619,25 @@ export const SCENARIOS: readonly Scenario[] = [
     expect: { state: "unresolved", end: "halted", reason: "HealthFailedElsewhere", reboots: 1 },
   },
   {
+    name: "a-cordon-elsewhere-during-a-config-reboot-verification-fails-nothing",
+    incidents: ["kubereboot/kured#955"],
+    summary: "an operator cordons another node right after a staged configuration's commitment: " +
+      "the verification after its reboot fails on that node alone; the node keeps cairn's cordon " +
+      "and is unresolved (HealthFailedElsewhere), not VerificationHealthFailed",
+    seed: 5,
+    kind: "ConfigApply",
+    events: ({ node, cleanNodes }) => [
+      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, afterCommitOf: node },
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "HealthFailedElsewhere",
+      reboots: 1,
+      cordoned: true,
+    },
+  },
+  {
     name: "a-cordon-elsewhere-during-a-component-post-gate-fails-nothing",
     incidents: ["kubereboot/kured#955"],
     summary: "an operator cordons another node when a control plane's component change enters " +
