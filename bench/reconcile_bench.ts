@@ -16,7 +16,7 @@ import { GitRemote } from "../src/adapters/git/git_remote.ts";
 import { startOpsServer } from "../src/adapters/http/ops_server.ts";
 import { createCairnMetrics } from "../src/adapters/metrics/cairn_metrics.ts";
 import type { Journal } from "../src/ports/journal.ts";
-import { git } from "../test/_helpers/git_daemon.ts";
+import { git, startGitDaemon } from "../test/_helpers/git_daemon.ts";
 import { startReconcileWorld } from "../test/_helpers/reconcile_world.ts";
 
 const RUNS = Number(Deno.args[0] ?? 3);
@@ -200,18 +200,25 @@ interface FetchFigures {
   tipList: number;
 }
 
-async function fetchCost(dir: string, commits: number, plans: number): Promise<FetchFigures> {
-  const bare = await historyRepo(dir, commits, plans);
+async function fetchCost(
+  dir: string,
+  commits: number,
+  plans: number,
+  /** The remote's URL for the bare repository (default `file://`). */
+  urlOf: (bare: string) => string = (bare) => `file://${bare}`,
+  tag = "",
+): Promise<FetchFigures> {
+  const bare = await historyRepo(join(dir, tag), commits, plans);
   const remote = await GitRemote.open({
-    url: `file://${bare}`,
-    cacheDir: join(dir, `cache${commits}`),
+    url: urlOf(bare),
+    cacheDir: join(dir, `cache${tag}${commits}`),
     watchedBranch: "main",
   });
   const [firstFetch, f1] = await timed(() => remote.fetch());
   const [fullWalk, intros] = await timed(() => remote.introductions(f1.watched.commit));
   const inc: number[] = [], walk: number[] = [], list: number[] = [];
   let last = f1.watched.commit;
-  const work = join(dir, `work${commits}`);
+  const work = join(dir, `work${tag}${commits}`);
   await git(["clone", "--quiet", bare, work]);
   for (let k = 0; k < 5; k++) {
     await Deno.writeTextFile(join(work, `plans/new-${k}.yaml`), `# new ${k}\n`);
@@ -283,6 +290,30 @@ try {
   console.log("fetch cost (GitRemote over file://, medians of 5 incremental merges):");
   console.log(row("100 commits/10 plans", small));
   console.log(row("10k commits/1k plans", big));
+  // The webhook path fetches over the git daemon (loopback TCP), not file://: the same small
+  // repository over it shows what that transport adds to each fetch.
+  const served = join(dir, "served");
+  await Deno.mkdir(served, { recursive: true });
+  const daemon = await startGitDaemon(served);
+  let overDaemon: FetchFigures;
+  try {
+    overDaemon = await fetchCost(
+      dir,
+      100,
+      10,
+      (bare) => daemon.url(bare.slice(served.length + 1)),
+      "served",
+    );
+  } finally {
+    await daemon.stop();
+  }
+  console.log(
+    `  100 commits over git daemon: per new merge fetch ${overDaemon.incFetch.toFixed(1)} ms ` +
+      `(file:// ${small.incFetch.toFixed(1)} ms): the loopback daemon's exchange adds ${
+        (overDaemon.incFetch - small.incFetch).toFixed(0)
+      } ms to the webhook path's fetch (its pkt-lines are small writes that wait out TCP's delayed ` +
+      `ACK, ~40 ms a round; GIT_TRACE_PACKET shows the gaps)`,
+  );
   console.log(
     `  ratio big/small: incremental fetch ${(big.incFetch / small.incFetch).toFixed(2)}, ` +
       `incremental walk ${(big.incWalk / small.incWalk).toFixed(2)}, tip listing ${
