@@ -54,6 +54,26 @@ export interface Scenario {
 /** A ci-profile seed whose first plan node is a worker hosting the database primary. */
 export const SCENARIO_SEED = 3;
 
+/** Someone else cordons a neighbour of the scenario's node, right after its commitment or when it
+ * enters `verifying`. */
+function cordonElsewhere(when: "afterCommitOf" | "onVerifyingOf"): Scenario["events"] {
+  return ({ node, cleanNodes }) => {
+    const other = otherNode(node, cleanNodes);
+    return [
+      when === "afterCommitOf"
+        ? { kind: "operator-cordon", node: other, atMs: 0, afterCommitOf: node }
+        : { kind: "operator-cordon", node: other, atMs: 0, onVerifyingOf: node },
+    ];
+  };
+}
+
+/** Where a step held by health failing only on that neighbour ends. */
+const HELD_ELSEWHERE: Expectation = {
+  state: "unresolved",
+  end: "halted",
+  reason: "HealthFailedElsewhere",
+};
+
 /** A cluster node other than `node` (a neighbour of the scenario's node). */
 function otherNode(node: string, nodes: readonly string[]): string {
   const other = nodes.find((n) => n !== node);
@@ -452,13 +472,9 @@ export const SCENARIOS: readonly Scenario[] = [
       "target's verification fails on that node alone until its deadline; the target is " +
       "unresolved (HealthFailedElsewhere), not failed, keeps cairn's cordon, and nothing else moves",
     seed: SCENARIO_SEED,
-    events: ({ node, cleanNodes }) => [
-      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, afterCommitOf: node },
-    ],
+    events: cordonElsewhere("afterCommitOf"),
     expect: {
-      state: "unresolved",
-      end: "halted",
-      reason: "HealthFailedElsewhere",
+      ...HELD_ELSEWHERE,
       installs: 1,
       reboots: 1,
       cordoned: true,
@@ -472,13 +488,9 @@ export const SCENARIOS: readonly Scenario[] = [
       "target as asked and health as not established, so the target is unresolved " +
       "(HealthFailedElsewhere), never failed",
     seed: SCENARIO_SEED,
-    events: ({ node, cleanNodes }) => [
-      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, onVerifyingOf: node },
-    ],
+    events: cordonElsewhere("onVerifyingOf"),
     expect: {
-      state: "unresolved",
-      end: "halted",
-      reason: "HealthFailedElsewhere",
+      ...HELD_ELSEWHERE,
       installs: 1,
       reboots: 1,
       cordoned: false,
@@ -613,10 +625,8 @@ export const SCENARIOS: readonly Scenario[] = [
       "unresolved (HealthFailedElsewhere), not failed",
     seed: 5,
     kind: "ConfigApply",
-    events: ({ node, cleanNodes }) => [
-      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, onVerifyingOf: node },
-    ],
-    expect: { state: "unresolved", end: "halted", reason: "HealthFailedElsewhere", reboots: 1 },
+    events: cordonElsewhere("onVerifyingOf"),
+    expect: { ...HELD_ELSEWHERE, reboots: 1 },
   },
   {
     name: "a-cordon-elsewhere-during-a-config-reboot-verification-fails-nothing",
@@ -626,13 +636,9 @@ export const SCENARIOS: readonly Scenario[] = [
       "and is unresolved (HealthFailedElsewhere), not VerificationHealthFailed",
     seed: 5,
     kind: "ConfigApply",
-    events: ({ node, cleanNodes }) => [
-      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, afterCommitOf: node },
-    ],
+    events: cordonElsewhere("afterCommitOf"),
     expect: {
-      state: "unresolved",
-      end: "halted",
-      reason: "HealthFailedElsewhere",
+      ...HELD_ELSEWHERE,
       reboots: 1,
       cordoned: true,
     },
@@ -645,10 +651,8 @@ export const SCENARIOS: readonly Scenario[] = [
       "is unresolved (HealthFailedElsewhere), not failed",
     seed: 8,
     kind: "KubernetesUpgrade",
-    events: ({ node, cleanNodes }) => [
-      { kind: "operator-cordon", node: otherNode(node, cleanNodes), atMs: 0, onVerifyingOf: node },
-    ],
-    expect: { state: "unresolved", end: "halted", reason: "HealthFailedElsewhere" },
+    events: cordonElsewhere("onVerifyingOf"),
+    expect: HELD_ELSEWHERE,
   },
   ...COMPONENT_SCENARIOS,
   // Talos-side stale and missed reads (issue 16): a read answered from an earlier answer of the

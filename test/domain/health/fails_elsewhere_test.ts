@@ -12,14 +12,8 @@ import type {
   Finding,
   TalosNodeObservation,
 } from "../../../src/domain/health/types.ts";
-import { binding, inputs, node, NOW } from "./fixtures.ts";
+import { binding, inputs, node, nodesB, NOW, versionsB } from "./fixtures.ts";
 
-const nodesB = binding({ name: "nodes", reader: "nodes" });
-const versionsB = binding({
-  name: "versions",
-  reader: "node-versions",
-  predicate: { kubeletVersion: "v1.35.2" },
-});
 const svcB = binding({
   name: "services",
   reader: "talos-services",
@@ -66,6 +60,15 @@ Deno.test("a round failing only on another node's cordon or readiness fails else
   assertEquals(failsOnlyElsewhere(notReady, "worker-2"), false);
 });
 
+/** A node's Talos reading with kubelet Running and healthy, or Failed. */
+function kubelet(n: string, healthy: boolean): TalosNodeObservation {
+  return {
+    node: n,
+    observedAtMs: NOW,
+    services: [{ id: "kubelet", state: healthy ? "Running" : "Failed", healthy }],
+  };
+}
+
 Deno.test("any failing finding about the target keeps the round the target's", () => {
   const p = policy(nodesB, versionsB);
   const both = round(p, [node("worker-1", { ready: false }), node("worker-2", { cordoned: true })]);
@@ -74,32 +77,13 @@ Deno.test("any failing finding about the target keeps the round the target's", (
   const svc = round(
     policy(nodesB, svcB),
     [node("worker-1"), node("worker-2", { cordoned: true })],
-    [
-      {
-        node: "worker-1",
-        observedAtMs: NOW,
-        services: [{ id: "kubelet", state: "Failed", healthy: false }],
-      },
-      {
-        node: "worker-2",
-        observedAtMs: NOW,
-        services: [{ id: "kubelet", state: "Running", healthy: true }],
-      },
-    ],
+    [kubelet("worker-1", false), kubelet("worker-2", true)],
   );
   assertEquals([svc.verdict, failsOnlyElsewhere(svc, "worker-1")], ["fail", false]);
   // The same service failing on the other node only is elsewhere.
   const svcElsewhere = round(policy(nodesB, svcB), [node("worker-1"), node("worker-2")], [
-    {
-      node: "worker-1",
-      observedAtMs: NOW,
-      services: [{ id: "kubelet", state: "Running", healthy: true }],
-    },
-    {
-      node: "worker-2",
-      observedAtMs: NOW,
-      services: [{ id: "kubelet", state: "Failed", healthy: false }],
-    },
+    kubelet("worker-1", true),
+    kubelet("worker-2", false),
   ]);
   assertEquals([svcElsewhere.verdict, failsOnlyElsewhere(svcElsewhere, "worker-1")], [
     "fail",

@@ -14,6 +14,14 @@ export function binding(raw: Record<string, unknown>): Binding {
   return BindingSchema.parse({ name: "b", ...raw });
 }
 
+/** The `nodes` reader over every node, and kubelet versions (the round tests' two bindings). */
+export const nodesB = binding({ name: "nodes", reader: "nodes" });
+export const versionsB = binding({
+  name: "versions",
+  reader: "node-versions",
+  predicate: { kubeletVersion: "v1.35.2" },
+});
+
 export function live(items: KubeObjectLike[]): ResourceSnapshot {
   return {
     items,

@@ -8,14 +8,8 @@ import {
   objectRef,
 } from "../../../src/domain/health/round.ts";
 import type { BindingResult } from "../../../src/domain/health/types.ts";
-import { binding, inputs, node, NOW } from "./fixtures.ts";
+import { binding, inputs, node, nodesB, NOW, versionsB } from "./fixtures.ts";
 
-const nodesB = binding({ name: "nodes", reader: "nodes" });
-const versionsB = binding({
-  name: "versions",
-  reader: "node-versions",
-  predicate: { kubeletVersion: "v1.35.2" },
-});
 const policy: HealthPolicy = {
   name: "home-ops",
   cluster: "home-ops",
