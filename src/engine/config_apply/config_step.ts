@@ -26,7 +26,12 @@ import { errorText, mutate, talosSent } from "../executor/mutation.ts";
 import { controllerActor } from "../executor/observe.ts";
 import { completionRead } from "../executor/completion_read.ts";
 import { postGateWithin } from "../executor/verify_phase.ts";
-import { healthText, verdictForTarget } from "../executor/health_elsewhere.ts";
+import {
+  healthText,
+  unestablishedReason,
+  verdictForTarget,
+  withPostGate,
+} from "../executor/health_elsewhere.ts";
 import {
   haltUnresolved,
   type NodeOutcome,
@@ -360,11 +365,7 @@ async function settle(
   const basis = completion.basis;
   settings = completion.reading;
   const activation = activationReading(storedHolds, settings);
-  let reading = activation;
-  const health = verdictForTarget(post);
-  if (reading === "established" && health !== "pass") {
-    reading = health === "fail" ? "contradicted" : "unreadable";
-  }
+  const reading = withPostGate(activation, post);
   const summary = activationSummary(storedHolds, settings, healthText(post));
   const rec = await s.deps.journal.recordObservation({
     machine: s.node,
@@ -394,16 +395,13 @@ async function settle(
   if (reading === "contradicted") {
     const reason: Reason = storedHolds === false
       ? "ConfigNotStored"
-      : health === "fail"
+      : verdictForTarget(post) === "fail"
       ? "VerificationHealthFailed"
       : notActiveReason;
     await transition(s, "failed", reason, summary, rec.id);
     return out("failed", reason);
   }
-  // Settings read active and health failing only on other nodes: that is why nothing was established.
-  const why: Reason = activation === "established" && post.failsOnlyElsewhere
-    ? "HealthFailedElsewhere"
-    : "CompletionUnreadable";
+  const why = unestablishedReason(activation, post);
   await transition(s, "unresolved", why, summary);
   return out("unresolved", why);
 }

@@ -4,7 +4,7 @@ import { isInFlight, isTerminal } from "../../domain/operation.ts";
 import type { PlanNode, TalosHop } from "../../domain/plan/schema.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
 import type { BoundPlan, ExecutorDeps, RoundVerdict, StepState } from "./deps.ts";
-import { haltReason, verdictForTarget } from "./health_elsewhere.ts";
+import { haltReason, unestablishedReason, verdictForTarget } from "./health_elsewhere.ts";
 import { stepKey } from "./digests.ts";
 import { commitStep, dispatchCheckBefore } from "./commit_step.ts";
 import { drainPhase } from "./drain_phase.ts";
@@ -379,8 +379,7 @@ async function complete(s: StepState, hop: TalosHop): Promise<NodeOutcome> {
   }
   if (obs.reading === "unreadable") {
     const why = `${obs.summary}; ${post.reason}: ${post.message}`;
-    // Health that failed only on other nodes is why nothing was established, when it is.
-    const reason = post.failsOnlyElsewhere ? "HealthFailedElsewhere" : "CompletionUnreadable";
+    const reason = unestablishedReason(obs.own, post);
     await holdUnresolved(s, reason, why);
     return outcome(s, "unresolved", reason, why);
   }

@@ -249,7 +249,15 @@ export async function completionObservation(
   s: StepState,
   hop: TalosHop,
   healthVerdict: Verdict,
-): Promise<{ id: string; reading: PostconditionReading; summary: string }> {
+): Promise<
+  {
+    id: string;
+    reading: PostconditionReading;
+    /** What the target's own reads established, health aside. */
+    own: PostconditionReading;
+    summary: string;
+  }
+> {
   const { journal, clock, owner } = s.deps;
   const actor = controllerActor(owner);
   const transportMs = s.bound.plan.spec.phases.deadlines.verify.transportSeconds * 1000;
@@ -286,5 +294,5 @@ export async function completionObservation(
     postcondition: reading,
     actor,
   });
-  return { id: rec.id, reading, summary };
+  return { id: rec.id, reading, own: postconditionReading(read, hop, "pass"), summary };
 }

@@ -22,7 +22,12 @@ import type { Reason } from "../../domain/reasons.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf } from "../executor/digests.ts";
 import { postGateWithin } from "../executor/verify_phase.ts";
-import { healthText, verdictForTarget } from "../executor/health_elsewhere.ts";
+import {
+  healthText,
+  unestablishedReason,
+  verdictForTarget,
+  withPostGate,
+} from "../executor/health_elsewhere.ts";
 import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
 import { gateBefore } from "../executor/gate_wait.ts";
 import { underNoiseLease } from "../executor/step_lease.ts";
@@ -514,11 +519,7 @@ async function settle(
     read: look,
     readAgain: (l) => l.reading === "unreadable",
   });
-  let reading = last.reading;
-  const health = verdictForTarget(post);
-  if (reading === "established" && health !== "pass") {
-    reading = health === "fail" ? "contradicted" : "unreadable";
-  }
+  const reading = withPostGate(last.reading, post);
   const version = last.version;
   const plan = s.bound.plan;
   const summary = `${last.summary}; health=${healthText(post)}; postconditions=${reading}`;
@@ -550,17 +551,13 @@ async function settle(
     return outcome(s, "completed", "CompletionObserved", summary);
   }
   if (reading === "contradicted") {
-    const reason: Reason = health === "fail"
+    const reason: Reason = verdictForTarget(post) === "fail"
       ? "VerificationHealthFailed"
       : "ComponentVersionContradicted";
     await transition(s, "failed", reason, summary, rec.id);
     return outcome(s, "failed", reason, summary);
   }
-  // The component read as asked and health failing only on other nodes: that is why nothing was
-  // established.
-  const why: Reason = last.reading === "established" && post.failsOnlyElsewhere
-    ? "HealthFailedElsewhere"
-    : "CompletionUnreadable";
+  const why = unestablishedReason(last.reading, post);
   await transition(s, "unresolved", why, summary);
   return outcome(s, "unresolved", why, summary);
 }

@@ -8,7 +8,7 @@ import {
   objectRef,
 } from "../../../src/domain/health/round.ts";
 import type { BindingResult } from "../../../src/domain/health/types.ts";
-import { binding, inputs, node, nodesB, NOW, versionsB } from "./fixtures.ts";
+import { inputs, node, nodesB, NOW, versionsB } from "./fixtures.ts";
 
 const policy: HealthPolicy = {
   name: "home-ops",
