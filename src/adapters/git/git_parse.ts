@@ -1,6 +1,6 @@
-/** Parsers for git's machine-readable outputs (`-z` listings, `cat-file --batch`). */
+/** Parsers for git's machine-readable outputs (`-z` listings) and the tree entries they name. */
 
-/** One entry of `git ls-tree -z --long`. */
+/** One entry of a tree, as `git ls-tree --long` would print it (`object_reader.ts` parses trees). */
 export interface TreeEntry {
   readonly mode: string;
   readonly type: string;
@@ -37,34 +37,6 @@ export function decodePath(bytes: Uint8Array): { path: string; utf8: boolean } {
   } catch {
     return { path: lenient.decode(bytes), utf8: false };
   }
-}
-
-/** Parses `git ls-tree -z --long` output. */
-export function parseLsTree(buf: Uint8Array): TreeEntry[] {
-  return splitNul(buf).map((record) => {
-    const tab = record.indexOf(9);
-    const meta = lenient.decode(record.subarray(0, tab)).trim().split(/\s+/);
-    const { path, utf8 } = decodePath(record.subarray(tab + 1));
-    const size = meta[3] === "-" || meta[3] === undefined ? -1 : Number(meta[3]);
-    return { mode: meta[0] ?? "", type: meta[1] ?? "", oid: meta[2] ?? "", size, path, utf8 };
-  });
-}
-
-/** Parses `git cat-file --batch` output into oid → bytes (missing objects are absent). */
-export function parseCatFileBatch(buf: Uint8Array): Map<string, Uint8Array> {
-  const objects = new Map<string, Uint8Array>();
-  let pos = 0;
-  while (pos < buf.length) {
-    const nl = buf.indexOf(10, pos);
-    if (nl < 0) break;
-    const header = lenient.decode(buf.subarray(pos, nl)).split(" ");
-    pos = nl + 1;
-    if (header[1] === "missing" || header.length < 3) continue;
-    const size = Number(header[2]);
-    objects.set(header[0] ?? "", buf.slice(pos, pos + size));
-    pos += size + 1; // content is followed by one LF
-  }
-  return objects;
 }
 
 /** One commit of a `git log -z --name-only --format=%x01%H %ct` walk. */

@@ -1,7 +1,7 @@
 /**
  * `GitRemote`: the watched repository seen through a private bare cache clone. Fetches are
  * incremental (git only transfers objects it lacks; plan introductions can walk from a known
- * commit), reads go through `ls-tree` and one `cat-file --batch` per listing.
+ * commit); a listing or a file read is one `cat-file --batch-command` process (`object_reader.ts`).
  */
 import { CairnError } from "../../domain/errors.ts";
 import type {
@@ -13,7 +13,8 @@ import type {
   PlanSource,
   RefusedPlanPath,
 } from "../../ports/plan_source.ts";
-import { parseCatFileBatch, parseLsTree, parseNameOnlyLog, type TreeEntry } from "./git_parse.ts";
+import { parseNameOnlyLog, type TreeEntry } from "./git_parse.ts";
+import { ObjectReader } from "./object_reader.ts";
 import { checkPlanName, checkRepoPath, showPath } from "./plan_paths.ts";
 import { gitOrThrow, gitText, runGit } from "./run_git.ts";
 
@@ -139,34 +140,30 @@ export class GitRemote implements PlanSource {
   }
 
   async listPlans(commit: string): Promise<PlanListing> {
-    await this.#requireCommit(commit);
-    const listing = await gitOrThrow([
-      "ls-tree",
-      "-z",
-      "--long",
-      "--end-of-options",
-      commit,
-      "--",
-      "plans/",
-    ], {
-      gitDir: this.gitDir,
+    // One git process answers the whole listing: the commit, the plans directory, each plan and
+    // signature file's size, then the bytes of those within the cap.
+    return await ObjectReader.using(this.gitDir, async (objects) => {
+      await this.#requireCommit(commit, objects);
+      const isPlanFile = (e: TreeEntry) => e.path.endsWith(".yaml") || e.path.endsWith(".yaml.sig");
+      const entries = (await objects.list(commit, "plans", isPlanFile)) ?? [];
+      const sorted = sortPlanEntries(entries, this.#maxBytes);
+      const wanted = sorted.plans.flatMap((
+        p,
+      ) => (p.sig ? [p.entry.oid, p.sig.oid] : [p.entry.oid]));
+      const bodies = await objects.contents(wanted);
+      const blobs = new Map(wanted.map((oid, i) => [oid, bodies[i]]));
+      const plans: PlanFile[] = sorted.plans.map(({ name, entry, sig }) => {
+        const signature = sig ? blobs.get(sig.oid) : undefined;
+        return {
+          name,
+          path: entry.path,
+          blob: entry.oid,
+          bytes: blobs.get(entry.oid) ?? new Uint8Array(),
+          ...(signature ? { signature } : {}),
+        };
+      });
+      return { commit, plans, refused: sorted.refused };
     });
-    const sorted = sortPlanEntries(parseLsTree(listing), this.#maxBytes);
-    const wanted = [
-      ...sorted.plans.flatMap((p) => (p.sig ? [p.entry.oid, p.sig.oid] : [p.entry.oid])),
-    ];
-    const blobs = await this.#readBlobs(wanted);
-    const plans: PlanFile[] = sorted.plans.map(({ name, entry, sig }) => {
-      const signature = sig ? blobs.get(sig.oid) : undefined;
-      return {
-        name,
-        path: entry.path,
-        blob: entry.oid,
-        bytes: blobs.get(entry.oid) ?? new Uint8Array(),
-        ...(signature ? { signature } : {}),
-      };
-    });
-    return { commit, plans, refused: sorted.refused };
   }
 
   async introductions(commit: string, since?: string): Promise<readonly PlanIntroduction[]> {
@@ -221,24 +218,26 @@ export class GitRemote implements PlanSource {
       !this.#reads.has(`${commit}\0${p}`) && checkRepoPath(p).ok
     );
     if (wanted.length === 0) return;
-    await this.#requireCommit(commit);
-    const listing = await gitOrThrow(
-      ["ls-tree", "-z", "--long", "--full-tree", "--end-of-options", commit, "--", ...wanted],
-      { gitDir: this.gitDir, env: { GIT_LITERAL_PATHSPECS: "1" } },
-    );
-    const entries = new Map(parseLsTree(listing).map((e) => [e.path, e]));
-    const readable = wanted.flatMap((p) => {
-      const e = entries.get(p);
-      return e && this.#entryProblem(commit, e) === undefined ? [e] : [];
-    });
-    const blobs = await this.#readBlobs(readable.map((e) => e.oid));
-    for (const p of wanted) {
-      const e = entries.get(p);
-      if (!e) this.#keep(`${commit}\0${p}`, undefined);
-      else if (readable.includes(e) && blobs.has(e.oid)) {
-        this.#keep(`${commit}\0${p}`, blobs.get(e.oid));
+    await ObjectReader.using(this.gitDir, async (objects) => {
+      await this.#requireCommit(commit, objects);
+      const entries = new Map<string, TreeEntry>();
+      for (const p of wanted) {
+        const e = await objects.entry(commit, p);
+        if (e) entries.set(p, e);
       }
-    }
+      const readable = wanted.flatMap((p) => {
+        const e = entries.get(p);
+        return e && this.#entryProblem(commit, e) === undefined ? [e] : [];
+      });
+      const bodies = await objects.contents(readable.map((e) => e.oid));
+      const blobs = new Map(readable.map((e, i) => [e.oid, bodies[i]]));
+      for (const p of wanted) {
+        const e = entries.get(p);
+        const body = e ? blobs.get(e.oid) : undefined;
+        if (!e) this.#keep(`${commit}\0${p}`, undefined);
+        else if (body) this.#keep(`${commit}\0${p}`, body);
+      }
+    });
   }
 
   /** Keeps one read; bounded, the oldest entry goes first. */
@@ -251,27 +250,30 @@ export class GitRemote implements PlanSource {
 
   /** Reads `path` at `commit`; only a successful read (or a missing file) is cached. */
   async #readFileAt(commit: string, path: string): Promise<Uint8Array | undefined> {
-    await this.#requireCommit(commit);
-    const check = checkRepoPath(path);
-    if (!check.ok) {
-      throw new CairnError({
-        reason: "PlanPathInvalid",
-        message: `${showPath(path)}: ${check.why}`,
-      });
-    }
-    // The tree entry first: its mode and size decide before any byte is read. A symlink entry
-    // is refused (its "content" is a link target, not the repository's file), and so is a blob
-    // over the cap; a path through a symlinked directory has no entry and reads as missing.
-    const listing = await gitOrThrow(
-      ["ls-tree", "-z", "--long", "--full-tree", "--end-of-options", commit, "--", path],
-      { gitDir: this.gitDir, env: { GIT_LITERAL_PATHSPECS: "1" } },
-    );
-    const entry = parseLsTree(listing).find((e) => e.path === path);
-    if (!entry) return undefined;
-    const problem = this.#entryProblem(commit, entry);
-    if (problem) throw problem;
-    return await gitOrThrow(["cat-file", "blob", "--end-of-options", entry.oid], {
-      gitDir: this.gitDir,
+    return await ObjectReader.using(this.gitDir, async (objects) => {
+      await this.#requireCommit(commit, objects);
+      const check = checkRepoPath(path);
+      if (!check.ok) {
+        throw new CairnError({
+          reason: "PlanPathInvalid",
+          message: `${showPath(path)}: ${check.why}`,
+        });
+      }
+      // The tree entry first: its mode and size decide before any byte is read. A symlink entry
+      // is refused (its "content" is a link target, not the repository's file), and so is a blob
+      // over the cap; a path through a symlinked directory has no entry and reads as missing.
+      const entry = await objects.entry(commit, path);
+      if (!entry) return undefined;
+      const problem = this.#entryProblem(commit, entry);
+      if (problem) throw problem;
+      const [bytes] = await objects.contents([entry.oid]);
+      if (!bytes) {
+        throw new CairnError({
+          reason: "GitObjectMissing",
+          message: `${showPath(path)} at ${commit.slice(0, 12)}: its blob is not in the cache`,
+        });
+      }
+      return bytes;
     });
   }
 
@@ -329,18 +331,21 @@ export class GitRemote implements PlanSource {
     return new Map([...heads].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
-  async #requireCommit(commit: string): Promise<void> {
+  /** Throws `GitObjectMissing` unless `commit` is a commit of the cache (looked up with `objects`). */
+  async #requireCommit(commit: string, objects?: ObjectReader): Promise<void> {
     // A commit once found stays: fetches never delete objects here (gc.auto is 0), so each id
-    // costs one git process, not one per read (a cycle reads a commit a dozen times).
+    // is looked up once, not at every read (a cycle reads a commit a dozen times).
     if (this.#present.has(commit)) return;
     // Reads of a new commit that start together (a cycle lists and walks at once) share one look.
     let looking = this.#looking.get(commit);
     if (!looking) {
-      looking = COMMIT_ID.test(commit)
-        ? runGit(["cat-file", "-e", "--end-of-options", `${commit}^{commit}`], {
+      looking = !COMMIT_ID.test(commit)
+        ? Promise.resolve(false)
+        : objects
+        ? objects.hasCommit(commit)
+        : runGit(["cat-file", "-e", "--end-of-options", `${commit}^{commit}`], {
           gitDir: this.gitDir,
-        }).then((r) => r.code === 0)
-        : Promise.resolve(false);
+        }).then((r) => r.code === 0);
       this.#looking.set(commit, looking);
       looking.then(() => this.#looking.delete(commit), () => this.#looking.delete(commit));
     }
@@ -355,14 +360,6 @@ export class GitRemote implements PlanSource {
         message: `commit ${commit.slice(0, 80)} is not in the fetched history`,
       });
     }
-  }
-
-  async #readBlobs(oids: readonly string[]): Promise<Map<string, Uint8Array>> {
-    if (oids.length === 0) return new Map();
-    const stdin = new TextEncoder().encode(oids.map((o) => `${o}\n`).join(""));
-    return parseCatFileBatch(
-      await gitOrThrow(["cat-file", "--batch"], { gitDir: this.gitDir, stdin }),
-    );
   }
 }
 

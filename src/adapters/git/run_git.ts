@@ -132,6 +132,166 @@ export async function runGit(
   }
 }
 
+/** A git process spoken to over its stdin and stdout (`cat-file --batch-command`). */
+export interface GitConversation {
+  /** Sends bytes to git's stdin (resolves once the pipe took them). */
+  write(bytes: Uint8Array): Promise<void>;
+  /** Reads git's stdout. */
+  readonly out: ByteReader;
+}
+
+/**
+ * Runs one long-lived git command and hands `talk` its stdin and stdout; when `talk` ends, stdin is
+ * closed and git's exit awaited. Same environment, deadline and stop as {@link runGit}: at the
+ * deadline or on the stop signal git's process group is killed and the call throws
+ * `GitTimedOut`/`GitStopped`; when `talk` fails because git ended early, the error names git's
+ * exit status and stderr (`reason`), not the broken pipe.
+ */
+export async function converseWithGit<T>(
+  args: readonly string[],
+  opts: GitRunOptions & { readonly reason?: Reason },
+  talk: (io: GitConversation) => Promise<T>,
+): Promise<T> {
+  const fullArgs = opts.gitDir ? [`--git-dir=${opts.gitDir}`, ...args] : [...args];
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command("git", {
+      args: fullArgs,
+      env: { ...BASE_ENV, ...opts.env, GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    }).spawn();
+  } catch (err) {
+    throw new CairnError({
+      reason: "GitUnavailable",
+      message: `cannot start git: ${err instanceof Error ? err.message : String(err)}`,
+    }, { cause: err });
+  }
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  let ended: "expired" | "stopped" | undefined;
+  const killGroup = (why: "expired" | "stopped") => {
+    ended ??= why;
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already exited.
+    }
+  };
+  const timer = setTimeout(() => killGroup("expired"), timeoutMs);
+  const onStop = () => killGroup("stopped");
+  if (opts.signal?.aborted) onStop();
+  else opts.signal?.addEventListener("abort", onStop, { once: true });
+  const stderr = new Response(child.stderr).arrayBuffer();
+  const writer = child.stdin.getWriter();
+  const out = new ByteReader(child.stdout);
+  let result: { ok: true; value: T } | { ok: false; error: unknown };
+  try {
+    result = { ok: true, value: await talk({ write: (b) => writer.write(b), out }) };
+  } catch (error) {
+    result = { ok: false, error };
+    // git may still be waiting for input or writing output nobody reads: end it.
+    try {
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already exited.
+    }
+  }
+  await writer.close().catch(() => {});
+  await out.cancel();
+  const status = await child.status;
+  const errText = scrubCredentials(decoder.decode(await stderr.catch(() => new ArrayBuffer(0))));
+  clearTimeout(timer);
+  opts.signal?.removeEventListener("abort", onStop);
+  const what = args[0] ?? "";
+  if (ended === "stopped") {
+    throw new CairnError({
+      reason: "GitStopped",
+      message: `git ${what} was stopped: cairn is shutting down`,
+    });
+  }
+  if (ended === "expired") {
+    throw new CairnError({
+      reason: "GitTimedOut",
+      message: `git ${what} gave no answer within ${Math.ceil(timeoutMs / 1000)} s`,
+      details: { timeoutMs },
+    });
+  }
+  if (!result.ok) {
+    if (result.error instanceof CairnError || status.success) throw result.error;
+    throw gitError(
+      { code: status.code, stdout: new Uint8Array(), stderr: errText },
+      opts.reason ?? "GitCommandFailed",
+      subcommandOf(args),
+    );
+  }
+  return result.value;
+}
+
+/** Buffered reads of a byte stream: lines and exact lengths. */
+export class ByteReader {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #buf: Uint8Array = new Uint8Array(0);
+  #done = false;
+
+  constructor(stream: ReadableStream<Uint8Array>) {
+    this.#reader = stream.getReader();
+  }
+
+  /** The next line without its LF; undefined at the end of the stream. */
+  async line(): Promise<string | undefined> {
+    for (;;) {
+      const nl = this.#buf.indexOf(10);
+      if (nl >= 0) {
+        const text = decoder.decode(this.#buf.subarray(0, nl));
+        this.#buf = this.#buf.subarray(nl + 1);
+        return text;
+      }
+      if (!(await this.#more())) {
+        if (this.#buf.length === 0) return undefined;
+        throw new Error("the stream ended inside a line");
+      }
+    }
+  }
+
+  /** Exactly `n` bytes (a copy); throws when the stream ends first. */
+  async bytes(n: number): Promise<Uint8Array> {
+    while (this.#buf.length < n) {
+      if (!(await this.#more())) {
+        throw new Error(`the stream ended ${n - this.#buf.length} bytes short`);
+      }
+    }
+    const taken = this.#buf.slice(0, n);
+    this.#buf = this.#buf.subarray(n);
+    return taken;
+  }
+
+  /** Stops reading; what is left is discarded. */
+  async cancel(): Promise<void> {
+    if (!this.#done) await this.#reader.cancel().catch(() => {});
+    this.#done = true;
+  }
+
+  async #more(): Promise<boolean> {
+    if (this.#done) return false;
+    const { value, done } = await this.#reader.read();
+    if (done) {
+      this.#done = true;
+      return false;
+    }
+    if (this.#buf.length === 0) this.#buf = value;
+    else {
+      const joined = new Uint8Array(this.#buf.length + value.length);
+      joined.set(this.#buf);
+      joined.set(value, this.#buf.length);
+      this.#buf = joined;
+    }
+    return true;
+  }
+}
+
 /** Runs git and returns stdout; a non-zero exit becomes a `CairnError` with `reason`. */
 export async function gitOrThrow(
   args: readonly string[],

@@ -346,7 +346,7 @@ Deno.test("GitRemote.readFile() refuses a symlink entry, a directory and a blob 
   }
 });
 
-Deno.test("GitRemote.prefetch() reads several files with one listing and one batch; readFile then answers without git", async () => {
+Deno.test("GitRemote.prefetch() reads several files with one git process; readFile then answers without git", async () => {
   const f = await fixture();
   try {
     await f.work.checkout("main");
@@ -464,6 +464,55 @@ Deno.test("the cache repository runs no maintenance of its own: no gc, and no pr
     ok(trace.includes("run_command"), trace);
     ok(!trace.includes("maintenance run"), trace);
   } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a plan listing and a bound file read each start one git process", async () => {
+  const f = await fixture();
+  const shim = await Deno.makeTempDir({ prefix: "cairn-git-shim-" });
+  const path = Deno.env.get("PATH") ?? "";
+  try {
+    await f.work.checkout("main");
+    await f.work.pull("main");
+    await f.work.commit({
+      "plans/a.yaml": "a: 1\n",
+      "plans/a.yaml.sig": "sig\n",
+      "plans/b.yaml": "b: 1\n",
+      "policies/home.yaml": "cluster: home-ops\n",
+    }, "plans and a policy");
+    await f.work.push("main");
+    const remote = await openRemote(f);
+    const head = (await remote.fetch()).watched.commit;
+    // A git on PATH that notes each start, then runs the real one.
+    const real = (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" })
+      .output()).stdout;
+    const log = `${shim}/starts`;
+    await Deno.writeTextFile(
+      `${shim}/git`,
+      `#!/bin/sh\necho "$*" >> '${log}'\nexec '${td.decode(real).trim()}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    Deno.env.set("PATH", `${shim}:${path}`);
+    const starts = async () =>
+      (await Deno.readTextFile(log).catch(() => "")).split("\n").filter(
+        (l) => l !== "",
+      );
+    const listing = await remote.listPlans(head);
+    assertEquals(listing.plans.map((p) => [p.name, td.decode(p.bytes), !!p.signature]), [
+      ["a", "a: 1\n", true],
+      ["b", "b: 1\n", false],
+    ]);
+    assertEquals((await starts()).length, 1, (await starts()).join("\n"));
+    assertEquals(
+      td.decode((await remote.readFile(head, "policies/home.yaml"))!),
+      "cluster: home-ops\n",
+    );
+    assertEquals((await starts()).length, 2, (await starts()).join("\n"));
+    ok((await starts()).every((l) => l.endsWith("cat-file --batch-command")));
+  } finally {
+    Deno.env.set("PATH", path);
+    await Deno.remove(shim, { recursive: true });
     await f.close();
   }
 });
