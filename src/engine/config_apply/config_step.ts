@@ -18,7 +18,7 @@ import { cordonAndDrain, verifyThenUncordon } from "./out_of_service.ts";
 import type { CordonFact } from "../cordon_ownership.ts";
 import type { ExecutorDeps, StepState } from "../executor/deps.ts";
 import { digestOf, stepKey } from "../executor/digests.ts";
-import { commitStep, dispatchCheckBefore } from "../executor/commit_step.ts";
+import { checkThenCommit } from "../executor/commit_step.ts";
 import { gateBefore } from "../executor/gate_wait.ts";
 import { underNoiseLease } from "../executor/step_lease.ts";
 import { postHooksBeforeVerifying, startHooks } from "../executor/step_hooks.ts";
@@ -115,9 +115,7 @@ export async function runConfigNode(
   const prepared = await prepare(deps, bound, node);
   if (!prepared.ok) return prepared.outcome;
   const { target, classification } = prepared.value;
-  const stop = await dispatchCheckBefore(deps, boundPlan, node);
-  if (stop) return stop;
-  const committed = await commitStep(deps, boundPlan, node, stepKey(node.name));
+  const committed = await checkThenCommit(deps, boundPlan, node, stepKey(node.name));
   if (!committed.ok) return committed.outcome;
   // The step's expected-noise silences (a reboot's CephOSDDown) live exactly as long as it does.
   return await underNoiseLease(committed.state, async (s) => {

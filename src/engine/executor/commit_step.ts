@@ -1,14 +1,15 @@
 /**
  * The commitment preamble every executing kind shares (docs/operation-model.md#the-node-step):
- * the plan's dispatch check again right before the commitment, then the machine observed on both
- * sides at the plan's address, then the journal's commitment transaction. Whatever stops here
- * creates no operation and sends nothing; a kind's own checks (a KubernetesUpgrade's rows 23–25,
- * a ConfigApply's assessment) run between the dispatch check and the identity observation.
+ * the plan's dispatch check again right before the commitment and the machine observed on both
+ * sides at the plan's address (side by side: both only read), then the journal's commitment
+ * transaction, which waits for both. Whatever stops here creates no operation and sends nothing;
+ * a kind's own checks (a KubernetesUpgrade's rows 23–25) run between the dispatch check and the
+ * identity observation.
  */
 import type { Plan } from "../../domain/plan/schema.ts";
 import type { BoundPlan, ExecutorDeps, StepState } from "./deps.ts";
 import { checkAndRecord, dispatchStop } from "./dispatch_gate.ts";
-import { observeEvidence } from "./observe.ts";
+import { type Evidence, observeEvidence } from "./observe.ts";
 import { type NodeOutcome, notCommitted } from "./step_outcome.ts";
 
 /** The node a commitment reaches, as the plan declares it. */
@@ -38,6 +39,29 @@ export async function dispatchCheckBefore(
 }
 
 /**
+ * The per-node dispatch check and the identity observation at once, then the commitment of `step`
+ * once both passed (issue 18: each read takes tens of ms on the way to the first intent, and
+ * neither depends on the other). A check that did not pass stops the step whatever the
+ * observation found (it is only evidence, and no operation binds it); the observation stops it
+ * next. Neither sends anything to the node.
+ */
+export async function checkThenCommit<P extends Plan>(
+  deps: ExecutorDeps,
+  bound: BoundPlan<P>,
+  node: StepTarget,
+  step: string,
+): Promise<{ ok: true; state: StepState<P> } | { ok: false; outcome: NodeOutcome }> {
+  const [check, evidence] = await Promise.allSettled([
+    dispatchCheckBefore(deps, bound, node),
+    observeEvidence({ deps, bound, node: node.name, address: node.address }),
+  ]);
+  if (check.status === "rejected") throw check.reason;
+  if (check.value) return { ok: false, outcome: check.value };
+  if (evidence.status === "rejected") throw evidence.reason;
+  return await commitObserved(deps, bound, node, step, evidence.value);
+}
+
+/**
  * Observes the machine's identity and takes the commitment of `step`. The commitment binds the
  * machine observed on both sides at the plan's address; a machine that cannot be identified, or
  * that the two sides disagree about, gets no operation (another machine refuses, an unreadable
@@ -50,6 +74,17 @@ export async function commitStep<P extends Plan>(
   step: string,
 ): Promise<{ ok: true; state: StepState<P> } | { ok: false; outcome: NodeOutcome }> {
   const evidence = await observeEvidence({ deps, bound, node: node.name, address: node.address });
+  return await commitObserved(deps, bound, node, step, evidence);
+}
+
+/** The commitment of `step` on the machine `evidence` identified, if it did. */
+async function commitObserved<P extends Plan>(
+  deps: ExecutorDeps,
+  bound: BoundPlan<P>,
+  node: StepTarget,
+  step: string,
+  evidence: Evidence,
+): Promise<{ ok: true; state: StepState<P> } | { ok: false; outcome: NodeOutcome }> {
   if (!evidence.verdict.ok) {
     return {
       ok: false,

@@ -6,7 +6,7 @@ import type { CordonFact } from "../cordon_ownership.ts";
 import type { BoundPlan, ExecutorDeps, RoundVerdict, StepState } from "./deps.ts";
 import { haltReason, unestablishedReason, verdictForTarget } from "./health_elsewhere.ts";
 import { stepKey } from "./digests.ts";
-import { commitStep, dispatchCheckBefore } from "./commit_step.ts";
+import { checkThenCommit } from "./commit_step.ts";
 import { drainPhase } from "./drain_phase.ts";
 import { gateBefore } from "./gate_wait.ts";
 import { underNoiseLease } from "./step_lease.ts";
@@ -45,10 +45,9 @@ export async function runNodeStep(
 ): Promise<NodeOutcome> {
   const pre = await preflight(deps, bound, node);
   if (pre) return pre;
-  // Last, right before the commitment: the gate may have waited, and authority may have changed.
-  const stop = await dispatchCheckBefore(deps, bound, node);
-  if (stop) return stop;
-  const committed = await commitStep(deps, bound, node, stepKey(node.name));
+  // Last, right before the commitment (beside the identity observation): the gate may have
+  // waited, and authority may have changed.
+  const committed = await checkThenCommit(deps, bound, node, stepKey(node.name));
   if (!committed.ok) return committed.outcome;
   // Expected-noise silences live exactly as long as the step: opened now, renewed whenever the
   // step waits (its clock carries the lease), expired at its end.

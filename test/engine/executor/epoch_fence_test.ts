@@ -120,8 +120,9 @@ Deno.test("executor: a controller started before a journal restore is refused it
 });
 
 Deno.test("executor: a controller whose epoch changed right after the commitment's evidence read is refused the commitment (not-committed, EpochSuperseded)", async () => {
-  // Right after worker-2's commitment evidence is recorded: the commitment is the next act.
-  const r = await restoredAfter("recordObservation(worker-2/evidence)", 1);
+  // Right after worker-2's dispatch check is recorded (its commitment evidence, read beside the
+  // check, was recorded before it): the commitment is the next act.
+  const r = await restoredAfter("recordDispatchCheck(worker-2)", 1);
   assert(r.before, "the restore happened before worker-2's commitment");
   assert(!(r.end instanceof Error), String(r.end));
   const out = r.end as RolloutOutcome;
@@ -141,9 +142,9 @@ for (
     ["transition(verifying)", 1, "recordHealthRound(post-gate)"],
     ["recordHealthRound(post-gate)", 2, "startObservation(worker-1)"],
     ["startObservation(worker-1)", 8, "recordObservation(worker-1/completion)"],
-    ["recordHealthRound(gate)", 2, "recordDispatchCheck(worker-2)"],
-    ["recordDispatchCheck(worker-2)", 1, "startObservation(worker-2)"],
+    ["recordHealthRound(gate)", 2, "startObservation(worker-2)"],
     ["startObservation(worker-2)", 1, "recordObservation(worker-2/evidence)"],
+    ["recordObservation(worker-2/evidence)", 1, "recordDispatchCheck(worker-2)"],
   ] as const
 ) {
   Deno.test(`executor: restored right after ${after} #${nth}, the fenced controller's ${refused} is refused and it records nothing more`, async () => {
