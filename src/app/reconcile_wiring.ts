@@ -243,6 +243,7 @@ export async function createReconciler(s: ReconcilerSettings): Promise<Reconcile
     trust,
     wakeup: s.wakeup,
     clock: s.executor.clock,
+    ...(s.executor.timeoutClock ? { waitClock: s.executor.timeoutClock } : {}),
     log: s.executor.log,
     ...(metrics ? { metrics } : {}),
     ...(s.evidenceCacheDir ? { evidence: cacheEvidenceChecker(s.evidenceCacheDir) } : {}),

@@ -10,6 +10,9 @@ import type { ExecutionEnd, ExecutionFacts, PlanFacts } from "../../ports/reconc
 import type { ReportDocument } from "../../ports/report_sink.ts";
 import type { ExecutionRecord, ReconcilerDeps } from "./reconciler.ts";
 
+/** Longest the "started" report waits for the run's first milestone (see `run`). */
+export const STARTED_REPORT_WAIT_MS = 2_000;
+
 type Publish = (docs: readonly ReportDocument[], message: string) => Promise<void>;
 
 /** Runs one plan and keeps its execution report current. */
@@ -34,15 +37,24 @@ export class ExecutionRun {
     const log = this.#d.log.child({ planName: this.#facts.name, planDigest: this.#facts.digest });
     log.info("execution starting");
     this.#notify("execution-start", "execution started");
-    // The "started" report goes through the same coalescing queue as every later milestone:
-    // its commit and push (hundreds of ms) run beside the dispatch check instead of before it,
-    // and the queue still publishes milestones in order (the end waits for it below).
-    this.#progress();
+    // The "started" report goes through the same coalescing queue as every later milestone, and
+    // waits for the run's first one (a commitment, a hold, a stall) or STARTED_REPORT_WAIT_MS,
+    // whichever comes first: its commit and push (ten git processes) took the CPU from the reads
+    // on the way to the first intent, 60-100 ms of it on two cores (issue 18). A gate that waits
+    // longer still shows the run as started within that time.
+    const startedWait = new AbortController();
+    (this.#d.waitClock ?? this.#d.clock).sleep(STARTED_REPORT_WAIT_MS, startedWait.signal).then(
+      () => this.#progress(),
+      () => {},
+    );
     let end: ExecutionEnd;
     try {
       end = await this.#d.executor.execute(this.#facts.digest, {
         signal: this.#d.signal,
-        onProgress: () => this.#progress(),
+        onProgress: () => {
+          startedWait.abort();
+          this.#progress();
+        },
         files: this.#files,
       });
     } catch (e) {
@@ -55,6 +67,7 @@ export class ExecutionRun {
         }],
       };
     }
+    startedWait.abort();
     await this.#check;
     const outcome = await this.#milestone(end);
     // Unresolved operations and holds were told as they happened; a clean end is told here.

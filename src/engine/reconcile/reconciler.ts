@@ -58,6 +58,11 @@ export interface ReconcilerDeps {
   readonly trust: TrustRoot;
   readonly wakeup: Wakeup;
   readonly clock: Clock;
+  /**
+   * Waits that must not move a virtual cluster's time (the "started" report's, `execution_run.ts`):
+   * a twin's timeout view. Absent: `clock`, the system clock in production.
+   */
+  readonly waitClock?: Clock;
   readonly log: Logger;
   readonly metrics?: ReconcileMetrics;
   /** Told of previews ready and executions started and completed (docs/operating.md#notifications). */

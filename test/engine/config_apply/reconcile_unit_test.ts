@@ -72,6 +72,7 @@ Deno.test("reconciler: a ConfigApply is previewed with 0 writes on its branch, t
       live: livePreviewer({ cluster, clock: twin.timeoutClock, journal }),
       wakeup: { wait: () => Promise.resolve("stop") },
       clock: twin.clock,
+      waitClock: twin.timeoutClock,
       log,
       watchedBranch: "main",
       isPlanBranch: (b) => b.startsWith("plan/"),

@@ -67,6 +67,7 @@ Deno.test("reconciler: a KubernetesUpgrade is previewed with 0 writes on its bra
       live: livePreviewer({ cluster, clock: twin.timeoutClock, journal }),
       wakeup: { wait: () => Promise.resolve("stop") },
       clock: twin.clock,
+      waitClock: twin.timeoutClock,
       log,
       watchedBranch: "main",
       isPlanBranch: (b) => b.startsWith("plan/"),

@@ -111,6 +111,7 @@ async function world(
     trust,
     wakeup,
     clock: twin.clock,
+    waitClock: twin.timeoutClock,
     log,
     watchedBranch: "main",
     isPlanBranch: (b) => b.startsWith("plan/"),

@@ -82,6 +82,7 @@ async function twoReplicas() {
       trust,
       wakeup: { wait: () => Promise.resolve("stop") },
       clock: twin.clock,
+      waitClock: twin.timeoutClock,
       log,
       watchedBranch: "main",
       isPlanBranch: (b) => b.startsWith("plan/"),

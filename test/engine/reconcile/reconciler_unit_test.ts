@@ -22,6 +22,8 @@ import { MemoryPlanSource, MemoryReportSink } from "../../_helpers/memory_git.ts
 import { MemoryLogger } from "../../_helpers/memory_logger.ts";
 import { type NativeSigner, nativeSigner } from "../../_helpers/native_ssh_signer.ts";
 import { onlyNodes, ROOT } from "../../_helpers/twin_world.ts";
+import { InprocKube } from "../../../src/sim/inproc/kube.ts";
+import { STARTED_REPORT_WAIT_MS } from "../../../src/engine/reconcile/execution_run.ts";
 
 const PLAN = "talos-v1.14.2";
 const PLAN_PATH = `plans/${PLAN}.yaml`;
@@ -101,6 +103,7 @@ async function startLoopWorld(): Promise<LoopWorld> {
         trust,
         wakeup: { wait: () => Promise.resolve("stop") },
         clock: twin.clock,
+        waitClock: twin.timeoutClock,
         log,
         watchedBranch: "main",
         isPlanBranch: (b) => b.startsWith("plan/"),
@@ -237,6 +240,87 @@ Deno.test("reconciler (in process): a merged plan starts before plan branches ar
     assertEquals(r.finished().map((x) => [x.plan, x.outcome]), [[PLAN, "completed"]]);
     // The branch was still previewed, in the same cycle.
     assert(w.sink.commits.some((c) => c.message.includes("preview other")), "branch previewed");
+  } finally {
+    await w.close();
+  }
+});
+
+/**
+ * What the journal held when each execution report was published: how many operations, and the
+ * virtual time since the run's first dispatch check.
+ */
+function publishWitness(w: LoopWorld): {
+  sink: ReportSink;
+  seen: { operations: number; besides: number; sinceStartMs: number; message: string }[];
+} {
+  const seen: { operations: number; besides: number; sinceStartMs: number; message: string }[] = [];
+  return {
+    seen,
+    sink: {
+      publish: async (docs, message) => {
+        if (docs.some((d) => d.kind === "execution")) {
+          const events = await w.journal.events();
+          const start = events.find((e) => e.kind === "dispatch-check");
+          seen.push({
+            operations: (await w.journal.listOperations()).length,
+            // Holds and stalls: each is a milestone of its own.
+            besides: events.filter((e) => e.kind === "rollout-event").length,
+            sinceStartMs: start ? w.twin.clock.now() - start.atMs : -1,
+            message,
+          });
+        }
+        return await w.sink.publish(docs, message);
+      },
+    },
+  };
+}
+
+Deno.test("reconciler (in process): the run's first report waits for its first commitment, so its push never competes with the reads before it", async () => {
+  const w = await startLoopWorld();
+  try {
+    await merge(w, w.planText, await w.sign(w.planText, ["alice", "bob"]));
+    const witness = publishWitness(w);
+    const r = await w.reconciler("ctl_loop", w.source, witness.sink);
+    await r.cycle();
+    await r.settled();
+    assertEquals(r.finished().map((x) => x.outcome), ["completed"]);
+    assert(witness.seen.length >= 2, JSON.stringify(witness.seen));
+    // The first one already shows worker-1's operation: nothing was pushed before the intent.
+    assertEquals(witness.seen[0]!.operations, 1, JSON.stringify(witness.seen));
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("reconciler (in process): a run whose gate holds still shows as started within the wait, before any commitment", async () => {
+  const w = await startLoopWorld();
+  try {
+    // An operator's cordon on another node: every gate round fails, the gate holds its window.
+    const operator = new InprocKube({
+      store: w.twin.store,
+      controllers: w.twin.controllers,
+      time: w.twin.time,
+      faults: w.twin.faults,
+      kubernetesVersion: "v1.35.2",
+      fieldManager: "kubectl-cordon",
+    });
+    const other = await operator.getNode("worker-2");
+    assertEquals((await operator.cordon("worker-2", other!.resourceVersion)).kind, "applied");
+    await merge(w, w.planText, await w.sign(w.planText, ["alice", "bob"]));
+    const witness = publishWitness(w);
+    const r = await w.reconciler("ctl_loop", w.source, witness.sink);
+    await r.cycle();
+    await r.settled();
+    const first = witness.seen[0]!;
+    assertEquals([first.operations, first.message], [0, `cairn: execution of ${PLAN}: running`]);
+    // The cluster's time moves only in the gate's waits: the report went out once it passed the
+    // wait, before the gate's stall (half its 1,200 s window) was news of its own, and while the
+    // gate still held (a later report, then the end's "held", followed).
+    assertEquals(first.besides, 0, JSON.stringify(witness.seen));
+    assert(first.sinceStartMs >= STARTED_REPORT_WAIT_MS, JSON.stringify(witness.seen));
+    assert(witness.seen.length >= 2, JSON.stringify(witness.seen));
+    assertEquals(witness.seen.at(-1)!.message, `cairn: execution of ${PLAN}: held`);
+    assertEquals(await w.journal.listOperations(), [], "nothing was committed");
   } finally {
     await w.close();
   }
