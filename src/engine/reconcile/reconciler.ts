@@ -306,12 +306,15 @@ export class Reconciler {
     const mark = `${head.commit}|${trustMark(signers)}`;
     if (mark === this.#watchedMark) return;
     this.#watchedMark = mark;
-    // The walk for merge order and the tip's listing are independent reads: side by side.
+    // The walk for merge order and the tip's listing are independent reads: side by side. The
+    // listing starts first: a source that looks the new tip up once for both (GitRemote does, in
+    // the listing's own git process) then spares the walk a look of its own.
+    const listed = this.#d.source.listPlans(head.commit);
     const [fresh, listing] = await Promise.all([
       head.commit !== this.#lastWatched
         ? this.#d.source.introductions(head.commit, this.#lastWatched)
         : undefined,
-      this.#d.source.listPlans(head.commit),
+      listed,
     ]);
     if (fresh) {
       const known = new Set(this.#intros.map((i) => i.name));

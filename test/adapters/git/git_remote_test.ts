@@ -468,7 +468,7 @@ Deno.test("the cache repository runs no maintenance of its own: no gc, and no pr
   }
 });
 
-Deno.test("a plan listing and a bound file read each start one git process", async () => {
+Deno.test("a plan listing and a bound file read each start one git process; a new tip is looked up once", async () => {
   const f = await fixture();
   const shim = await Deno.makeTempDir({ prefix: "cairn-git-shim-" });
   const path = Deno.env.get("PATH") ?? "";
@@ -510,6 +510,20 @@ Deno.test("a plan listing and a bound file read each start one git process", asy
     );
     assertEquals((await starts()).length, 2, (await starts()).join("\n"));
     ok((await starts()).every((l) => l.endsWith("cat-file --batch-command")));
+    // A new tip listed and walked together (as the reconcile loop does, listing first) is looked
+    // up once, in the listing's process: two processes, the listing's and the walk's git log.
+    await f.work.commit({ "plans/c.yaml": "c: 1\n" }, "another plan");
+    await f.work.push("main");
+    const tip = (await remote.fetch()).watched.commit;
+    const before = (await starts()).length;
+    const listed = remote.listPlans(tip);
+    const [intros] = await Promise.all([remote.introductions(tip, head), listed]);
+    assertEquals(intros.map((i) => i.name), ["c"]);
+    const added = (await starts()).slice(before);
+    assertEquals(added.map((l) => l.split(" ").find((w) => !w.startsWith("-"))).sort(), [
+      "cat-file",
+      "log",
+    ], added.join("\n"));
   } finally {
     Deno.env.set("PATH", path);
     await Deno.remove(shim, { recursive: true });
