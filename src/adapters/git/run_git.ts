@@ -60,43 +60,17 @@ export async function runGit(
   args: readonly string[],
   opts: GitRunOptions = {},
 ): Promise<GitOutput> {
-  const fullArgs = opts.gitDir ? [`--git-dir=${opts.gitDir}`, ...args] : [...args];
-  const command = new Deno.Command("git", {
-    args: fullArgs,
-    env: { ...BASE_ENV, ...opts.env, GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS },
-    stdin: opts.stdin ? "piped" : "null",
-    stdout: "piped",
-    stderr: "piped",
-    // Its own process group, so the deadline reaches ssh and remote helpers too.
-    detached: true,
-    ...(opts.cwd ? { cwd: opts.cwd } : {}),
-  });
-  let child: Deno.ChildProcess;
-  try {
-    child = command.spawn();
-  } catch (err) {
-    throw new CairnError({
-      reason: "GitUnavailable",
-      message: `cannot start git: ${err instanceof Error ? err.message : String(err)}`,
-    }, { cause: err });
-  }
+  const child = spawnGit(args, opts, opts.stdin ? "piped" : "null");
   const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
   let expired = false;
   let stopped = false;
-  const killGroup = () => {
-    try {
-      Deno.kill(-child.pid, "SIGKILL");
-    } catch {
-      // Already exited.
-    }
-  };
   const timer = setTimeout(() => {
     expired = true;
-    killGroup();
+    killGroup(child);
   }, timeoutMs);
   const onStop = () => {
     stopped = true;
-    killGroup();
+    killGroup(child);
   };
   if (opts.signal?.aborted) onStop();
   else opts.signal?.addEventListener("abort", onStop, { once: true });
@@ -152,36 +126,15 @@ export async function converseWithGit<T>(
   opts: GitRunOptions & { readonly reason?: Reason },
   talk: (io: GitConversation) => Promise<T>,
 ): Promise<T> {
-  const fullArgs = opts.gitDir ? [`--git-dir=${opts.gitDir}`, ...args] : [...args];
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command("git", {
-      args: fullArgs,
-      env: { ...BASE_ENV, ...opts.env, GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      detached: true,
-      ...(opts.cwd ? { cwd: opts.cwd } : {}),
-    }).spawn();
-  } catch (err) {
-    throw new CairnError({
-      reason: "GitUnavailable",
-      message: `cannot start git: ${err instanceof Error ? err.message : String(err)}`,
-    }, { cause: err });
-  }
+  const child = spawnGit(args, opts, "piped");
   const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
   let ended: "expired" | "stopped" | undefined;
-  const killGroup = (why: "expired" | "stopped") => {
+  const end = (why: "expired" | "stopped") => {
     ended ??= why;
-    try {
-      Deno.kill(-child.pid, "SIGKILL");
-    } catch {
-      // Already exited.
-    }
+    killGroup(child);
   };
-  const timer = setTimeout(() => killGroup("expired"), timeoutMs);
-  const onStop = () => killGroup("stopped");
+  const timer = setTimeout(() => end("expired"), timeoutMs);
+  const onStop = () => end("stopped");
   if (opts.signal?.aborted) onStop();
   else opts.signal?.addEventListener("abort", onStop, { once: true });
   const stderr = new Response(child.stderr).arrayBuffer();
@@ -193,11 +146,7 @@ export async function converseWithGit<T>(
   } catch (error) {
     result = { ok: false, error };
     // git may still be waiting for input or writing output nobody reads: end it.
-    try {
-      Deno.kill(-child.pid, "SIGKILL");
-    } catch {
-      // Already exited.
-    }
+    killGroup(child);
   }
   await writer.close().catch(() => {});
   await out.cancel();
@@ -289,6 +238,43 @@ export class ByteReader {
       this.#buf = joined;
     }
     return true;
+  }
+}
+
+/**
+ * Starts git with cairn's fixed environment, in its own process group so that a deadline or a stop
+ * reaches ssh and remote helpers too.
+ */
+function spawnGit(
+  args: readonly string[],
+  opts: GitRunOptions,
+  stdin: "piped" | "null",
+): Deno.ChildProcess {
+  const fullArgs = opts.gitDir ? [`--git-dir=${opts.gitDir}`, ...args] : [...args];
+  try {
+    return new Deno.Command("git", {
+      args: fullArgs,
+      env: { ...BASE_ENV, ...opts.env, GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS },
+      stdin,
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    }).spawn();
+  } catch (err) {
+    throw new CairnError({
+      reason: "GitUnavailable",
+      message: `cannot start git: ${err instanceof Error ? err.message : String(err)}`,
+    }, { cause: err });
+  }
+}
+
+/** Kills git and every process it started. */
+function killGroup(child: Deno.ChildProcess): void {
+  try {
+    Deno.kill(-child.pid, "SIGKILL");
+  } catch {
+    // Already exited.
   }
 }
 

@@ -47,6 +47,14 @@ async function openRemote(f: Fixture, url = f.url): Promise<GitRemote> {
   return await GitRemote.open({ url, cacheDir: `${f.root}/cache`, watchedBranch: "main" });
 }
 
+/** Commits `files` onto main as a contributor would (up to date first) and pushes them. */
+async function pushToMain(f: Fixture, files: Record<string, string>, message: string) {
+  await f.work.checkout("main");
+  await f.work.pull("main");
+  await f.work.commit(files, message);
+  await f.work.push("main");
+}
+
 function reasonOf(err: unknown): string {
   return err instanceof CairnError ? err.reason : `not a CairnError: ${String(err)}`;
 }
@@ -349,13 +357,10 @@ Deno.test("GitRemote.readFile() refuses a symlink entry, a directory and a blob 
 Deno.test("GitRemote.prefetch() reads several files with one git process; readFile then answers without git", async () => {
   const f = await fixture();
   try {
-    await f.work.checkout("main");
-    await f.work.pull("main");
-    await f.work.commit({
+    await pushToMain(f, {
       "policies/home.yaml": "cluster: home-ops\n",
       "catalogue/talos.yaml": "releases: []\n",
     }, "bound files");
-    await f.work.push("main");
     const cacheDir = `${f.root}/cache`;
     const remote = await openRemote(f);
     const head = (await remote.fetch()).watched.commit;
@@ -473,15 +478,12 @@ Deno.test("a plan listing and a bound file read each start one git process; a ne
   const shim = await Deno.makeTempDir({ prefix: "cairn-git-shim-" });
   const path = Deno.env.get("PATH") ?? "";
   try {
-    await f.work.checkout("main");
-    await f.work.pull("main");
-    await f.work.commit({
+    await pushToMain(f, {
       "plans/a.yaml": "a: 1\n",
       "plans/a.yaml.sig": "sig\n",
       "plans/b.yaml": "b: 1\n",
       "policies/home.yaml": "cluster: home-ops\n",
     }, "plans and a policy");
-    await f.work.push("main");
     const remote = await openRemote(f);
     const head = (await remote.fetch()).watched.commit;
     // A git on PATH that notes each start, then runs the real one.
@@ -512,8 +514,7 @@ Deno.test("a plan listing and a bound file read each start one git process; a ne
     ok((await starts()).every((l) => l.endsWith("cat-file --batch-command")));
     // A new tip listed and walked together (as the reconcile loop does, listing first) is looked
     // up once, in the listing's process: two processes, the listing's and the walk's git log.
-    await f.work.commit({ "plans/c.yaml": "c: 1\n" }, "another plan");
-    await f.work.push("main");
+    await pushToMain(f, { "plans/c.yaml": "c: 1\n" }, "another plan");
     const tip = (await remote.fetch()).watched.commit;
     const before = (await starts()).length;
     const listed = remote.listPlans(tip);
