@@ -142,7 +142,7 @@ export function timedSource(source: PlanSource, metrics?: CairnMetrics): PlanSou
       metrics?.observeGitFetchSeconds((performance.now() - t0) / 1000);
       return r;
     },
-    listPlans: (c) => source.listPlans(c),
+    listPlans: (c, o) => source.listPlans(c, o),
     introductions: (c, since) => source.introductions(c, since),
     readFile: (c, p) => source.readFile(c, p),
     ...(source.prefetch ? { prefetch: (c, ps) => source.prefetch!(c, ps) } : {}),

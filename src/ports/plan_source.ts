@@ -70,8 +70,15 @@ export interface PlanSource {
    * deadline; `signal` (the loop's stop) ends a fetch in flight at once.
    */
   fetch(opts?: { readonly signal?: AbortSignal }): Promise<FetchResult>;
-  /** Plan files (and their signatures) at `commit`. */
-  listPlans(commit: string): Promise<PlanListing>;
+  /**
+   * Plan files (and their signatures) at `commit`. `readAhead`: files likely read next at this
+   * commit (the bound files of plans seen before), read with the listing when that is cheaper; a
+   * hint like `prefetch`, it never changes what `readFile` answers.
+   */
+  listPlans(
+    commit: string,
+    opts?: { readonly readAhead?: readonly string[] },
+  ): Promise<PlanListing>;
   /**
    * Plans added on the watched branch up to `commit`, in merge order. With `since`, only
    * commits after `since` are walked (incremental: cost follows new history, not all history).

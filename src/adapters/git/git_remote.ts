@@ -139,9 +139,12 @@ export class GitRemote implements PlanSource {
     ]);
   }
 
-  async listPlans(commit: string): Promise<PlanListing> {
+  async listPlans(
+    commit: string,
+    opts: { readonly readAhead?: readonly string[] } = {},
+  ): Promise<PlanListing> {
     // One git process answers the whole listing: the commit, the plans directory, each plan and
-    // signature file's size, then the bytes of those within the cap.
+    // signature file's size, then the bytes of those within the cap, then the files read ahead.
     return await ObjectReader.using(this.gitDir, async (objects) => {
       await this.#requireCommit(commit, objects);
       const isPlanFile = (e: TreeEntry) => e.path.endsWith(".yaml") || e.path.endsWith(".yaml.sig");
@@ -162,6 +165,8 @@ export class GitRemote implements PlanSource {
           ...(signature ? { signature } : {}),
         };
       });
+      // A read-ahead that fails changes nothing the listing or `readFile` answers.
+      await this.#readAhead(objects, commit, opts.readAhead ?? []).catch(() => {});
       return { commit, plans, refused: sorted.refused };
     });
   }
@@ -207,37 +212,46 @@ export class GitRemote implements PlanSource {
   }
 
   /**
-   * Reads several files at `commit` with two git processes (one tree listing for every path, one
-   * blob batch) instead of two or three per file, and keeps them for `readFile`. Only what
-   * `readFile` itself would answer is kept: a regular blob within the cap, or a path with no entry.
-   * A link, a directory, an oversized blob or an unacceptable path is left out, so `readFile`
-   * still refuses it with its own reason; a failure here changes nothing `readFile` answers.
+   * Reads several files at `commit` with one git process instead of one per file, and keeps them
+   * for `readFile`. Only what `readFile` itself would answer is kept: a regular blob within the
+   * cap, or a path with no entry. A link, a directory, an oversized blob or an unacceptable path is
+   * left out, so `readFile` still refuses it with its own reason; a failure here changes nothing
+   * `readFile` answers.
    */
   async prefetch(commit: string, paths: readonly string[]): Promise<void> {
-    const wanted = [...new Set(paths)].filter((p) =>
+    if (this.#unread(commit, paths).length === 0) return;
+    await ObjectReader.using(this.gitDir, (objects) => this.#readAhead(objects, commit, paths));
+  }
+
+  /** The acceptable paths of `paths` not yet kept at `commit`. */
+  #unread(commit: string, paths: readonly string[]): string[] {
+    return [...new Set(paths)].filter((p) =>
       !this.#reads.has(`${commit}\0${p}`) && checkRepoPath(p).ok
     );
+  }
+
+  /** Reads and keeps what `readFile` would answer for `paths` at `commit`, through `objects`. */
+  async #readAhead(objects: ObjectReader, commit: string, paths: readonly string[]): Promise<void> {
+    const wanted = this.#unread(commit, paths);
     if (wanted.length === 0) return;
-    await ObjectReader.using(this.gitDir, async (objects) => {
-      await this.#requireCommit(commit, objects);
-      const entries = new Map<string, TreeEntry>();
-      for (const p of wanted) {
-        const e = await objects.entry(commit, p);
-        if (e) entries.set(p, e);
-      }
-      const readable = wanted.flatMap((p) => {
-        const e = entries.get(p);
-        return e && this.#entryProblem(commit, e) === undefined ? [e] : [];
-      });
-      const bodies = await objects.contents(readable.map((e) => e.oid));
-      const blobs = new Map(readable.map((e, i) => [e.oid, bodies[i]]));
-      for (const p of wanted) {
-        const e = entries.get(p);
-        const body = e ? blobs.get(e.oid) : undefined;
-        if (!e) this.#keep(`${commit}\0${p}`, undefined);
-        else if (body) this.#keep(`${commit}\0${p}`, body);
-      }
+    await this.#requireCommit(commit, objects);
+    const entries = new Map<string, TreeEntry>();
+    for (const p of wanted) {
+      const e = await objects.entry(commit, p);
+      if (e) entries.set(p, e);
+    }
+    const readable = wanted.flatMap((p) => {
+      const e = entries.get(p);
+      return e && this.#entryProblem(commit, e) === undefined ? [e] : [];
     });
+    const bodies = await objects.contents(readable.map((e) => e.oid));
+    const blobs = new Map(readable.map((e, i) => [e.oid, bodies[i]]));
+    for (const p of wanted) {
+      const e = entries.get(p);
+      const body = e ? blobs.get(e.oid) : undefined;
+      if (!e) this.#keep(`${commit}\0${p}`, undefined);
+      else if (body) this.#keep(`${commit}\0${p}`, body);
+    }
   }
 
   /** Keeps one read; bounded, the oldest entry goes first. */

@@ -36,7 +36,8 @@ import type {
   Wakeup,
 } from "../../ports/reconcile.ts";
 import type { PublishResult, ReportDocument, ReportSink } from "../../ports/report_sink.ts";
-import { type Assessed, assessPlan } from "./assess.ts";
+import { type Assessed, assessPlan, boundPathCandidates } from "./assess.ts";
+import type { Plan } from "../../domain/plan/schema.ts";
 import {
   boundManifest,
   checkBoundEvidence,
@@ -47,6 +48,9 @@ import {
 import { branchFiles } from "./branch_files.ts";
 import { ExecutionRun } from "./execution_run.ts";
 import { type Leadership, type LeadershipStatus, soleLeader } from "../leadership/elector.ts";
+
+/** Bound-file paths the watched listing reads ahead, at most (a handful per plan). */
+const READ_AHEAD_PATHS = 32;
 
 /** Everything the loop reaches the world through. */
 export interface ReconcilerDeps {
@@ -136,6 +140,8 @@ export class Reconciler {
   #intros: PlanIntroduction[] = [];
   #lastWatched: string | undefined;
   #watchedMark = "";
+  /** Where plans seen so far read their bound files (`#learnBoundPaths`). */
+  readonly #boundPaths = new Set<string>();
   readonly #branchTips = new Map<string, string>();
   /** Digests queued, running or finished since start: each runs at most once per reconciler. */
   readonly #enqueued = new Set<string>();
@@ -309,7 +315,7 @@ export class Reconciler {
     // The walk for merge order and the tip's listing are independent reads: side by side. The
     // listing starts first: a source that looks the new tip up once for both (GitRemote does, in
     // the listing's own git process) then spares the walk a look of its own.
-    const listed = this.#d.source.listPlans(head.commit);
+    const listed = this.#d.source.listPlans(head.commit, { readAhead: [...this.#boundPaths] });
     const [fresh, listing] = await Promise.all([
       head.commit !== this.#lastWatched
         ? this.#d.source.introductions(head.commit, this.#lastWatched)
@@ -393,6 +399,7 @@ export class Reconciler {
       commit,
       ...(boundDigest !== undefined ? { boundDigest } : {}),
     });
+    if (a.parsed) this.#learnBoundPaths(a.parsed.plan);
     const refusals = [...a.facts.refusals];
     const evidence = this.#d.evidence
       ? await checkBoundEvidence(a.facts.plan, commit, this.#d.source, this.#d.evidence)
@@ -400,6 +407,22 @@ export class Reconciler {
     const refusal = evidenceRefusal(evidence);
     if (refusal) refusals.push(refusal);
     return { ...a, facts: { ...a.facts, refusals, ...(evidence ? { evidence } : {}) } };
+  }
+
+  /**
+   * Remembers where `plan`'s bound files are read: a plan previewed on its branch binds the same
+   * files once merged, and the watched tip's listing reads them ahead in its own git process
+   * (issue 18). Bounded; the oldest paths go first.
+   */
+  #learnBoundPaths(plan: Plan): void {
+    for (const p of boundPathCandidates(plan)) {
+      this.#boundPaths.delete(p);
+      this.#boundPaths.add(p);
+    }
+    for (const p of this.#boundPaths) {
+      if (this.#boundPaths.size <= READ_AHEAD_PATHS) break;
+      this.#boundPaths.delete(p);
+    }
   }
 
   async #previewBranch(

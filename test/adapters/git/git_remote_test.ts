@@ -531,3 +531,29 @@ Deno.test("a plan listing and a bound file read each start one git process; a ne
     await f.close();
   }
 });
+
+Deno.test("GitRemote.listPlans() reads ahead the files it is told in its own process: readFile answers them without git, and still refuses a link", async () => {
+  const f = await fixture();
+  try {
+    const { remote, head } = await refusableBoundFiles(f);
+    const listing = await remote.listPlans(head, {
+      readAhead: ["policies/home.yaml", "zero.yaml", "nowhere.yaml", "../escape.yaml"],
+    });
+    assertEquals(listing.plans, []);
+    // With the cache repository gone, only what the listing kept can answer.
+    await Deno.rename(`${f.root}/cache`, `${f.root}/moved`);
+    assertEquals(
+      td.decode((await remote.readFile(head, "policies/home.yaml"))!),
+      "cluster: home-ops\n",
+    );
+    assertEquals(await remote.readFile(head, "nowhere.yaml"), undefined);
+    // Neither kept: each is read, and refused, on its own (here git cannot even start).
+    await rejects(remote.readFile(head, "zero.yaml"), (e) => reasonOf(e) === "GitCommandFailed");
+    await rejects(
+      remote.readFile(head, "../escape.yaml"),
+      (e) => reasonOf(e) === "PlanPathInvalid",
+    );
+  } finally {
+    await f.close();
+  }
+});

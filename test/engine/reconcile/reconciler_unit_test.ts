@@ -326,6 +326,46 @@ Deno.test("reconciler (in process): a run whose gate holds still shows as starte
   }
 });
 
+Deno.test("reconciler (in process): the watched tip's listing reads ahead the bound files of a plan previewed on its branch", async () => {
+  const w = await startLoopWorld();
+  try {
+    const sig = await w.sign(w.planText, ["alice", "bob"]);
+    await w.source.commit(
+      `plan/${PLAN}`,
+      { [PLAN_PATH]: w.planText, [`${PLAN_PATH}.sig`]: sig },
+      "main",
+    );
+    const listings: { commit: string; readAhead: readonly string[] }[] = [];
+    const source: PlanSource = {
+      fetch: () => w.source.fetch(),
+      readFile: (c, p) => w.source.readFile(c, p),
+      introductions: (c, since) => w.source.introductions(c, since),
+      listPlans: (c, o) => {
+        listings.push({ commit: c, readAhead: o?.readAhead ?? [] });
+        return w.source.listPlans(c);
+      },
+    };
+    const r = await w.reconciler("ctl_loop", source);
+    await r.cycle(); // the branch is previewed: its plan's bound files are known from now on
+    const merged = await merge(w, w.planText, sig);
+    await r.cycle();
+    await r.settled();
+    assertEquals(r.finished().map((x) => x.outcome), ["completed"]);
+    const atMerge = listings.find((l) => l.commit === merged)!;
+    for (
+      const path of [
+        "catalogue/talos.yaml",
+        "policies/home-ops.yaml",
+        "evidence/upgrade-order.yaml",
+      ]
+    ) {
+      assert(atMerge.readAhead.includes(path), `${path} not read ahead: ${atMerge.readAhead}`);
+    }
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("reconciler (in process): a plan changed after approval is refused (PlanChangedAfterApproval) and never runs", async () => {
   const w = await startLoopWorld();
   try {
