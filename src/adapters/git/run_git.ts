@@ -245,6 +245,22 @@ export class ByteReader {
  * Starts git with cairn's fixed environment, in its own process group so that a deadline or a stop
  * reaches ssh and remote helpers too.
  */
+/** The program run as git (`useGitProgram`). */
+let gitProgram = "git";
+
+/**
+ * Runs `program` instead of `git` from PATH, in this module instance only (a test file's worker;
+ * PATH is the whole process's), until the returned undo is called. Tests count and inspect the
+ * processes cairn starts with a wrapper that notes each start and runs the real git.
+ */
+export function useGitProgram(program: string): () => void {
+  const before = gitProgram;
+  gitProgram = program;
+  return () => {
+    gitProgram = before;
+  };
+}
+
 function spawnGit(
   args: readonly string[],
   opts: GitRunOptions,
@@ -252,7 +268,7 @@ function spawnGit(
 ): Deno.ChildProcess {
   const fullArgs = opts.gitDir ? [`--git-dir=${opts.gitDir}`, ...args] : [...args];
   try {
-    return new Deno.Command("git", {
+    return new Deno.Command(gitProgram, {
       args: fullArgs,
       env: { ...BASE_ENV, ...opts.env, GIT_ALLOW_PROTOCOL: ALLOWED_PROTOCOLS },
       stdin,

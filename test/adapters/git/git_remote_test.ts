@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok, rejects } from "node:assert/strict";
 import { CairnError } from "../../../src/domain/errors.ts";
 import { GitRemote } from "../../../src/adapters/git/git_remote.ts";
+import { useGitProgram } from "../../../src/adapters/git/run_git.ts";
 import {
   createBareRepo,
   git,
@@ -476,7 +477,7 @@ Deno.test("the cache repository runs no maintenance of its own: no gc, and no pr
 Deno.test("a plan listing and a bound file read each start one git process; a new tip is looked up once", async () => {
   const f = await fixture();
   const shim = await Deno.makeTempDir({ prefix: "cairn-git-shim-" });
-  const path = Deno.env.get("PATH") ?? "";
+  let undo = () => {};
   try {
     await pushToMain(f, {
       "plans/a.yaml": "a: 1\n",
@@ -486,7 +487,7 @@ Deno.test("a plan listing and a bound file read each start one git process; a ne
     }, "plans and a policy");
     const remote = await openRemote(f);
     const head = (await remote.fetch()).watched.commit;
-    // A git on PATH that notes each start, then runs the real one.
+    // A git that notes each start, then runs the real one.
     const real = (await new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" })
       .output()).stdout;
     const log = `${shim}/starts`;
@@ -495,7 +496,7 @@ Deno.test("a plan listing and a bound file read each start one git process; a ne
       `#!/bin/sh\necho "$*" >> '${log}'\nexec '${td.decode(real).trim()}' "$@"\n`,
       { mode: 0o755 },
     );
-    Deno.env.set("PATH", `${shim}:${path}`);
+    undo = useGitProgram(`${shim}/git`);
     const starts = async () =>
       (await Deno.readTextFile(log).catch(() => "")).split("\n").filter(
         (l) => l !== "",
@@ -526,7 +527,7 @@ Deno.test("a plan listing and a bound file read each start one git process; a ne
       "log",
     ], added.join("\n"));
   } finally {
-    Deno.env.set("PATH", path);
+    undo();
     await Deno.remove(shim, { recursive: true });
     await f.close();
   }
