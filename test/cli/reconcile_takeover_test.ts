@@ -5,7 +5,8 @@
  * repository served by `git daemon`. The leader is frozen with SIGSTOP while it drains its first
  * node; the standby takes the Lease once it went unrenewed, resumes the frozen leader's operation
  * by the takeover rules (docs/recovery.md) and completes the rollout. The old leader, resumed with
- * SIGCONT, steps down and sends nothing: the twin's mutating counters stay where they were.
+ * SIGCONT, steps down: it records nothing after the takeover and sends nothing but, at most, the
+ * one eviction whose intent it had recorded when it was frozen before sending it.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import { createBareRepo, git, GitWorkTree, startGitDaemon } from "../_helpers/gi
 import { startPostgres } from "../_helpers/postgres.ts";
 import { startSimServe } from "../_helpers/sim_serve.ts";
 import { ROOT } from "../_helpers/twin_world.ts";
+import { cryptoIdSource, openJournal } from "../../src/adapters/journal/by_url.ts";
 
 const LEASE_S = 4;
 /** Slack on the takeover's wall-clock time: process scheduling on a loaded CI machine. */
@@ -268,8 +270,40 @@ Deno.test("two reconcile processes on PostgreSQL: the leader frozen mid-drain, t
     assert(afterRollout.evictions > atFreeze.evictions, "b finished the drain");
     assert(afterRollout.talosMutating > atFreeze.talosMutating, "b sent the reboot");
     assert(report.includes(NODE), "the report names the node");
-    assertEquals(afterResume, afterRollout, "the resumed old leader sent nothing");
-    assertEquals(later, afterRollout, "nor later");
+    // What the journal's fencing proves: the old leader recorded nothing once the standby took
+    // its operation over (generation 1 is a's, 2 is b's), so it began no request after it.
+    const journal = await openJournal({
+      url: journalUrl,
+      ids: cryptoIdSource(),
+      nowMs: Date.now(),
+    });
+    const drain = (await journal.events()).filter((e) => e.kind.startsWith("phase-"));
+    await journal.close();
+    const gen = (e: { actor: string }) => /\/(\d+)@/.exec(e.actor)?.[1];
+    const firstOfB = drain.findIndex((e) => gen(e) === "2");
+    assert(firstOfB > 0, "b took the operation over");
+    assertEquals(
+      drain.slice(firstOfB).filter((e) => gen(e) === "1"),
+      [],
+      "a recorded nothing later",
+    );
+    // The one request a could still deliver is the one whose intent it had recorded when it was
+    // frozen between that intent and its send: no check on the sending side can close that window
+    // (a stop can land after any check), and the standby's takeover classified that attempt from a
+    // fresh reading. Nothing else: no Talos call, no patch, no second eviction.
+    const lastOfA = drain[firstOfB - 1]!;
+    const pendingAtFreeze = lastOfA.kind === "phase-intent" &&
+      JSON.parse(lastOfA.body).detail?.evict !== undefined;
+    const delivered = afterResume.evictionsTried - afterRollout.evictionsTried;
+    // deno-lint-ignore no-console -- what a had begun when it was frozen
+    console.log(`a's last act before the takeover: ${lastOfA.kind} ${lastOfA.body}`);
+    assert(delivered <= (pendingAtFreeze ? 1 : 0), `a delivered ${delivered} eviction(s)`);
+    assertEquals(
+      { ...afterResume, evictions: 0, evictionsTried: 0 },
+      { ...afterRollout, evictions: 0, evictionsTried: 0 },
+      "the resumed old leader sent nothing else",
+    );
+    assertEquals(later, afterResume, "nor later");
 
     for (const r of [a, b]) r.child.kill("SIGTERM");
     assertEquals((await a.child.status).code, 0);
