@@ -14,7 +14,7 @@ import type {
   RefusedPlanPath,
 } from "../../ports/plan_source.ts";
 import { parseNameOnlyLog, type TreeEntry } from "./git_parse.ts";
-import { ObjectReader } from "./object_reader.ts";
+import { OBJECT_ID, ObjectReader } from "./object_reader.ts";
 import { checkPlanName, checkRepoPath, showPath } from "./plan_paths.ts";
 import { gitOrThrow, gitText, runGit } from "./run_git.ts";
 
@@ -37,7 +37,6 @@ export interface GitRemoteOptions {
 const TRACKING = "refs/remotes/origin/";
 /** Files kept by `readFile` (a plan binds a handful; several plans may be in flight). */
 const READ_CACHE_ENTRIES = 64;
-const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 const BRANCH_NAME = /^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/-]{1,200}(?<![./])$/;
 
 /** The git side of the reconcile loop; also the base the report sink pushes through. */
@@ -353,7 +352,7 @@ export class GitRemote implements PlanSource {
     // Reads of a new commit that start together (a cycle lists and walks at once) share one look.
     let looking = this.#looking.get(commit);
     if (!looking) {
-      looking = !COMMIT_ID.test(commit)
+      looking = !OBJECT_ID.test(commit)
         ? Promise.resolve(false)
         : objects
         ? objects.hasCommit(commit)

@@ -12,7 +12,8 @@
 import { decodePath, type TreeEntry } from "./git_parse.ts";
 import { converseWithGit, type GitConversation } from "./run_git.ts";
 
-const HEX_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/** A full object id, SHA-1 or SHA-256, in lowercase hex. */
+export const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 const encoder = new TextEncoder();
 
 /** An object's header as `cat-file` reports it. */
@@ -75,7 +76,7 @@ export class ObjectReader {
 
   /** Whether `commit` is a commit in the repository. */
   async hasCommit(commit: string): Promise<boolean> {
-    if (!HEX_ID.test(commit)) return false;
+    if (!OBJECT_ID.test(commit)) return false;
     const [info] = await this.info([`${commit}^{commit}`]);
     return info?.type === "commit";
   }
@@ -190,5 +191,7 @@ function hex(bytes: Uint8Array): string {
 /** Only ids, optionally peeled: nothing else may reach git's command input. */
 function checkName(name: string): void {
   const id = name.replace(/\^\{(?:commit|tree)\}$/, "");
-  if (!HEX_ID.test(id)) throw new Error(`not an object id: ${JSON.stringify(name.slice(0, 80))}`);
+  if (!OBJECT_ID.test(id)) {
+    throw new Error(`not an object id: ${JSON.stringify(name.slice(0, 80))}`);
+  }
 }
