@@ -205,7 +205,7 @@ export const REASONS = [
     area: "plan",
     retry: "never",
     meaning:
-      "A transport deadline exceeds its verification deadline, or a deadline is not positive.",
+      "A transport deadline exceeds its verification deadline, a deadline is not positive, or a drain bound outlasts the drain's transport deadline.",
   },
   {
     code: "NodeListInvalid",

@@ -48,6 +48,11 @@ export interface DrainRunDeps {
   /** Bound of each Kubernetes call, wall-clock ms. */
   readonly callTimeoutMs: number;
   readonly wake: "events" | "poll";
+  /**
+   * The drain attempt's recorded transport deadline on `clock`: no eviction is sent from then on
+   * (the drain ends as if its bound were reached), whatever the drain bound says.
+   */
+  readonly sendByMs?: number;
   readonly signal?: AbortSignal;
   /** Records an eviction intent (before the request) or outcome (after it). */
   readonly record: (kind: "intent" | "fact", detail: Record<string, unknown>) => Promise<void>;
@@ -91,7 +96,7 @@ export async function runDrain(
   pods: readonly KubePod[],
   boundMs: number,
 ): Promise<DrainRunResult> {
-  const deadline = d.clock.now() + boundMs;
+  const deadline = Math.min(d.clock.now() + boundMs, d.sendByMs ?? Infinity);
   const workload = new Map(pods.map((p) => [podKey(p), workloadOf(p)]));
   const toEvict = new Map(plan.evict.map((p) => [podKey(p), p]));
   const graceDeadline = new Map<string, number>();
@@ -259,6 +264,11 @@ function heldPods(
   return held;
 }
 
+/** True once the drain attempt's transport deadline has passed: no eviction may leave. */
+function pastSendBy(d: DrainRunDeps): boolean {
+  return d.sendByMs !== undefined && d.clock.now() >= d.sendByMs;
+}
+
 /** A pod's workload: its controller, or the pod itself when it has none. */
 function workloadOf(p: KubePod): string {
   return p.owner ? `${p.namespace}/${p.owner.kind}/${p.owner.name}` : podKey(p);
@@ -281,7 +291,14 @@ async function evictionPass(
   for (const [k, pod] of [...toEvict]) {
     const group = workload.get(k) ?? k;
     if (heldBack.has(group) || !asks(group)) continue;
+    if (pastSendBy(d)) break;
     await d.record("intent", { evict: k });
+    // Checked again right before the request: recording the intent is a journal write, and the
+    // process may have been paused across it.
+    if (pastSendBy(d)) {
+      await d.record("fact", { evict: k, outcome: "not-sent", reason: "TransportDeadlinePassed" });
+      break;
+    }
     const out: EvictionOutcome = await d.kube.evict(pod, opts);
     const now = d.clock.now();
     if (out.kind === "accepted" || out.kind === "gone") {

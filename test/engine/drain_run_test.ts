@@ -338,3 +338,44 @@ Deno.test("drain: polling with an eviction still refused waits the whole interva
   clock.advance(1_000);
   assertEquals((await within(done)).kind, "drained");
 });
+
+Deno.test("drain: an eviction whose intent is recorded past the attempt's transport deadline is not sent", async () => {
+  // The controller is paused while it records the second eviction's intent (the journal write
+  // before the request) and runs again past the drain attempt's transport deadline.
+  const c = new ScriptedCluster([pod("web-a"), pod("web-b", "api")]);
+  c.allowed = 2;
+  const clock = new HeldClock();
+  const records: string[] = [];
+  const plan = planDrain({
+    node: "worker-1",
+    pods: c.pods,
+    drainBoundSeconds: 600,
+    partialDrainAuthorized: false,
+  });
+  const out = await within(runDrain(
+    {
+      kube: c.kube,
+      clock,
+      pollIntervalMs: 5_000,
+      callTimeoutMs: 10_000,
+      wake: "poll",
+      sendByMs: 60_000,
+      record: (kind, detail) => {
+        records.push(`${kind} ${JSON.stringify(detail)}`);
+        if (kind === "intent" && detail["evict"] === "apps/web-b") clock.t = 60_000;
+        return Promise.resolve();
+      },
+    },
+    plan,
+    c.pods,
+    600_000,
+  ));
+  assertEquals(c.evictions, ["web-a"], "web-b's eviction never left");
+  assertEquals(records.filter((r) => r.includes("web-b")), [
+    `intent {"evict":"apps/web-b"}`,
+    `fact {"evict":"apps/web-b","outcome":"not-sent","reason":"TransportDeadlinePassed"}`,
+  ]);
+  // The drain ends at the deadline as at its bound: web-b still on the node.
+  assertEquals(out.kind, "bound-reached");
+  assert(out.kind === "bound-reached" && out.remaining.map((p) => p.name).includes("web-b"));
+});

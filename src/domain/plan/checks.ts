@@ -194,6 +194,28 @@ function checkTalosUpgrade(plan: TalosUpgradePlan, ctx: CheckContext, out: Issue
   checkRebootMode(plan, out);
   checkBreakpoints(plan, out);
   commonRollout(spec, "workersFirst", out);
+  checkDrainBound(spec.phases, out);
+}
+
+/**
+ * A drain sends its evictions under one attempt, and none once that attempt's transport deadline
+ * has passed (recovery's settle floor counts from it): a drain bound longer than the drain's
+ * transport deadline could never be waited out, so it is refused rather than silently cut short.
+ */
+function checkDrainBound(
+  phases: { drainTimeoutSeconds: number; deadlines: { drain: { transportSeconds: number } } },
+  out: Issues,
+): void {
+  const transport = phases.deadlines.drain.transportSeconds;
+  if (phases.drainTimeoutSeconds > transport) {
+    out.push(
+      issue(
+        "DeadlinesInconsistent",
+        `drainTimeoutSeconds ${phases.drainTimeoutSeconds}s exceeds the drain's transport deadline ${transport}s; no eviction is sent after that deadline`,
+        [...SPEC, "phases", "drainTimeoutSeconds"],
+      ),
+    );
+  }
 }
 
 /**

@@ -27,13 +27,12 @@ async function drainFact(s: Step, kind: "intent" | "fact", detail: Record<string
 
 /**
  * Every Kubernetes call of the drain (the pod lists, each eviction, each pod read) is bounded by
- * the drain's transport deadline; one that passes it throws `KubeTimeout`.
+ * the drain's call bound (a TalosUpgrade's drain transport deadline, a ConfigApply's apply
+ * transport deadline); one that passes it throws `KubeTimeout`.
  */
 function callBound(s: Step) {
   return {
-    timeoutMs: s.deps.callTimeoutMs(
-      disruptionBounds(s.bound.plan).drain.transportSeconds * 1000,
-    ),
+    timeoutMs: s.deps.callTimeoutMs(disruptionBounds(s.bound.plan).drainCallSeconds * 1000),
   };
 }
 
@@ -95,7 +94,7 @@ export async function drainPhase(s: Step): Promise<PhaseResult> {
     },
     route: "kube-apiserver",
     deadline: disruptionBounds(s.bound.plan).drain,
-    send: () => drainUntilDone(s, plan, pods),
+    send: (_timeoutMs, sendByMs) => drainUntilDone(s, plan, pods, sendByMs),
   });
   if (r.kind === "refused") return halt(unresolved(r.reason, r.detail));
   return r.sent.responseClass === "accepted"
@@ -103,7 +102,12 @@ export async function drainPhase(s: Step): Promise<PhaseResult> {
     : halt(unresolved("DrainIncomplete", r.sent.detail));
 }
 
-async function drainUntilDone(s: Step, plan: DrainPlan, pods: readonly KubePod[]) {
+async function drainUntilDone(
+  s: Step,
+  plan: DrainPlan,
+  pods: readonly KubePod[],
+  sendByMs: number,
+) {
   const { clock, pollIntervalMs } = s.deps;
   const boundMs = disruptionBounds(s.bound.plan).drainTimeoutSeconds * 1000;
   // A drain held by a PDB is reported while it waits, naming the budget (docs/operating.md#stalls).
@@ -116,6 +120,7 @@ async function drainUntilDone(s: Step, plan: DrainPlan, pods: readonly KubePod[]
       pollIntervalMs,
       callTimeoutMs: callBound(s).timeoutMs,
       wake: s.deps.drainWake ?? "poll",
+      sendByMs,
       ...(s.deps.signal ? { signal: s.deps.signal } : {}),
       record: (kind, detail) => drainFact(s, kind, detail),
       onPass: async (held, nowMs) => {

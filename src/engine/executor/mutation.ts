@@ -107,7 +107,12 @@ export function mutate<T>(
     readonly request: Readonly<Record<string, unknown>>;
     readonly route: string;
     readonly deadline: PhaseDeadline;
-    readonly send: (timeoutMs: number) => Promise<Sent<T>>;
+    /**
+     * Sends the request with `timeoutMs` of wall time for the call, what is left of the attempt's
+     * recorded transport deadline; `sendByMs` is that deadline on the step's clock, after which a
+     * send that repeats requests (a drain's evictions) must not send another.
+     */
+    readonly send: (timeoutMs: number, sendByMs: number) => Promise<Sent<T>>;
   },
 ): Promise<MutationResult<T>> {
   const { journal, clock } = s.deps;
@@ -176,7 +181,36 @@ export function mutate<T>(
       });
     },
   };
-  return mutateThrough(admission, () => m.send(s.deps.callTimeoutMs(transportMs)), s.deps.signal);
+  // The request leaves only inside the transport deadline its attempt recorded, and its call is
+  // bounded by what is left of it: recovery's settle floor counts from that deadline
+  // (docs/operation-model.md#accounting-and-the-settle-floor), so a controller paused between the
+  // attempt's commit and its send (a stopped process, a long GC, a suspended VM) must not send
+  // once it runs again past the deadline, nor send with a whole new deadline of its own.
+  const sendWithin = (sendByMs: number): Promise<Sent<T>> => {
+    const leftMs = sendByMs - clock.now();
+    if (leftMs <= 0) return Promise.resolve(notSentPastDeadline(sendByMs, clock.now()));
+    return m.send(s.deps.callTimeoutMs(leftMs), sendByMs);
+  };
+  return mutateThrough(
+    admission,
+    (_, attempt) => sendWithin(attempt.transportDeadlineMs),
+    s.deps.signal,
+  );
+}
+
+/**
+ * The response recorded for an admitted attempt whose request was never sent because its
+ * transport deadline had passed. Conservatively a transport failure: it accounts for nothing (the
+ * journal cannot tell a request that was never sent from one whose sender says so), and the step
+ * stays `unresolved` until the evidence settles it, as after any transport gap.
+ */
+export function notSentPastDeadline(sendByMs: number, nowMs: number): Sent<never> {
+  return {
+    responseClass: "transport-failure",
+    detail: `TransportDeadlinePassed: not sent; the attempt's transport deadline passed ${
+      nowMs - sendByMs
+    } ms before the request could be sent`,
+  };
 }
 
 /** Maps a Talos mutation's outcome to ER's response classes. */

@@ -169,6 +169,9 @@ Deno.test("a reboot-only setting: the node is cordoned and drained (a PDB-protec
     const planned = fact(op, "drain")["planned"] as string[];
     for (const p of protectedPods) assert(planned.includes(p), `${p} planned for eviction`);
     assert(at("drain").sentAtMs < at("reboot").sentAtMs);
+    // Its attempt's transport deadline covers the whole drain bound (the apply verification
+    // deadline), not the apply transport deadline of each call: no eviction leaves after it.
+    assertEquals(at("drain").transportDeadlineMs - at("drain").sentAtMs, 300_000);
     const evictions = w.twin.kube.stats.byVerb["evict"] ?? 0;
     assert(evictions >= protectedPods.length, `evictions: ${evictions}`);
     assertEquals(w.twin.kube.stats.byVerb["delete"] ?? 0, 0, "no pod was deleted");
