@@ -28,12 +28,12 @@ function median(xs: number[]): number {
 }
 
 /** Journal acts whose first occurrence marks a stage on the way to the first intent. */
-const STAGES = ["recordPlan", "recordDispatchCheck", "recordHealthRound"] as const;
+const STAGES = ["recordPlan", "recordDispatchCheck", "recordHealthRound", "commit"] as const;
 type Stage = (typeof STAGES)[number];
 
 /**
  * Resolves with performance.now() of the first recorded phase intent; `stages` holds when each
- * of {@link STAGES} was first recorded (bound, dispatch check, first health round).
+ * of {@link STAGES} was first recorded (bound, dispatch check, first health round, commitment).
  */
 function intentTimer(): {
   wrap: (j: Journal) => Journal;
@@ -97,6 +97,8 @@ interface Pickup {
   readonly dispatched: number;
   /** First health round (the gate before the first node) recorded. */
   readonly health: number;
+  /** The first node's commitment recorded. */
+  readonly committed: number;
 }
 
 /** One pickup measurement: push the plan branch, wait for its preview, merge, time the intent. */
@@ -141,6 +143,7 @@ async function pickup(mode: "poll" | "hook"): Promise<Pickup> {
       bound: at("recordPlan"),
       dispatched: at("recordDispatchCheck"),
       health: at("recordHealthRound"),
+      committed: at("commit"),
     };
   } finally {
     w.stopper.abort();
@@ -261,7 +264,9 @@ const list = (xs: Pickup[]) => xs.map((x) => x.ms.toFixed(0)).join(", ");
 const stagesOf = (xs: Pickup[]) =>
   `bound ${median(xs.map((x) => x.bound)).toFixed(0)} ms, dispatch check ${
     median(xs.map((x) => x.dispatched)).toFixed(0)
-  } ms, first health round ${median(xs.map((x) => x.health)).toFixed(0)} ms`;
+  } ms, first health round ${median(xs.map((x) => x.health)).toFixed(0)} ms, commitment ${
+    median(xs.map((x) => x.committed)).toFixed(0)
+  } ms`;
 console.log(`merge push → first durable intent, ${RUNS} runs each (median):`);
 console.log(`  1 s poll: ${median(poll.map((x) => x.ms)).toFixed(0)} ms  [${list(poll)}]`);
 console.log(`  webhook:  ${median(hook.map((x) => x.ms)).toFixed(0)} ms  [${list(hook)}]`);
