@@ -49,6 +49,8 @@ function step(life: Life, fn: () => void): boolean {
 export interface ControllerContext {
   readonly owner: string;
   readonly life: Life;
+  /** How far this controller's clock is ahead of the cluster's (its attempts' deadlines are on it). */
+  readonly skewMs: number;
   readonly checker: InvariantChecker;
   readonly events: readonly DstEvent[];
   /** Virtual ms at the start of the run (partitions are relative to it). */
@@ -235,7 +237,7 @@ export function controllerKube(c: ControllerContext, k: Kube, now: () => number)
     );
   };
   const send = async <T>(s: Send, call: () => Promise<T>): Promise<T> => {
-    if (!step(life, () => checker.beforeSend(s))) return never;
+    if (!step(life, () => checker.beforeSend(s, now() + c.skewMs))) return never;
     if (partitioned(c, "kube", now())) {
       step(life, () => checker.afterSend(s, false));
       throw transportError(new Error("connect ECONNREFUSED (simulated partition)"), s.method);
@@ -343,7 +345,7 @@ export function controllerTalos(
       if (method) {
         return async (address: string, ...rest: unknown[]) => {
           const s: Send = { controller: owner, api: "talos", method, node: nodeOf(address) };
-          if (!step(life, () => checker.beforeSend(s))) return never;
+          if (!step(life, () => checker.beforeSend(s, now() + c.skewMs))) return never;
           if (partitioned(c, "talos", now())) {
             step(life, () => checker.afterSend(s, false));
             return mutationFailure(

@@ -36,6 +36,7 @@ export const INVARIANTS = {
   15: "after a journal restore, no commitment or attempt under the approval from before it",
   16: "a configuration change never takes back one the same plan's accepted change made",
   17: "after a journal restore, every journal act of the controller that ran before it is refused",
+  18: "no request leaves after the transport deadline its attempt recorded",
 } as const;
 
 export type InvariantId = keyof typeof INVARIANTS;
@@ -250,7 +251,8 @@ export class InvariantChecker {
   // ---- steps ------------------------------------------------------------------------------
 
   /** Before a controller's request leaves: invariants 14, 1, 2, 3, 4, 8. */
-  beforeSend(s: Send): void {
+  /** `controllerNowMs`: the sending controller's own clock (its attempts' deadlines are on it). */
+  beforeSend(s: Send, controllerNowMs?: number): void {
     this.#step++;
     if (this.#preRestore?.has(s.controller)) {
       this.#fail(
@@ -314,6 +316,16 @@ export class InvariantChecker {
         8,
         `${s.controller} sends ${s.method} to ${s.node} under attempt ${open.record.id} of generation ` +
           `${open.record.ownerGen} epoch ${open.record.ownerEpoch} (current: ${op.gen}, ${this.epoch})`,
+      );
+    }
+    // A request leaves only before the transport deadline its attempt recorded, on the sending
+    // controller's own clock: recovery's settle floor counts from that deadline, so a controller
+    // paused between the attempt's commit and its send must not send once past it.
+    if (controllerNowMs !== undefined && controllerNowMs >= open.record.transportDeadlineMs) {
+      this.#fail(
+        18,
+        `${s.controller} sends ${s.method} to ${s.node} under attempt ${open.record.id} ` +
+          `${controllerNowMs - open.record.transportDeadlineMs} ms after its transport deadline`,
       );
     }
     if (s.method === "cordon") {

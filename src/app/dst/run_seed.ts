@@ -201,10 +201,13 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   let backup: { point: number; taken: Promise<JournalBackup> } | undefined;
   let bindDone = false;
   const restoreEvent = events.find((e) => e.kind === "restore");
-  const byPointEvent = (n: number) =>
+  const byPointEvent = (n: number, name: string) =>
     events.find((e) =>
       !fired.has(e) &&
       ((e.kind === "crash" || e.kind === "replica") && e.atPoint === n ||
+        // A pause waits for a point after a commit: inside a transaction it would stall the
+        // journal's queue for every replica, which is not what a paused process does.
+        e.kind === "pause" && n >= e.atPoint && name.endsWith(":after-commit") ||
         // A restore needs its backup taken at an earlier write point.
         e.kind === "restore" && backup !== undefined && n >= e.atPoint && n > backup.point)
     );
@@ -233,9 +236,10 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
         // Not awaited: this write point sits inside a transaction; the backup waits for it.
         backup = { point: n, taken: restorable.backup() };
       }
-      const e = byPointEvent(n);
+      const e = byPointEvent(n, name);
       if (!e || state.violation) return Promise.resolve();
       fired.add(e);
+      if (e.kind === "pause") return twin.clock.sleep(e.forMs);
       if (e.kind === "crash") {
         const live = alive();
         if (live.length !== 1) return Promise.resolve();
@@ -362,6 +366,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     const ctx: ControllerContext = {
       owner,
       life,
+      skewMs,
       checker,
       events,
       startMs,

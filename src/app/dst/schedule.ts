@@ -26,6 +26,13 @@ export type DstEvent =
   /** A second replica starts at the `atPoint`-th write point while the first keeps running. */
   | { readonly kind: "replica"; readonly atPoint: number; readonly skewMs: number }
   /**
+   * The controller whose journal act commits at the first write point from the `atPoint`-th on
+   * that follows a commit stops there for `forMs` of the cluster's time (a stopped process, a long
+   * GC, a suspended VM) and then goes on: between an attempt's commit and its send, between an
+   * intent and its request.
+   */
+  | { readonly kind: "pause"; readonly atPoint: number; readonly forMs: number }
+  /**
    * A backup of the journal's whole contents is taken right after the `backupAt`-th write point
    * (between transactions; not before the plan is bound), and at the `atPoint`-th the journal's
    * contents are replaced with it, then a recovery admin enters recovery mode (a new epoch, every
@@ -290,6 +297,15 @@ export function drawSchedule(prng: Prng, ctx: ScheduleContext): DstEvent[] {
   }
   // Drawn last, so the other kinds' schedules do not move.
   if (ctx.flux) events.push(...drawFlux(prng, ctx));
+  // After the Flux draws, for the same reason. Pauses of every length the plans' transport
+  // deadlines fall between (30 s to 10 min), and one longer than any.
+  if (prng.chance(0.1)) {
+    events.push({
+      kind: "pause",
+      atPoint: point(),
+      forMs: prng.pick([10_000, 45_000, 120_000, 700_000]),
+    });
+  }
   return events;
 }
 
@@ -369,6 +385,8 @@ export function describeEvent(e: DstEvent): string {
       return `controller crash at write point #${e.atPoint}, successor after ${e.restartAfterMs} ms (skew ${e.skewMs} ms)`;
     case "replica":
       return `second replica starts at write point #${e.atPoint} (skew ${e.skewMs} ms)`;
+    case "pause":
+      return `controller paused ${e.forMs} ms after the commit at write point #${e.atPoint} or next`;
     case "restore":
       return `journal restored at write point #${e.atPoint} from a backup taken at #${
         e.backupAt ?? "bind"

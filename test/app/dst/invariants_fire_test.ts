@@ -270,6 +270,31 @@ Deno.test("dst invariant 9 fires when a restarted executor reports what its read
   );
 });
 
+Deno.test("dst invariant 18 fires: paused past its install attempt's transport deadline, it sends the install anyway", async () => {
+  // The controller stops right after its install attempt commits (a stopped process, a long GC)
+  // for longer than any transport deadline of the plan (the install's is 600 s). The broken one
+  // is handed attempts without that deadline, so it sends when it runs again; the correct one
+  // sends nothing and records the attempt unanswered.
+  const clean = await runSeed({ seed: SEED, kind: TALOS, catalogue, profile: "ci", events: [] });
+  const afterAttempt = clean.pointNames.flatMap((n, i) =>
+    n === "attempt:after-commit" ? [i + 1] : []
+  );
+  // The first node's attempts: its pull's, then its install's.
+  const installCommitted = afterAttempt[1]!;
+  await fires(
+    18,
+    withJournal((j) => ({
+      beginAttempt: async (input) => {
+        const r = await j.beginAttempt(input);
+        return r.ok
+          ? { ...r, attempt: { ...r.attempt, transportDeadlineMs: Number.MAX_SAFE_INTEGER } }
+          : r;
+      },
+    })),
+    [{ kind: "pause", atPoint: installCommitted, forMs: 700_000 }],
+  );
+});
+
 Deno.test("dst: a failing seed prints its seed, its invariant and a shrunk schedule that still fails", async () => {
   const [first, second] = await planNodes();
   const lost: DstEvent = {
