@@ -116,6 +116,46 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    name: "controller-paused-past-its-install-deadline-sends-nothing",
+    incidents: [
+      "docs/operation-model.md (a controller stopped between an intent and its send)",
+      "test/cli/reconcile_takeover_test.ts (a SIGSTOPped leader delivered its last eviction)",
+    ],
+    summary: "the controller stops right after its install attempt committed (a stopped process, " +
+      "a suspended VM) and runs again 700 s later, past the attempt's 600 s transport deadline: " +
+      "the install is never sent, the attempt stays unanswered and the step unresolved",
+    seed: SCENARIO_SEED,
+    events: ({ cleanPoints }) => [
+      {
+        kind: "pause",
+        atPoint: nthPoint(cleanPoints, "attempt:after-commit", ATTEMPT.install),
+        forMs: 700_000,
+      },
+    ],
+    expect: {
+      state: "unresolved",
+      end: "halted",
+      reason: "InstallResponseLost",
+      installs: 0,
+      reboots: 0,
+    },
+  },
+  {
+    name: "controller-paused-within-its-install-deadline-sends-once",
+    incidents: ["docs/operation-model.md (a controller stopped between an intent and its send)"],
+    summary: "the same pause for 45 s, inside the install's transport deadline: the install is " +
+      "sent once, bounded by what is left of that deadline, and the step completes",
+    seed: SCENARIO_SEED,
+    events: ({ cleanPoints }) => [
+      {
+        kind: "pause",
+        atPoint: nthPoint(cleanPoints, "attempt:after-commit", ATTEMPT.install),
+        forMs: 45_000,
+      },
+    ],
+    expect: { state: "completed", end: "completed", installs: 1, reboots: 1 },
+  },
+  {
     name: "reboot-lands-after-the-client-gave-up",
     incidents: ["docs/operation-model.md (requests landing ~11 s after a partition healed)"],
     summary: "the reboot request lands 90 s late, after its call timed out: unresolved, not resent",
