@@ -211,7 +211,7 @@ function checkDrainBound(
     out.push(
       issue(
         "DeadlinesInconsistent",
-        `drainTimeoutSeconds ${phases.drainTimeoutSeconds}s exceeds the drain's transport deadline ${transport}s; no eviction is sent after that deadline`,
+        `drainTimeoutSeconds ${phases.drainTimeoutSeconds}s exceeds the drain's transport deadline ${transport}s; no eviction is sent after that deadline: raise deadlines.drain.transportSeconds to at least ${phases.drainTimeoutSeconds} or lower drainTimeoutSeconds to at most ${transport}`,
         [...SPEC, "phases", "drainTimeoutSeconds"],
       ),
     );
