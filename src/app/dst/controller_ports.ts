@@ -78,9 +78,9 @@ function staleRate(c: ControllerContext, read: StaleRead): number {
 }
 
 /** The clock a controller reads: the cluster's time, skewed; a dead controller never wakes. */
-export function controllerClock(c: ControllerContext, inner: Clock, skewMs: number): Clock {
+export function controllerClock(c: ControllerContext, inner: Clock): Clock {
   return {
-    now: () => inner.now() + skewMs,
+    now: () => inner.now() + c.skewMs,
     sleep: (ms, signal) => guard(c.life, inner.sleep(ms, signal)),
   };
 }

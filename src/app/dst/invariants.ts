@@ -252,7 +252,7 @@ export class InvariantChecker {
 
   /** Before a controller's request leaves: invariants 14, 1, 2, 3, 4, 8. */
   /** `controllerNowMs`: the sending controller's own clock (its attempts' deadlines are on it). */
-  beforeSend(s: Send, controllerNowMs?: number): void {
+  beforeSend(s: Send, controllerNowMs: number): void {
     this.#step++;
     if (this.#preRestore?.has(s.controller)) {
       this.#fail(
@@ -321,7 +321,7 @@ export class InvariantChecker {
     // A request leaves only before the transport deadline its attempt recorded, on the sending
     // controller's own clock: recovery's settle floor counts from that deadline, so a controller
     // paused between the attempt's commit and its send must not send once past it.
-    if (controllerNowMs !== undefined && controllerNowMs >= open.record.transportDeadlineMs) {
+    if (controllerNowMs >= open.record.transportDeadlineMs) {
       this.#fail(
         18,
         `${s.controller} sends ${s.method} to ${s.node} under attempt ${open.record.id} ` +

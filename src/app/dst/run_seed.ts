@@ -397,7 +397,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
         }
       },
     };
-    const clock = controllerClock(ctx, timing.clock, skewMs);
+    const clock = controllerClock(ctx, timing.clock);
     const now = () => twin.sim.now();
     const ports = {
       kube: controllerKube(ctx, twin.kube, now),
@@ -417,7 +417,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
         installers: twin.registry.resolver,
       },
       clock,
-      timeoutClock: controllerClock(ctx, timing.timeoutClock, skewMs),
+      timeoutClock: controllerClock(ctx, timing.timeoutClock),
       callTimeoutMs: timing.callTimeoutMs,
       pollIntervalMs: timing.pollIntervalMs,
       roundIntervalMs: timing.roundIntervalMs,

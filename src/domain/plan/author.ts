@@ -306,13 +306,9 @@ export function renderTalosUpgradePlan(d: TalosPlanDraft): string {
     `    drainTimeoutSeconds: ${d.drainTimeoutSeconds ?? 600}`,
     "    rebootMode: default",
     "    deadlines:",
-    ...Object.entries(DEFAULT_TALOS_DEADLINES).map(([p, [t, v]]) => {
-      // The drain's evictions are all sent before its transport deadline: it covers the bound.
-      const bound = p === "drain" ? d.drainTimeoutSeconds ?? 0 : 0;
-      return `      ${p}: { transportSeconds: ${Math.max(t, bound)}, verificationSeconds: ${
-        Math.max(v, bound)
-      } }`;
-    }),
+    ...Object.entries(DEFAULT_TALOS_DEADLINES).map(([p, [t, v]]) =>
+      `      ${p}: { transportSeconds: ${t}, verificationSeconds: ${v} }`
+    ),
     "  recovery:",
     "    - action: uncordonOwnedCordon",
     "",

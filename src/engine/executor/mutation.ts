@@ -204,7 +204,7 @@ export function mutate<T>(
  * journal cannot tell a request that was never sent from one whose sender says so), and the step
  * stays `unresolved` until the evidence settles it, as after any transport gap.
  */
-export function notSentPastDeadline(sendByMs: number, nowMs: number): Sent<never> {
+function notSentPastDeadline(sendByMs: number, nowMs: number): Sent<never> {
   return {
     responseClass: "transport-failure",
     detail: `TransportDeadlinePassed: not sent; the attempt's transport deadline passed ${
