@@ -467,8 +467,17 @@ function commitmentTests(test: T): void {
     await check({ planDigest: "e".repeat(64) }, "plan-unknown");
     await check({ epoch: "ep_other" }, "epoch-superseded");
     await check({ nowMs: T0 + 25 * HOUR }, "plan-expired");
+    // Expired at its expiry instant, not a millisecond later.
+    await check({ nowMs: T0 + 24 * HOUR }, "plan-expired");
     await check({ step: "cp-9/0" }, "binding-changed");
     await check({ evidenceId: "obs_none" }, "evidence-missing");
+    // Only an evidence read taken for this plan authorises its step: a health reading, or another
+    // plan's evidence, of the same machine at the same digest and time does not.
+    const health = await observe(j, { plan, at: T0 + 2000, purpose: "health" });
+    await check({ evidenceId: health.id }, "evidence-missing");
+    const otherPlan = (await approvedPlan(j, { digest: "8".repeat(64), name: "p-other" })).digest;
+    const foreign = await observe(j, { plan: otherPlan, at: T0 + 2000 });
+    await check({ evidenceId: foreign.id }, "evidence-missing");
     await check({ nowMs: T0 + 2000 + 6 * 60_000 }, "evidence-stale");
     const early = await observe(j, { plan, at: T0 + 500 });
     await check({ evidenceId: early.id }, "evidence-stale");
@@ -625,6 +634,28 @@ function commitmentTests(test: T): void {
     const r = await j.commit({ ...base, nowMs: T0 + 2002 });
     assert(r.ok, "released scope still refused");
     await rejectsWith(j.exitRecoveryMode(ADMIN, T0 + 2003), "RecoveryScopesOpen");
+  });
+
+  test("a scope released in an earlier recovery epoch does not open the gate in a later one", async (j) => {
+    const plan = (await approvedPlan(j)).digest;
+    await observe(j, { machine: "worker-1", at: T0 + 1500, plan });
+    await j.enterRecoveryMode(ADMIN, "restored backup b-1", T0 + 1600);
+    await j.releaseRecoveryScope("worker-1", ADMIN, T0 + 1601);
+    // A second restore before recovery ended: every scope is held again in the new epoch.
+    const epoch = await j.enterRecoveryMode(ADMIN, "restored backup b-2", T0 + 1700);
+    await j.approvePlan(plan, APPROVER, T0 + 1800);
+    const ev = await observe(j, { plan, at: T0 + 2000 });
+    const base = {
+      planDigest: plan,
+      step: "worker-1/0",
+      evidenceId: ev.id,
+      owner: "a",
+      epoch,
+      nowMs: T0 + 2000,
+    };
+    assertRefused(await j.commit(base), "gate-recovery");
+    await j.releaseRecoveryScope("worker-1", ADMIN, T0 + 2001);
+    assert((await j.commit({ ...base, nowMs: T0 + 2002 })).ok, "released scope still refused");
   });
 }
 
