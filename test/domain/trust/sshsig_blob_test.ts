@@ -28,37 +28,72 @@ function armor(blob: Uint8Array): string {
 
 function encode(
   s: SshSignatureBlob,
-  over: { version?: number; namespace?: string; signature?: Uint8Array },
+  over: {
+    preamble?: string;
+    version?: number;
+    publicKey?: Uint8Array;
+    namespace?: string;
+    hashAlgorithm?: string;
+    signature?: Uint8Array;
+  },
 ) {
   return concatBytes([
-    new TextEncoder().encode("SSHSIG"),
+    new TextEncoder().encode(over.preamble ?? "SSHSIG"),
     encodeUint32(over.version ?? s.version),
-    encodeString(s.publicKey.blob),
+    encodeString(over.publicKey ?? s.publicKey.blob),
     encodeString(over.namespace ?? s.namespace),
     encodeString(s.reserved),
-    encodeString(s.hashAlgorithm),
+    encodeString(over.hashAlgorithm ?? s.hashAlgorithm),
     encodeString(over.signature ?? s.signature),
   ]);
 }
 
-Deno.test("verifySshSignature() refuses trailing data, version 2, empty namespace and ssh-rsa SHA-1 like ssh-keygen", async () => {
+Deno.test("verifySshSignature() refuses trailing data, version 2, empty namespace, ssh-rsa SHA-1 and mislabelled parts like ssh-keygen", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cairn-sshsig-blob-" });
   try {
-    const [edPub, rsaPub] = await Promise.all([
+    const [edPub, rsaPub, ecPub] = await Promise.all([
       generateKey("ed25519", `${dir}/ed`),
       generateKey("rsa", `${dir}/rsa`),
+      generateKey("ecdsa-p256", `${dir}/ec`),
     ]);
-    const [edSig, rsaSig] = await Promise.all([
+    const [edSig, rsaSig, ecSig] = await Promise.all([
       signBytes(MESSAGE, { key: `${dir}/ed` }),
       signBytes(MESSAGE, { key: `${dir}/rsa` }),
+      signBytes(MESSAGE, { key: `${dir}/ec` }),
     ]);
     const ed = parseSshSignatureBlob(dearmorSshSignature(edSig));
     const rsa = parseSshSignatureBlob(dearmorSshSignature(rsaSig));
+    const ec = parseSshSignatureBlob(dearmorSshSignature(ecSig));
     const inner = new SshReader(rsa.signature);
     assertEquals(inner.text(), "rsa-sha2-512");
     const sha1Named = concatBytes([encodeString("ssh-rsa"), encodeString(inner.string())]);
+    // A valid ed25519 signature under another algorithm's name.
+    const edInner = new SshReader(ed.signature);
+    assertEquals(edInner.text(), "ssh-ed25519");
+    const edRenamed = concatBytes([encodeString("rsa-sha2-256"), encodeString(edInner.string())]);
+    // A P-256 key whose curve field names P-384.
+    const ecCurveLies = concatBytes([
+      encodeString("ecdsa-sha2-nistp256"),
+      encodeString("nistp384"),
+      encodeString(ec.publicKey.parts[1]!),
+    ]);
     const cases: Array<[string, string, Uint8Array, string]> = [
       ["control", "ok", encode(ed, {}), edPub],
+      ["ecdsa control", "ok", encode(ec, {}), ecPub],
+      ["preamble not SSHSIG", "SignatureMalformed", encode(ed, { preamble: "SSHSIH" }), edPub],
+      ["sha384 message hash", "UnsupportedKeyType", encode(ed, { hashAlgorithm: "sha384" }), edPub],
+      [
+        "ed25519 signature named otherwise",
+        "SignatureInvalid",
+        encode(ed, { signature: edRenamed }),
+        edPub,
+      ],
+      [
+        "ecdsa curve contradicts type",
+        "SignatureMalformed",
+        encode(ec, { publicKey: ecCurveLies }),
+        ecPub,
+      ],
       [
         "trailing data",
         "SignatureMalformed",
