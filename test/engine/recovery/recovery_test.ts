@@ -161,3 +161,51 @@ Deno.test("drainFactsOf() keeps accepted evictions and the pods left at the boun
   assertEquals(d.refused, ["db/pg-1"]);
   assertEquals([d.boundReached, d.remaining], [true, [{ pod: "db/pg-0", graceDeadlineMs: T + 5 }]]);
 });
+
+Deno.test("uncordonRefusal() refuses a cordon fact unless it says both: not cordoned before, cordoned by this operation", () => {
+  const fact = (detail: Record<string, unknown>) =>
+    parsePhases([{ phase: "cordon", kind: "fact", atMs: T, detail: JSON.stringify(detail) }]);
+  // Facts that contradict themselves (a hand on the journal, an older writer) decide nothing in
+  // the operation's favour: only both halves together make the cordon the operation's own.
+  for (
+    const detail of [
+      { priorUnschedulable: true, cordonedByOperation: true },
+      { priorUnschedulable: false, cordonedByOperation: false },
+      { priorUnschedulable: false, cordonedByOperation: "true" },
+      { priorUnschedulable: false, cordonedByOperation: 1 },
+      { priorUnschedulable: false },
+    ]
+  ) {
+    const why = uncordonRefusal(facts({ phases: fact(detail) }));
+    assert(why !== undefined, `uncordon allowed on ${JSON.stringify(detail)}`);
+  }
+  assertEquals(
+    uncordonRefusal(facts({
+      phases: fact({ priorUnschedulable: false, cordonedByOperation: true }),
+    })),
+    undefined,
+  );
+});
+
+Deno.test("accountDecision() is not possible while the attempt's executor is neither stopped nor taken over", () => {
+  // A read after the transport deadline alone does not start the floor: the executor that sent
+  // the attempt may still be waiting on it.
+  const live = accountDecision(
+    facts({ machineReadsMs: [T + 120_000], nowMs: T + 3_600_000 }),
+    attempt(),
+  );
+  assertEquals(live.possible, false);
+  assertEquals(live.possibleAfterMs, T + 3_600_000 + 30_000);
+});
+
+Deno.test("settleWindow() counts a takeover in a new epoch at the same generation as a takeover", () => {
+  const restored = { ...op, ownerGen: 1, ownerEpoch: "ep_2" };
+  const w = settleWindow({
+    attempt: attempt(),
+    operation: restored,
+    ownerSinceMs: T + 200_000,
+    machineReadsMs: [T + 120_000],
+    settleFloorMs: 30_000,
+  });
+  assertEquals([w.endsAtMs, w.missing], [T + 200_000 + 30_000, []]);
+});
