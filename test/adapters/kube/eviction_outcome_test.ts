@@ -40,3 +40,16 @@ Deno.test("classifyEviction() reads 429 causes and Retry-After, 404 as gone, 403
   assertEquals(ns.kind === "failed" && ns.reason, "EvictionRefused");
   throws(() => classifyEviction(503, status(503, "down"), {}), CairnError);
 });
+
+Deno.test("classifyEviction() accepts nothing outside 2xx, whatever the body (a proxy's error page, no body at all)", () => {
+  for (
+    const [code, body] of [
+      [503, "upstream connect error or disconnect/reset before headers"],
+      [502, ""],
+      [500, "<html><body>Internal Server Error</body></html>"],
+      [302, ""],
+    ] as const
+  ) {
+    throws(() => classifyEviction(code, body, {}), CairnError, `${code} ${body}`);
+  }
+});
