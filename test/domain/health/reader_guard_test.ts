@@ -192,3 +192,102 @@ Deno.test("a named object is read in its own namespace: a same-named object else
   const r = readBinding(b, inputs({ "ceph.rook.io/v1/CephCluster": [decoy] }), NOW);
   assertEquals([r.verdict, r.reason], ["fail", "HealthObjectNotFound"]);
 });
+
+const member = (id: string, hostname: string, isLearner = false) => ({ id, hostname, isLearner });
+const MEMBERS = [member("1", "cp-1"), member("2", "cp-2"), member("3", "cp-3")];
+const etcdAt = (
+  n: string,
+  id: string,
+  over: { errors?: string[]; alarms?: string[]; members?: typeof MEMBERS; at?: number } = {},
+) => ({
+  node: n,
+  observedAtMs: over.at ?? NOW - 1000,
+  etcd: {
+    members: over.members ?? MEMBERS,
+    memberId: id,
+    errors: over.errors ?? [],
+    alarms: over.alarms ?? [],
+  },
+});
+const etcdB = binding({
+  reader: "talos-etcd",
+  selection: { names: ["cp-1", "cp-2", "cp-3"] },
+  requiredCoverage: 3,
+});
+const etcdReasons = (talosObs: ReturnType<typeof etcdAt>[] | object[], target?: string) => {
+  const r = readBinding(
+    etcdB,
+    inputs({}, {
+      talosObs: talosObs as never,
+      ...(target ? { target: { node: target, operationOwnedCordon: false } } : {}),
+    }),
+    NOW,
+  );
+  return [r.verdict, [
+    ...new Set(r.findings.filter((f) => f.verdict !== "pass").map((f) => f.reason)),
+  ]];
+};
+
+Deno.test("etcd fails on an alarm, a member list the nodes disagree on, or a member no node reports", () => {
+  const healthy = [etcdAt("cp-1", "1"), etcdAt("cp-2", "2"), etcdAt("cp-3", "3")];
+  assertEquals(etcdReasons(healthy), ["pass", []]);
+  assertEquals(
+    etcdReasons([etcdAt("cp-1", "1", { alarms: ["NOSPACE"] }), healthy[1]!, healthy[2]!]),
+    ["fail", ["EtcdAlarmActive"]],
+  );
+  const four = [...MEMBERS, member("4", "cp-4")];
+  assertEquals(
+    etcdReasons([healthy[0]!, healthy[1]!, etcdAt("cp-3", "3", { members: four })]),
+    ["fail", ["EtcdMemberUnhealthy"]],
+  );
+  // Every selected node healthy, but the member list names a fourth member nobody reports on.
+  const withGhost = ["cp-1", "cp-2", "cp-3"].map((n, i) =>
+    etcdAt(n, String(i + 1), { members: four })
+  );
+  assertEquals(etcdReasons(withGhost), ["fail", ["EtcdMemberUnhealthy", "EtcdQuorumAtRisk"]]);
+});
+
+Deno.test("etcd without a target must keep quorum after any one member leaves", () => {
+  // Two of three healthy: one more leaving loses quorum.
+  const obs = [etcdAt("cp-1", "1"), etcdAt("cp-2", "2"), etcdAt("cp-3", "3", { errors: ["slow"] })];
+  const [verdict, reasons] = etcdReasons(obs);
+  assertEquals(verdict, "fail");
+  assertEquals((reasons as string[]).includes("EtcdQuorumAtRisk"), true);
+});
+
+Deno.test("etcd is unreadable for a control plane that returned no etcd status, was not read, or was read too long ago", () => {
+  const healthy = [etcdAt("cp-1", "1"), etcdAt("cp-2", "2"), etcdAt("cp-3", "3")];
+  const noEtcd = { node: "cp-3", observedAtMs: NOW - 1000 };
+  assertEquals(etcdReasons([healthy[0]!, healthy[1]!, noEtcd]), ["unreadable", [
+    "HealthResultMissing",
+  ]]);
+  assertEquals(etcdReasons([healthy[0]!, healthy[1]!]), ["unreadable", ["HealthResultMissing"]]);
+  const old = etcdAt("cp-3", "3", { at: NOW - 3_600_000 });
+  assertEquals(etcdReasons([healthy[0]!, healthy[1]!, old]), ["unreadable", [
+    "HealthObservationTooOld",
+  ]]);
+});
+
+Deno.test("a Talos service passes only Running and not reported unhealthy", () => {
+  const svc = binding({
+    reader: "talos-services",
+    selection: { names: ["cp-1"] },
+    predicate: { services: ["kubelet"] },
+  });
+  const read = (s: Record<string, unknown>) =>
+    readBinding(
+      svc,
+      inputs({}, {
+        talosObs: [{
+          node: "cp-1",
+          observedAtMs: NOW,
+          services: [{ id: "kubelet", ...s }],
+        }] as never,
+      }),
+      NOW,
+    ).verdict;
+  assertEquals(read({ state: "Running", healthy: true }), "pass");
+  assertEquals(read({ state: "Starting", healthy: true }), "fail");
+  assertEquals(read({ state: "Finished" }), "fail");
+  assertEquals(read({ state: "Running", healthy: false }), "fail");
+});
