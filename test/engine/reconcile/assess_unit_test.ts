@@ -93,3 +93,52 @@ Deno.test("assessPlan: a read-ahead that fails changes nothing the assessment fi
   assertEquals(JSON.stringify(failed.facts), JSON.stringify(plain.facts));
   assert(r.calls.some((c) => c.startsWith("read ")), "the files were read one by one instead");
 });
+
+const reasonsOf = (a: Awaited<ReturnType<typeof assessPlan>>) =>
+  a.facts.refusals.map((r) => r.reason);
+
+Deno.test("assessPlan refuses a plan the journal bound under its name to another digest", async () => {
+  const { source, commit, file } = await world();
+  const a = await assessPlan(file, { ...ctx(source, commit), boundDigest: "0".repeat(64) });
+  assert(reasonsOf(a).includes("PlanChangedAfterApproval"), reasonsOf(a).join(","));
+  const same = await assessPlan(file, { ...ctx(source, commit), boundDigest: a.facts.digest });
+  assert(!reasonsOf(same).includes("PlanChangedAfterApproval"));
+});
+
+Deno.test("assessPlan refuses a plan that fails plan check at this commit (expired)", async () => {
+  const { source, commit, file } = await world();
+  const fresh = await assessPlan(file, ctx(source, commit));
+  assert(!reasonsOf(fresh).includes("PlanExpired"));
+  const late = await assessPlan(file, {
+    ...ctx(source, commit),
+    nowMs: Date.parse("2027-01-30T00:00:00Z"),
+  });
+  assert(reasonsOf(late).includes("PlanExpired"), reasonsOf(late).join(","));
+});
+
+Deno.test("assessPlan refuses a plan whose metadata.name is not its file name, and one that does not parse", async () => {
+  const { source } = await world();
+  const bytes = await Deno.readTextFile(join(ROOT, PLAN_PATH));
+  const commit = await source.commit("main", {
+    "plans/talos-renamed.yaml": bytes,
+    "plans/broken.yaml": "apiVersion: cairn.dev/v1alpha1\nkind: [TalosUpgrade\n",
+  });
+  const plans = (await source.listPlans(commit)).plans;
+  const renamed = await assessPlan(
+    plans.find((p) => p.name === "talos-renamed")!,
+    ctx(source, commit),
+  );
+  assert(
+    renamed.facts.refusals.some((r) =>
+      r.reason === "PlanInvalid" && r.message.includes("differs from the file name")
+    ),
+    reasonsOf(renamed).join(","),
+  );
+  const broken = await assessPlan(plans.find((p) => p.name === "broken")!, ctx(source, commit));
+  assertEquals(broken.facts.plan, undefined);
+  assert(broken.facts.refusals.length > 0, "a plan that does not parse was not refused");
+  assertEquals(
+    broken.facts.refusals.map((r) => r.reason),
+    (broken.facts.problems ?? []).map((p) => p.reason),
+  );
+});
