@@ -34,6 +34,7 @@ import {
   tokenlessActs,
 } from "../_helpers/journal_world.ts";
 import { accountingGuardTests, guardTests } from "./journal_guards.ts";
+import { classificationGuardTests } from "./journal_classification_guards.ts";
 
 /** What a factory hands the suite. */
 export interface JournalHarness {
@@ -380,6 +381,7 @@ export function journalContract(name: string, factory: Factory): void {
   accountingTests(test);
   guardTests(test);
   accountingGuardTests(test);
+  classificationGuardTests(test);
 
   test("a cluster freeze refuses every commitment on that cluster until an approver lifts it", async (j) => {
     const plan = (await approvedPlan(j)).digest;
