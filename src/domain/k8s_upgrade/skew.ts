@@ -2,7 +2,7 @@
  * The Kubernetes version skew policy (kubernetes.io/releases/version-skew-policy, as of 1.28+):
  * - kube-apiserver instances of one cluster are at most one minor apart;
  * - kubelet and kube-proxy are never newer than any kube-apiserver and at most three minors older
- *   than the oldest one;
+ *   than the newest one (apiservers at 1.32 and 1.31 allow kubelets 1.29 to 1.31);
  * - kube-controller-manager and kube-scheduler are never newer than any kube-apiserver they may
  *   talk to (behind a load balancer: all of them) and at most one minor older.
  * Pure: judges a snapshot of observed component versions; an unread version is reported apart

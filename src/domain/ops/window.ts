@@ -32,7 +32,7 @@ interface Cron {
   readonly days: ReadonlySet<number>;
   readonly months: ReadonlySet<number>;
   readonly weekdays: ReadonlySet<number>;
-  /** Vixie cron: when both day fields are restricted, either matching is enough. */
+  /** Vixie cron: when both day fields are restricted (neither starts with `*`), either matching is enough. */
   readonly dayOr: boolean;
 }
 
@@ -86,7 +86,10 @@ function parseCron(expr: string): Cron {
     days: sets[2]!,
     months: sets[3]!,
     weekdays,
-    dayOr: parts[2] !== "*" && parts[4] !== "*",
+    // A day field that starts with `*` (`*`, `*/2`) counts as unrestricted, as Vixie cron and
+    // cronie read it: `0 2 */2 * 6` opens on odd-numbered Saturdays only, not on every odd day and
+    // every Saturday (the fewer openings are also the safe reading).
+    dayOr: !parts[2]!.startsWith("*") && !parts[4]!.startsWith("*"),
   };
 }
 
