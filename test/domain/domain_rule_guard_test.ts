@@ -217,3 +217,19 @@ Deno.test("a day field starting with * is unrestricted, as in Vixie cron: 0 2 */
     .map((ms) => new Date(ms).toISOString().slice(0, 10));
   assertEquals(opens, ["2026-01-01", "2026-01-03", "2026-01-10"]);
 });
+
+Deno.test("windows back to back are one opening when a step is admitted, as for the next window", () => {
+  const utc = (start: string): WindowSpec => ({ start, durationMinutes: 60, timeZone: "UTC" });
+  // 01:00-02:00 and 02:00-03:00: at 01:30 a 60-minute step fits the merged opening.
+  const d = admitCommitment(
+    [utc("0 1 * * *"), utc("0 2 * * *")],
+    at("2026-06-01T01:30:00Z"),
+    60 * 60_000,
+  );
+  assertEquals(d, { admit: true, closesAtMs: at("2026-06-01T03:00:00Z") });
+  // Hourly windows admit a 90-minute step at any minute; one window alone would never fit it.
+  const hourly = admitCommitment([utc("0 * * * *")], at("2026-06-01T05:10:00Z"), 90 * 60_000);
+  assertEquals(hourly.admit, true);
+  const once = admitCommitment([utc("0 5 * * *")], at("2026-06-01T05:10:00Z"), 90 * 60_000);
+  assertEquals(once.admit ? "admitted" : once.why, "too-short");
+});

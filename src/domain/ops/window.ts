@@ -274,7 +274,9 @@ export function admitCommitment(
   expectedMs: number,
 ): WindowDecision {
   if (windows.length === 0) return { admit: true };
-  const current = openings(windows, nowMs, nowMs).find((o) =>
+  // Openings up to the step's expected end, so that a window touching the current one counts as
+  // the same opening (hourly windows back to back admit a 90-minute step).
+  const current = openings(windows, nowMs, nowMs + expectedMs).find((o) =>
     o.opensAtMs <= nowMs && nowMs < o.closesAtMs
   );
   if (current && current.closesAtMs - nowMs >= expectedMs) {
