@@ -141,7 +141,15 @@ export function parseEvidenceManifest(text: string, file: string): ManifestParse
         }),
       };
     }
-    raw = doc.toJS({ maxAliasCount: 50 });
+    try {
+      raw = doc.toJS({ maxAliasCount: 50 });
+    } catch (e) {
+      // The alias budget throws (a "billion laughs" manifest): a problem, never an exception.
+      const why = e instanceof ReferenceError && /alias/i.test(e.message)
+        ? "YAML aliases expand beyond the allowed budget"
+        : `not valid YAML: ${e instanceof Error ? e.message : String(e)}`;
+      return fail(why, at(1, 1));
+    }
   }
   const parsed = EvidenceManifestSchema.safeParse(raw);
   if (parsed.success) return crossCheck(parsed.data, where, file);

@@ -10,7 +10,8 @@
  * - scp-like `user@host:path` (how hosting sites print ssh clone URLs).
  *
  * Plain `http://` is refused (nothing needs it), and so are embedded passwords: a manifest is a
- * committed file, and a token in it would be a leaked secret.
+ * committed file, and a token in it would be a leaked secret. Non-ASCII text is refused too: a
+ * look-alike host or a bidi control in the path would show a reviewer another location.
  */
 
 /** Why a `repo` value was refused; `undefined` from {@link repoUrlProblem} means accepted. */
@@ -44,6 +45,11 @@ export function repoUrlProblem(repo: string): RepoUrlProblem | undefined {
   // deno-lint-ignore no-control-regex
   if (/[\x00-\x1f\x7f]/.test(repo)) return "contains a control character";
   if (/\s/.test(repo)) return "contains whitespace";
+  // A non-ASCII host (a Cyrillic letter passing for a Latin one) or path (a bidi override) reads
+  // as another location than the one git fetches; punycode and percent-encoding stay visible.
+  if (/\P{ASCII}/u.test(repo)) {
+    return "contains a non-ASCII character; write a host in punycode and a path percent-encoded";
+  }
   // git's own rule: `<alphanumerics>::` at the start selects the remote helper git-remote-<it>.
   if (/^[A-Za-z0-9][A-Za-z0-9+.-]*::/.test(repo)) {
     return "names a git remote helper ('<transport>::<address>', e.g. ext::), which runs programs";
