@@ -68,7 +68,17 @@ export function parseHealthPolicyStructure(
       }
       return fail(shown);
     }
-    raw = doc.toJS({ maxAliasCount: 100 });
+    try {
+      raw = doc.toJS({ maxAliasCount: 100 });
+    } catch (e) {
+      // The alias budget throws (a "billion laughs" policy): a problem, never an exception.
+      if (!(e instanceof ReferenceError && /alias/i.test(e.message))) throw e;
+      return fail([{
+        reason: "AliasBudgetExceeded" as const,
+        message: "YAML aliases expand beyond the allowed budget",
+        location: at(0),
+      }]);
+    }
   }
   const parsed = HealthPolicySchema.safeParse(raw);
   const locate = (path: readonly PropertyKey[]): SourceLocation => {

@@ -8,6 +8,7 @@ import { readBinding } from "../../../src/domain/health/readers/index.ts";
 import { workloadFinding } from "../../../src/domain/health/readers/workloads.ts";
 import { evaluateObject } from "../../../src/domain/health/readers/kube_object.ts";
 import { podFinding } from "../../../src/domain/health/readers/pdb.ts";
+import { parseHealthPolicy } from "../../../src/domain/health/policy_parse.ts";
 import { binding, inputs, node, NOW, pdb, pod } from "./fixtures.ts";
 
 const PG = { selector: { matchLabels: { app: "pg" } } };
@@ -290,4 +291,22 @@ Deno.test("a Talos service passes only Running and not reported unhealthy", () =
   assertEquals(read({ state: "Starting", healthy: true }), "fail");
   assertEquals(read({ state: "Finished" }), "fail");
   assertEquals(read({ state: "Running", healthy: false }), "fail");
+});
+
+Deno.test("a health policy whose YAML aliases expand past the budget is a problem, not an exception", () => {
+  const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 8; i++) {
+    const prev = String.fromCharCode(96 + i);
+    const name = String.fromCharCode(97 + i);
+    levels.push(
+      `${name}: &${name} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`,
+    );
+  }
+  const text =
+    `apiVersion: cairn.dev/v1alpha1\nkind: HealthPolicy\nmetadata: {name: t, cluster: home-ops}\n${
+      levels.join("\n")
+    }\nspec: {bindings: []}\n`;
+  const r = parseHealthPolicy(text, "bomb.yaml");
+  assertEquals(r.ok, false);
+  assertEquals(!r.ok && r.problems.map((p) => p.reason), ["AliasBudgetExceeded"]);
 });
