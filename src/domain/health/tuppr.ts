@@ -39,11 +39,26 @@ export function importTuppr(text: string, file: string, cluster: string): Import
       }],
     };
   }
-  const raw = doc.toJS() as {
+  type TupprDoc = {
     kind?: unknown;
     metadata?: { name?: string };
     spec?: { healthChecks?: unknown };
   };
+  let raw: TupprDoc;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 }) as TupprDoc;
+  } catch (e) {
+    // The alias budget throws (a "billion laughs" manifest): a problem, never an exception.
+    if (!(e instanceof ReferenceError && /alias/i.test(e.message))) throw e;
+    return {
+      ok: false,
+      problems: [{
+        reason: "AliasBudgetExceeded",
+        message: "YAML aliases expand beyond the allowed budget",
+        location: at(0),
+      }],
+    };
+  }
   if (raw?.kind !== "TalosUpgrade" || !Array.isArray(raw.spec?.healthChecks)) {
     return {
       ok: false,

@@ -9,6 +9,7 @@ import { workloadFinding } from "../../../src/domain/health/readers/workloads.ts
 import { evaluateObject } from "../../../src/domain/health/readers/kube_object.ts";
 import { podFinding } from "../../../src/domain/health/readers/pdb.ts";
 import { parseHealthPolicy } from "../../../src/domain/health/policy_parse.ts";
+import { importTuppr } from "../../../src/domain/health/tuppr.ts";
 import { binding, inputs, node, NOW, pdb, pod } from "./fixtures.ts";
 
 const PG = { selector: { matchLabels: { app: "pg" } } };
@@ -308,5 +309,20 @@ Deno.test("a health policy whose YAML aliases expand past the budget is a proble
     }\nspec: {bindings: []}\n`;
   const r = parseHealthPolicy(text, "bomb.yaml");
   assertEquals(r.ok, false);
+  assertEquals(!r.ok && r.problems.map((p) => p.reason), ["AliasBudgetExceeded"]);
+});
+
+Deno.test("a tuppr manifest whose YAML aliases expand past the budget is a problem, not an exception", () => {
+  const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 8; i++) {
+    const prev = String.fromCharCode(96 + i);
+    levels.push(
+      `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${
+        Array(10).fill(`*${prev}`).join(", ")
+      }]`,
+    );
+  }
+  const text = `kind: TalosUpgrade\n${levels.join("\n")}\nspec: {healthChecks: []}\n`;
+  const r = importTuppr(text, "tuppr.yaml", "home-ops");
   assertEquals(!r.ok && r.problems.map((p) => p.reason), ["AliasBudgetExceeded"]);
 });
