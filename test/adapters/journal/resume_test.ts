@@ -12,7 +12,9 @@ import { CairnError } from "../../../src/domain/errors.ts";
 import type { Phase } from "../../../src/domain/operation.ts";
 import type { Journal, OwnerToken } from "../../../src/ports/journal.ts";
 import {
+  ADMIN,
   approvedPlan,
+  APPROVER,
   attemptInput,
   committed,
   counterIds,
@@ -229,6 +231,130 @@ for (const store of STORES) {
       } finally {
         await j2.close();
       }
+    } finally {
+      await j.close();
+    }
+  });
+
+  Deno.test(`${store.name}: a resume names each unaccounted attempt of this operation once, and needs the plan approved and the gate open`, async () => {
+    const j = await open();
+    try {
+      const s = await inFlight(j, ["pull", "install", "cordon"], "drain");
+      const tok = await takeOver(j, s.op.id, 1, T0 + 5000);
+      const drain = (await j.showOperation(s.op.id))!.attempts.at(-1)!;
+      const read = { attemptId: drain.id, outcome: "observed-in-effect" as const, evidence: {} };
+      const resume = (readings: typeof read[], nowMs = T0 + 5100) =>
+        j.resumeAfterTakeover({ operationId: s.op.id, token: tok, readings, nowMs });
+      await refusedWith(resume([read, read]), /read twice/);
+      await refusedWith(
+        resume([read, { ...read, attemptId: "att_elsewhere" }]),
+        /no attempt att_elsewhere of this operation/,
+      );
+      await j.setFrozen("worker-1", true, ADMIN, T0 + 5050);
+      await refusedWith(resume([read]), /frozen/);
+      await j.setFrozen("worker-1", false, APPROVER, T0 + 5060);
+      await j.endPlan(s.plan, "revoked", APPROVER, T0 + 5070);
+      await refusedWith(resume([read]), /plan is revoked/);
+      const d = (await j.showOperation(s.op.id))!;
+      assertEquals([d.operation.state, d.attempts.at(-1)!.accountedBy], ["unresolved", null]);
+    } finally {
+      await j.close();
+    }
+  });
+
+  Deno.test(`${store.name}: a resume never passes an earlier answer other than accepted (an installer that failed)`, async () => {
+    const j = await open();
+    try {
+      // The first install was answered by the installer failing; a safe-to-retry class let a
+      // second install go, and that one was in flight when cairn-b took the operation over.
+      const plan = (await approvedPlan(j, { maxAttempts: 10 })).digest;
+      const c = await committed(j, { plan });
+      const first = await j.beginAttempt({
+        ...attemptInput(c.op.id, c.token, c.evidence, T0 + 3000),
+        phase: "install",
+      });
+      assert(first.ok);
+      await j.recordResponse({
+        attemptId: first.attempt.id,
+        token: c.token,
+        responseClass: "target-error",
+        detail: "installer exited 1",
+        nowMs: T0 + 3010,
+      });
+      const rec = await observe(j, { purpose: "recovery", at: T0 + 3100 });
+      await j.classifySafeToRetry(c.op.id, c.token, rec.id, T0 + 3110);
+      const ev = await observe(j, { at: T0 + 3200, plan, op: c.op.id });
+      const second = await j.beginAttempt({
+        ...attemptInput(c.op.id, c.token, ev.id, T0 + 3210),
+        phase: "install",
+      });
+      assert(second.ok);
+      const tok = await takeOver(j, c.op.id, 1, T0 + 5000);
+      // The failed first install stops the resume before anything else is looked at.
+      await refusedWith(
+        j.resumeAfterTakeover({ operationId: c.op.id, token: tok, readings: [], nowMs: T0 + 5100 }),
+        /attempt 1 \(install\) was answered target-error/,
+      );
+      assertEquals((await j.getOperation(c.op.id))!.state, "unresolved");
+    } finally {
+      await j.close();
+    }
+  });
+
+  Deno.test(`${store.name}: a resumed operation whose next attempt went out is sending: no second resume`, async () => {
+    const j = await open();
+    try {
+      const s = await inFlight(j, ["pull", "install", "cordon"], "drain");
+      const tokB = await takeOver(j, s.op.id, 1, T0 + 9000);
+      const drain = (await j.showOperation(s.op.id))!.attempts.at(-1)!;
+      await j.resumeAfterTakeover({
+        operationId: s.op.id,
+        token: tokB,
+        readings: [{ attemptId: drain.id, outcome: "observed-incomplete", evidence: {} }],
+        nowMs: T0 + 9100,
+      });
+      const ev2 = await observe(j, { at: T0 + 9200, plan: s.plan, op: s.op.id });
+      const again = await j.beginAttempt({
+        ...attemptInput(s.op.id, tokB, ev2.id, T0 + 9210),
+        phase: "drain",
+      });
+      assert(again.ok);
+      await refusedWith(
+        j.resumeAfterTakeover({
+          operationId: s.op.id,
+          token: tokB,
+          readings: [],
+          nowMs: T0 + 9300,
+        }),
+        /it is sending/,
+      );
+    } finally {
+      await j.close();
+    }
+  });
+
+  Deno.test(`${store.name}: a stopped executor's own in-flight attempt is answered, never read by its own resume`, async () => {
+    const j = await open();
+    try {
+      const s = await inFlight(j, ["pull", "install", "cordon"], "drain");
+      await j.transition({
+        operationId: s.op.id,
+        token: s.token,
+        to: "unresolved",
+        reason: "StoppedByOperator: cairn stop",
+        nowMs: T0 + 5000,
+      });
+      const drain = (await j.showOperation(s.op.id))!.attempts.at(-1)!;
+      await refusedWith(
+        j.resumeAfterTakeover({
+          operationId: s.op.id,
+          token: s.token,
+          readings: [{ attemptId: drain.id, outcome: "observed-in-effect", evidence: {} }],
+          nowMs: T0 + 5100,
+        }),
+        /this owner's own/,
+      );
+      assertEquals((await j.showOperation(s.op.id))!.attempts.at(-1)!.accountedBy, null);
     } finally {
       await j.close();
     }
