@@ -230,6 +230,12 @@ Deno.test("intentOf: the latest intent of the phase at or before the attempt, ne
     ["drain", "intent", 100, { evict: "a/x" }],
   ]);
   assertEquals(intentOf(d, a)?.["pods"], ["a/x", "b/y"]);
+  // An intent recorded after the attempt (a later drain that was never admitted) is not its request.
+  const later = detail([a], [
+    ["drain", "intent", 100, { verb: "evict", pods: ["a/x", "b/y"] }],
+    ["drain", "intent", 180, { verb: "evict", pods: ["c/z"] }],
+  ]);
+  assertEquals(intentOf(later, a)?.["pods"], ["a/x", "b/y"]);
 });
 
 Deno.test("resumeTakenOver: a pod list that cannot be read classifies nothing and records nothing", async () => {
