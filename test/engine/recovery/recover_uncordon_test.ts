@@ -127,3 +127,70 @@ Deno.test("a journal refusal of the recovery attempt sends nothing", async () =>
     await stop(w, dir, close);
   }
 });
+
+/** The journal, with `hook` run once just before the named method (a race at that point). */
+function racingAt(journal: Journal, method: keyof Journal, hook: () => Promise<void>): Journal {
+  let done = false;
+  return new Proxy(journal, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (typeof v !== "function") return v;
+      if (prop !== method) return v.bind(target);
+      return async (...args: unknown[]) => {
+        if (!done) {
+          done = true;
+          await hook();
+        }
+        return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+      };
+    },
+  });
+}
+
+Deno.test("a recovery uncordon is refused once the cordon was lifted, and when the node changed after its intent", async () => {
+  const { w, dir, cluster, close, opId } = await cordonedByLostReboot();
+  try {
+    // Someone lifts the cordon and cordons again (cairn's own field manager, still
+    // unschedulable): the node is at a new resourceVersion, its cordon looks the same. First
+    // between the decision's read and the intent (the intent names the older node), then between
+    // the fresh read and the write (the write's precondition fails).
+    const rewrite = async () => {
+      const rv = (await cluster.kube.getObject(NODES, "worker-2"))!.metadata!.resourceVersion!;
+      const lifted = await cluster.kube.uncordon("worker-2", rv);
+      assert(lifted.kind === "applied");
+      assertEquals((await cluster.kube.cordon("worker-2", lifted.resourceVersion)).kind, "applied");
+    };
+    const bump = racingAt(w.journal, "beginRecoveryAttempt", async () => {
+      await rewrite();
+    });
+    const changed = racingAt(w.journal, "recordPhase", async () => {
+      await rewrite();
+    });
+    await rejects(
+      uncordonOwned(changed, cluster, { operationId: opId, actor: "carol" }),
+      (e: unknown) =>
+        e instanceof CairnError && e.reason === "RecoveryUncordonRefused" &&
+        /changed since the intent/.test(e.message),
+    );
+    assertEquals((await cluster.kube.getNode("worker-2"))?.unschedulable, true);
+    // The write itself answered 409 (the node moved between the read and the write): never
+    // reported as done.
+    await rejects(
+      uncordonOwned(bump, cluster, { operationId: opId, actor: "carol" }),
+      (e: unknown) =>
+        e instanceof CairnError && e.reason === "RecoveryUncordonRefused" &&
+        /not applied/.test(e.message),
+    );
+    assertEquals((await cluster.kube.getNode("worker-2"))?.unschedulable, true);
+    const done = await uncordonOwned(w.journal, cluster, { operationId: opId, actor: "carol" });
+    assertEquals(done.decision, "uncordon");
+    await rejects(
+      uncordonOwned(w.journal, cluster, { operationId: opId, actor: "carol" }),
+      (e: unknown) =>
+        e instanceof CairnError && e.reason === "RecoveryUncordonRefused" &&
+        /already lifted/.test(e.message),
+    );
+  } finally {
+    await stop(w, dir, close);
+  }
+});
