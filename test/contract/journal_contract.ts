@@ -35,6 +35,7 @@ import {
 } from "../_helpers/journal_world.ts";
 import { accountingGuardTests, guardTests } from "./journal_guards.ts";
 import { classificationGuardTests } from "./journal_classification_guards.ts";
+import { ruleGuardTests } from "./journal_rule_guards.ts";
 
 /** What a factory hands the suite. */
 export interface JournalHarness {
@@ -382,6 +383,7 @@ export function journalContract(name: string, factory: Factory): void {
   guardTests(test);
   accountingGuardTests(test);
   classificationGuardTests(test);
+  ruleGuardTests(test);
 
   test("a cluster freeze refuses every commitment on that cluster until an approver lifts it", async (j) => {
     const plan = (await approvedPlan(j)).digest;

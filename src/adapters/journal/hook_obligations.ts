@@ -119,10 +119,24 @@ export async function hookDischargeTx(ctx: Ctx, input: HookDischargeInput): Prom
   assertCurrentEpoch(ctx, input.epoch);
   const op = await loadOperation(ctx.tx, input.operationId);
   const rows = await eventsOf(ctx.tx, [op.id]);
+  // The claim must be this hook's own: another hook's claim never sent this one.
   const claimed = rows.some((e) =>
-    e.kind === "hook-claimed" && parse(e)["claim"] === input.claimId
+    e.kind === "hook-claimed" && parse(e)["claim"] === input.claimId &&
+    parse(e)["hook"] === input.hook
   );
-  if (!claimed) fail("OperationNotFound", `no claim ${input.claimId} on operation ${op.id}`);
+  if (!claimed) {
+    fail(
+      "OperationNotFound",
+      `no claim ${input.claimId} of post hook ${input.hook} on operation ${op.id}`,
+    );
+  }
+  // One claimed send has one outcome: a second discharge never joins or rewrites the first.
+  if (rows.some((e) => e.kind === "hook-discharged" && parse(e)["claim"] === input.claimId)) {
+    fail(
+      "TransitionIllegal",
+      `claim ${input.claimId} of post hook ${input.hook} is already discharged`,
+    );
+  }
   await machineEvent(ctx, {
     machine: op.machine,
     kind: "hook-discharged",
