@@ -17,20 +17,7 @@ import {
   observe,
   T0,
 } from "../_helpers/journal_world.ts";
-import type { GuardTest } from "./journal_guards.ts";
-
-/** Asserts a CairnError with `reason` whose message matches `msg`. */
-async function refusedWith(p: Promise<unknown>, reason: string, msg: RegExp): Promise<void> {
-  try {
-    await p;
-  } catch (e) {
-    const r = e as { reason?: string; message?: string };
-    assertEquals(r.reason, reason, r.message);
-    assert(msg.test(r.message ?? ""), r.message);
-    return;
-  }
-  assert(false, `expected ${reason} ${msg}`);
-}
+import { type GuardTest, refusedWith } from "./journal_guards.ts";
 
 /**
  * An operation on worker-1 whose attempts were answered with `classes` in turn (each retry

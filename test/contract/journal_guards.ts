@@ -19,17 +19,24 @@ import {
 /** Registers one test of the suite (the contract's `test`). */
 export type GuardTest = (title: string, fn: (j: Journal) => Promise<void>) => void;
 
-/** Asserts a CairnError with `reason` whose message matches `msg`. */
-async function refusedWith(p: Promise<unknown>, reason: string, msg: RegExp): Promise<void> {
+/**
+ * Asserts a CairnError with `reason` (and a message matching `msg`, when given); `act` may throw
+ * before it returns a promise (a role refused before any transaction).
+ */
+export async function refusedWith(
+  act: Promise<unknown> | (() => Promise<unknown>),
+  reason: string,
+  msg?: RegExp,
+): Promise<void> {
   try {
-    await p;
+    await (typeof act === "function" ? act() : act);
   } catch (e) {
     const r = e as { reason?: string; message?: string };
     assertEquals(r.reason, reason, r.message);
-    assert(msg.test(r.message ?? ""), r.message);
+    if (msg) assert(msg.test(r.message ?? ""), r.message);
     return;
   }
-  assert(false, `expected ${reason}`);
+  assert(false, `expected ${reason}${msg ? ` ${msg}` : ""}`);
 }
 
 async function stateOf(j: Journal, id: string) {

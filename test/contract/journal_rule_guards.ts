@@ -19,27 +19,7 @@ import {
   planInput,
   T0,
 } from "../_helpers/journal_world.ts";
-import type { GuardTest } from "./journal_guards.ts";
-
-/**
- * Asserts a CairnError with `reason` (and a message matching `msg`, when given); `act` may throw
- * before it returns a promise (a role refused before any transaction).
- */
-async function refusedWith(
-  act: Promise<unknown> | (() => Promise<unknown>),
-  reason: string,
-  msg?: RegExp,
-): Promise<void> {
-  try {
-    await (typeof act === "function" ? act() : act);
-  } catch (e) {
-    const r = e as { reason?: string; message?: string };
-    assertEquals(r.reason, reason, r.message);
-    if (msg) assert(msg.test(r.message ?? ""), r.message);
-    return;
-  }
-  assert(false, `expected ${reason}${msg ? ` ${msg}` : ""}`);
-}
+import { type GuardTest, refusedWith } from "./journal_guards.ts";
 
 function refusedBy(r: { ok: boolean }, cause: keyof typeof REFUSAL_CAUSES): void {
   assert(!r.ok, `expected refusal ${cause}`);
