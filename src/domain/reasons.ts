@@ -90,7 +90,8 @@ export const REASONS = [
     code: "AliasBudgetExceeded",
     area: "plan",
     retry: "never",
-    meaning: "YAML aliases in the plan would expand beyond the allowed budget (alias bomb).",
+    meaning:
+      "YAML aliases in a plan, a health policy or a tuppr manifest would expand beyond the allowed budget (alias bomb).",
   },
   {
     code: "MultipleDocuments",
@@ -597,7 +598,7 @@ export const REASONS = [
     area: "evidence",
     retry: "never",
     meaning:
-      "A manifest source's repo is not an https://, ssh://, git://, file:// URL or scp-like user@host:path (e.g. it starts with '-', has control characters, names an ext:: remote helper or embeds a password).",
+      "A manifest source's repo is not an https://, ssh://, git://, file:// URL or scp-like user@host:path (e.g. it starts with '-', has control characters or non-ASCII text, names an ext:: remote helper or embeds a password).",
   },
   {
     code: "EvidenceAssertionFailed",
