@@ -27,3 +27,11 @@ export function yamlMessageBesideLocation(message: string): string {
   const first = (message.split("\n")[0] ?? message).replace(/ at line \d+, column \d+:?$/, "");
   return first.length > 160 ? `${first.slice(0, 159)}…` : first;
 }
+
+/**
+ * True for the error the `yaml` package throws when expanding a document's aliases would pass its
+ * `maxAliasCount` budget (an alias bomb): every loader reports it as a problem, never a crash.
+ */
+export function isAliasBudgetError(e: unknown): e is ReferenceError {
+  return e instanceof ReferenceError && /alias/i.test(e.message);
+}

@@ -10,6 +10,7 @@ import { CONTROL_CHARACTER, fastLoadPlainYaml } from "../plan/yaml_fast.ts";
 import type { Problem, SourceLocation } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
 import { repoUrlProblem } from "./repo_url.ts";
+import { isAliasBudgetError } from "../yaml_error_summary.ts";
 
 const HEX40 = /^[0-9a-f]{40}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -145,7 +146,7 @@ export function parseEvidenceManifest(text: string, file: string): ManifestParse
       raw = doc.toJS({ maxAliasCount: 50 });
     } catch (e) {
       // The alias budget throws (a "billion laughs" manifest): a problem, never an exception.
-      const why = e instanceof ReferenceError && /alias/i.test(e.message)
+      const why = isAliasBudgetError(e)
         ? "YAML aliases expand beyond the allowed budget"
         : `not valid YAML: ${e instanceof Error ? e.message : String(e)}`;
       return fail(why, at(1, 1));

@@ -1,7 +1,7 @@
 import type { Document } from "yaml";
 import { generalYaml, lazyDocument } from "../yaml_general.ts";
 import { CONTROL_CHARACTER, fastLoadPlainYaml } from "../plan/yaml_fast.ts";
-import { yamlMessageBesideLocation } from "../yaml_error_summary.ts";
+import { isAliasBudgetError, yamlMessageBesideLocation } from "../yaml_error_summary.ts";
 import type { z } from "zod";
 import { sha256Hex } from "../plan/digest.ts";
 import type { Problem, SourceLocation } from "../errors.ts";
@@ -72,7 +72,7 @@ export function parseHealthPolicyStructure(
       raw = doc.toJS({ maxAliasCount: 100 });
     } catch (e) {
       // The alias budget throws (a "billion laughs" policy): a problem, never an exception.
-      if (!(e instanceof ReferenceError && /alias/i.test(e.message))) throw e;
+      if (!isAliasBudgetError(e)) throw e;
       return fail([{
         reason: "AliasBudgetExceeded" as const,
         message: "YAML aliases expand beyond the allowed budget",

@@ -1,5 +1,5 @@
 import { LineCounter, parseDocument, stringify } from "yaml";
-import { yamlMessageBesideLocation } from "../yaml_error_summary.ts";
+import { isAliasBudgetError, yamlMessageBesideLocation } from "../yaml_error_summary.ts";
 import type { Problem } from "../errors.ts";
 import { TupprHealthCheckSchema } from "./policy_schema.ts";
 
@@ -49,7 +49,7 @@ export function importTuppr(text: string, file: string, cluster: string): Import
     raw = doc.toJS({ maxAliasCount: 100 }) as TupprDoc;
   } catch (e) {
     // The alias budget throws (a "billion laughs" manifest): a problem, never an exception.
-    if (!(e instanceof ReferenceError && /alias/i.test(e.message))) throw e;
+    if (!isAliasBudgetError(e)) throw e;
     return {
       ok: false,
       problems: [{

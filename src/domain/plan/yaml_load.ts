@@ -5,6 +5,7 @@
  */
 import type { Document, LineCounter, Node as YamlNode, YAMLError } from "yaml";
 import { generalYaml } from "../yaml_general.ts";
+import { isAliasBudgetError } from "../yaml_error_summary.ts";
 import type { Problem } from "../errors.ts";
 import type { Reason } from "../reasons.ts";
 import { CONTROL_CHARACTER, fastLoadPlainYaml, MAX_YAML_BYTES } from "./yaml_fast.ts";
@@ -195,7 +196,7 @@ export function loadYaml(bytes: Uint8Array, options: LoadYamlOptions): LoadYamlR
   try {
     value = doc.toJS({ maxAliasCount: options.maxAliasCount ?? MAX_ALIAS_COUNT });
   } catch (e) {
-    if (e instanceof ReferenceError && /alias/i.test(e.message)) {
+    if (isAliasBudgetError(e)) {
       return {
         ok: false,
         problems: [problem(

@@ -16,6 +16,7 @@ import {
   parseAllDocuments,
 } from "yaml";
 import type { Selector } from "./schema.ts";
+import { isAliasBudgetError } from "../yaml_error_summary.ts";
 import { compileCapture, parseYamlPath, type PathStep } from "./yaml_path.ts";
 
 /** Largest GitOps file read (HelmRelease values files are a few KiB). */
@@ -74,7 +75,7 @@ export function parseGitOpsYaml(
     try {
       docs.push({ value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), doc });
     } catch (e) {
-      const why = e instanceof ReferenceError && /alias/i.test(e.message)
+      const why = isAliasBudgetError(e)
         ? "YAML aliases expand beyond the allowed budget"
         : `not valid YAML: ${(e as Error).message}`;
       return { why, at: { line: 1, column: 1 } };
